@@ -1,0 +1,48 @@
+# Every third-party package in one place. All come from Debian 12 on the CPU
+# build; on a GPU node Torch comes from a PyTorch wheel via CMAKE_PREFIX_PATH.
+find_package(Torch REQUIRED)
+find_package(nlohmann_json 3.9 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(MPI REQUIRED COMPONENTS CXX)
+find_package(CLI11 REQUIRED)
+find_package(valijson REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+find_package(Threads REQUIRED)
+
+# Torch's imported target carries its include dirs as non-SYSTEM on some
+# versions; re-expose it through a SYSTEM interface so -Wshadow etc. stay ours.
+add_library(egm_torch INTERFACE)
+add_library(egm::torch ALIAS egm_torch)
+target_link_libraries(egm_torch INTERFACE ${TORCH_LIBRARIES})
+get_target_property(_torch_inc torch INTERFACE_INCLUDE_DIRECTORIES)
+if(_torch_inc)
+  target_include_directories(egm_torch SYSTEM INTERFACE ${_torch_inc})
+endif()
+if(TORCH_CXX_FLAGS)
+  target_compile_options(egm_torch INTERFACE ${TORCH_CXX_FLAGS})
+endif()
+
+# NCCL: AUTO builds it when nccl.h, libnccl and the CUDA runtime are all found.
+set(EGM_HAVE_NCCL OFF)
+if(NOT EGM_WITH_NCCL STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include /usr/local/cuda/include)
+  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib /usr/local/cuda/lib64)
+  if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    set(EGM_HAVE_NCCL ON)
+    add_library(egm_nccl INTERFACE)
+    add_library(egm::nccl ALIAS egm_nccl)
+    target_include_directories(egm_nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
+    target_link_libraries(egm_nccl INTERFACE ${NCCL_LIBRARY} CUDA::cudart)
+    message(STATUS "egm: NCCL backend ON (${NCCL_LIBRARY})")
+  elseif(EGM_WITH_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "EGM_WITH_NCCL=ON but nccl.h/libnccl/CUDA runtime were not all found")
+  else()
+    message(STATUS "egm: NCCL backend OFF (nccl.h, libnccl or CUDA runtime not found)")
+  endif()
+endif()
+
+# sha256 for the corpus and checkpoint checksums; libcurl for `egm data fetch`.
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+find_package(CURL REQUIRED)

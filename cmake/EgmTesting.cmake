@@ -1,0 +1,16 @@
+# egm_add_gtest(NAME SOURCES ... LIBS ... [LABELS ...] [FIXTURES ...])
+# One GoogleTest executable registered with CTest through gtest_discover_tests.
+find_package(GTest REQUIRED)
+include(GoogleTest)
+function(egm_add_gtest name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main egm::warnings)
+  target_compile_definitions(${name} PRIVATE
+    EGM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" EGM_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  set(props LABELS "${ARG_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=1")
+  if(ARG_FIXTURES)
+    list(APPEND props FIXTURES_REQUIRED "${ARG_FIXTURES}")
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+endfunction()

@@ -1,0 +1,25 @@
+#include "util/error.h"
+
+#include <cstring>
+
+#include "util/process_info.h"
+
+namespace egm::detail {
+
+std::string location(const char* file, int line) {
+  // Keep the path from "src/" (or the top-level folder) on, not the build machine's prefix.
+  std::string path = file;
+  for (const char* root : {"/src/", "/workers/", "/coordinator/", "/tests/"}) {
+    auto pos = path.rfind(root);
+    if (pos != std::string::npos) {
+      path = path.substr(pos + 1);
+      break;
+    }
+  }
+  const ProcessInfo& info = process_info();
+  std::string where = fmt::format("{}:{} on {}", path, line, info.host);
+  if (info.rank >= 0) where += fmt::format(" (rank {})", info.rank);
+  return where;
+}
+
+}  // namespace egm::detail
