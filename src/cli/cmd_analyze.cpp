@@ -1,0 +1,12 @@
+// Placeholder until its issue lands: the verb exists so the CLI links.
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace egm::cli {
+
+void register_analyze_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("analyze", "(not built yet)");
+  cmd->callback([] { EGM_THROW(Error, "egm analyze is not built yet"); });
+}
+
+}  // namespace egm::cli

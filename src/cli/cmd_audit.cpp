@@ -1,0 +1,12 @@
+// Placeholder until its issue lands: the verb exists so the CLI links.
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace egm::cli {
+
+void register_audit_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("audit", "(not built yet)");
+  cmd->callback([] { EGM_THROW(Error, "egm audit is not built yet"); });
+}
+
+}  // namespace egm::cli

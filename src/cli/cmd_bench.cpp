@@ -1,0 +1,12 @@
+// Placeholder until its issue lands: the verb exists so the CLI links.
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace egm::cli {
+
+void register_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "(not built yet)");
+  cmd->callback([] { EGM_THROW(Error, "egm bench is not built yet"); });
+}
+
+}  // namespace egm::cli

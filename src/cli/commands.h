@@ -1,0 +1,21 @@
+// The verbs of the `egm` command. Each lives in its own cmd_<verb>.cpp and
+// adds one CLI11 subcommand; main.cpp only wires them together.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace egm::cli {
+
+void register_train_command(CLI::App& app);    // cmd_train.cpp: train one run
+void register_bench_command(CLI::App& app);    // cmd_bench.cpp: time training steps
+void register_audit_command(CLI::App& app);    // cmd_audit.cpp: causality audit
+void register_data_command(CLI::App& app);     // cmd_data.cpp: fetch/verify the corpus
+void register_sweep_command(CLI::App& app);    // cmd_sweep.cpp: run a sweep under mpirun
+void register_status_command(CLI::App& app);   // cmd_status.cpp: sweep progress from the db
+void register_runs_command(CLI::App& app);     // cmd_runs.cpp: list runs with filters
+void register_query_command(CLI::App& app);    // cmd_query.cpp: read-only SQL
+void register_analyze_command(CLI::App& app);  // cmd_analyze.cpp: multi-seed statistics
+void register_report_command(CLI::App& app);   // cmd_report.cpp: tables and plots
+void register_submit_command(CLI::App& app);   // cmd_submit.cpp: render + sbatch
+
+}  // namespace egm::cli

@@ -1,0 +1,259 @@
+#include "config/run_config.h"
+
+#include <fmt/ranges.h>
+
+#include <functional>
+#include <map>
+
+#include "config/variants.h"
+#include "util/error.h"
+#include "util/sha256.h"
+
+namespace egm {
+namespace {
+
+using nlohmann::json;
+
+// One field of a config section: how to read it from JSON (with a type check
+// that names the path) and how to write it.
+template <typename Section>
+struct Field {
+  std::function<void(Section&, const json&, const std::string& path)> read;
+  std::function<json(const Section&)> write;
+};
+
+const char* type_name(const json& v) { return v.type_name(); }
+
+template <typename Section, typename T>
+Field<Section> field(T Section::*member) {
+  Field<Section> f;
+  f.write = [member](const Section& s) { return json(s.*member); };
+  f.read = [member](Section& s, const json& v, const std::string& path) {
+    if constexpr (std::is_same_v<T, bool>) {
+      EGM_REQUIRE(v.is_boolean(), ConfigError, "{}: expected a boolean, got {}", path, type_name(v));
+      s.*member = v.get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+      EGM_REQUIRE(v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>()))),
+                  ConfigError, "{}: expected an integer, got {} {}", path, type_name(v), v.dump());
+      if constexpr (std::is_unsigned_v<T>) {
+        EGM_REQUIRE(!v.is_number_integer() || v.is_number_unsigned() || v.get<int64_t>() >= 0, ConfigError,
+                    "{}: expected a non-negative integer, got {}", path, v.dump());
+      }
+      s.*member = static_cast<T>(v.is_number_float() ? static_cast<int64_t>(v.get<double>()) : v.get<int64_t>());
+    } else if constexpr (std::is_floating_point_v<T>) {
+      EGM_REQUIRE(v.is_number(), ConfigError, "{}: expected a number, got {}", path, type_name(v));
+      s.*member = v.get<T>();
+    } else {
+      EGM_REQUIRE(v.is_string(), ConfigError, "{}: expected a string, got {}", path, type_name(v));
+      s.*member = v.get<std::string>();
+    }
+  };
+  return f;
+}
+
+const std::map<std::string, Field<ModelConfig>>& model_fields() {
+  static const std::map<std::string, Field<ModelConfig>> fields = {
+      {"variant", field(&ModelConfig::variant)},
+      {"n_layer", field(&ModelConfig::n_layer)},
+      {"n_head", field(&ModelConfig::n_head)},
+      {"d_model", field(&ModelConfig::d_model)},
+      {"block_size", field(&ModelConfig::block_size)},
+      {"vocab_size", field(&ModelConfig::vocab_size)},
+      {"dropout", field(&ModelConfig::dropout)},
+      {"ega_tau_init", field(&ModelConfig::ega_tau_init)},
+      {"ega_alpha_init", field(&ModelConfig::ega_alpha_init)},
+      {"conv_max_lag", field(&ModelConfig::conv_max_lag)},
+      {"qk_scale_init", field(&ModelConfig::qk_scale_init)},
+  };
+  return fields;
+}
+
+const std::map<std::string, Field<TrainConfig>>& train_fields() {
+  static const std::map<std::string, Field<TrainConfig>> fields = {
+      {"seed", field(&TrainConfig::seed)},
+      {"batch_size", field(&TrainConfig::batch_size)},
+      {"max_steps", field(&TrainConfig::max_steps)},
+      {"lr", field(&TrainConfig::lr)},
+      {"min_lr", field(&TrainConfig::min_lr)},
+      {"warmup_steps", field(&TrainConfig::warmup_steps)},
+      {"weight_decay", field(&TrainConfig::weight_decay)},
+      {"beta1", field(&TrainConfig::beta1)},
+      {"beta2", field(&TrainConfig::beta2)},
+      {"adam_eps", field(&TrainConfig::adam_eps)},
+      {"grad_clip", field(&TrainConfig::grad_clip)},
+      {"eval_interval", field(&TrainConfig::eval_interval)},
+      {"eval_batches", field(&TrainConfig::eval_batches)},
+      {"full_val_eval", field(&TrainConfig::full_val_eval)},
+      {"ar_eval_windows", field(&TrainConfig::ar_eval_windows)},
+      {"precision", field(&TrainConfig::precision)},
+  };
+  return fields;
+}
+
+template <typename Section>
+json section_to_json(const Section& s, const std::map<std::string, Field<Section>>& fields) {
+  json j = json::object();
+  for (const auto& [key, f] : fields) j[key] = f.write(s);
+  return j;
+}
+
+template <typename Section>
+void read_section(Section& s, const json& j, const std::map<std::string, Field<Section>>& fields,
+                  const std::string& path) {
+  EGM_REQUIRE(j.is_object(), ConfigError, "{}: expected an object, got {}", path, type_name(j));
+  for (const auto& [key, value] : j.items()) {
+    auto it = fields.find(key);
+    if (it == fields.end()) {
+      std::vector<std::string> valid;
+      for (const auto& [k, f] : fields) valid.push_back(k);
+      EGM_THROW(ConfigError, "{}.{}: unknown key; valid keys: {}", path, key, fmt::join(valid, ", "));
+    }
+    it->second.read(s, value, path + "." + key);
+  }
+}
+
+// Accepts {"model": {...}} / {"train": {...}} and flat "model.x" keys.
+void apply_sections(RunConfig& c, const json& j, const std::string& path, bool allow_preset) {
+  EGM_REQUIRE(j.is_object(), ConfigError, "{}: expected an object, got {}", path, type_name(j));
+  for (const auto& [key, value] : j.items()) {
+    const std::string p = path.empty() ? key : path + "." + key;
+    if (key == "model") {
+      read_section(c.model, value, model_fields(), p);
+    } else if (key == "train") {
+      read_section(c.train, value, train_fields(), p);
+    } else if (key == "preset" && allow_preset) {
+      // handled by the caller
+    } else if (key.rfind("model.", 0) == 0) {
+      read_section(c.model, json{{key.substr(6), value}}, model_fields(), path.empty() ? "model" : path + ".model");
+    } else if (key.rfind("train.", 0) == 0) {
+      read_section(c.train, json{{key.substr(6), value}}, train_fields(), path.empty() ? "train" : path + ".train");
+    } else {
+      EGM_THROW(ConfigError, "{}: unknown key; expected \"model\", \"train\"{}", p, allow_preset ? " or \"preset\"" : "");
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& preset_names() {
+  static const std::vector<std::string> names = {"paper", "small", "tiny"};
+  return names;
+}
+
+RunConfig preset_config(const std::string& preset) {
+  RunConfig c;  // the struct defaults are the paper's configuration (SPEC.md section 3)
+  c.preset = preset;
+  if (preset == "paper") return c;
+  if (preset == "small") {
+    // CPU study scale: a few minutes per run on one core.
+    c.model.n_layer = 4;
+    c.model.n_head = 4;
+    c.model.d_model = 128;
+    c.model.block_size = 128;
+    c.train.batch_size = 32;
+    c.train.max_steps = 1500;
+    c.train.lr = 1e-3;
+    c.train.warmup_steps = 100;
+    c.train.eval_interval = 250;
+    c.train.eval_batches = 20;
+    c.train.ar_eval_windows = 8;
+    return c;
+  }
+  if (preset == "tiny") {
+    // Tests: a couple of seconds per run.
+    c.model.n_layer = 2;
+    c.model.n_head = 2;
+    c.model.d_model = 32;
+    c.model.block_size = 32;
+    c.train.batch_size = 8;
+    c.train.max_steps = 60;
+    c.train.lr = 3e-3;
+    c.train.warmup_steps = 10;
+    c.train.eval_interval = 20;
+    c.train.eval_batches = 4;
+    c.train.ar_eval_windows = 4;
+    return c;
+  }
+  EGM_THROW(ConfigError, "unknown preset '{}'; valid: {}", preset, fmt::join(preset_names(), ", "));
+}
+
+json to_json(const RunConfig& c) {
+  json j;
+  j["preset"] = c.preset;
+  j["model"] = section_to_json(c.model, model_fields());
+  j["train"] = section_to_json(c.train, train_fields());
+  return j;
+}
+
+RunConfig run_config_from_json(const json& j, const std::string& default_preset) {
+  EGM_REQUIRE(j.is_object(), ConfigError, "run config: expected a JSON object, got {}", type_name(j));
+  std::string preset = default_preset;
+  if (j.contains("preset")) {
+    EGM_REQUIRE(j["preset"].is_string(), ConfigError, "preset: expected a string, got {}", type_name(j["preset"]));
+    preset = j["preset"].get<std::string>();
+  }
+  RunConfig c = preset_config(preset);
+  apply_sections(c, j, "", /*allow_preset=*/true);
+  validate(c);
+  return c;
+}
+
+void apply_overrides(RunConfig& c, const json& overrides) {
+  apply_sections(c, overrides, "", /*allow_preset=*/false);
+  validate(c);
+}
+
+void validate(const RunConfig& c) {
+  std::vector<std::string> problems;
+  auto need = [&](bool ok, std::string msg) {
+    if (!ok) problems.push_back(std::move(msg));
+  };
+  const ModelConfig& m = c.model;
+  const TrainConfig& t = c.train;
+  try {
+    VariantInfo v = resolve_variant(m.variant);
+    if (v.attention == "conv" || m.conv_max_lag != 0)
+      need(m.conv_max_lag >= 0, fmt::format("model.conv_max_lag must be >= 0, got {}", m.conv_max_lag));
+  } catch (const ConfigError& e) {
+    problems.push_back(std::string("model.variant: ") + e.what());
+  }
+  need(m.n_layer >= 1, fmt::format("model.n_layer must be >= 1, got {}", m.n_layer));
+  need(m.n_head >= 1, fmt::format("model.n_head must be >= 1, got {}", m.n_head));
+  need(m.d_model >= 2, fmt::format("model.d_model must be >= 2, got {}", m.d_model));
+  need(m.block_size >= 1, fmt::format("model.block_size must be >= 1, got {}", m.block_size));
+  need(m.vocab_size >= 1, fmt::format("model.vocab_size must be >= 1, got {}", m.vocab_size));
+  if (m.n_head >= 1 && m.d_model >= 1) {
+    need(m.d_model % m.n_head == 0,
+         fmt::format("model.d_model ({}) must be divisible by model.n_head ({})", m.d_model, m.n_head));
+    need(m.d_model % 2 == 0, fmt::format("model.d_model ({}) must be even (positional encodings use sin/cos pairs)", m.d_model));
+    if (m.d_model % m.n_head == 0)
+      need(m.head_size() % 2 == 0,
+           fmt::format("head size d_model/n_head = {} must be even (RoPE rotates pairs)", m.head_size()));
+  }
+  need(m.dropout >= 0.0 && m.dropout < 1.0, fmt::format("model.dropout must be in [0, 1), got {}", m.dropout));
+  need(m.ega_alpha_init == m.ega_alpha_init && m.ega_tau_init == m.ega_tau_init, "model.ega_*_init must be finite");
+  need(t.batch_size >= 1, fmt::format("train.batch_size must be >= 1, got {}", t.batch_size));
+  need(t.max_steps >= 1, fmt::format("train.max_steps must be >= 1, got {}", t.max_steps));
+  need(t.lr > 0.0, fmt::format("train.lr must be > 0, got {}", t.lr));
+  need(t.min_lr >= 0.0 && t.min_lr <= t.lr, fmt::format("train.min_lr must be in [0, lr], got {}", t.min_lr));
+  need(t.warmup_steps >= 0, fmt::format("train.warmup_steps must be >= 0, got {}", t.warmup_steps));
+  need(t.weight_decay >= 0.0, fmt::format("train.weight_decay must be >= 0, got {}", t.weight_decay));
+  need(t.beta1 >= 0.0 && t.beta1 < 1.0, fmt::format("train.beta1 must be in [0, 1), got {}", t.beta1));
+  need(t.beta2 >= 0.0 && t.beta2 < 1.0, fmt::format("train.beta2 must be in [0, 1), got {}", t.beta2));
+  need(t.adam_eps > 0.0, fmt::format("train.adam_eps must be > 0, got {}", t.adam_eps));
+  need(t.grad_clip >= 0.0, fmt::format("train.grad_clip must be >= 0, got {}", t.grad_clip));
+  need(t.eval_interval >= 1, fmt::format("train.eval_interval must be >= 1, got {}", t.eval_interval));
+  need(t.eval_batches >= 1, fmt::format("train.eval_batches must be >= 1, got {}", t.eval_batches));
+  need(t.ar_eval_windows >= 0, fmt::format("train.ar_eval_windows must be >= 0, got {}", t.ar_eval_windows));
+  need(t.precision == "fp32" || t.precision == "bf16" || t.precision == "fp16",
+       fmt::format("train.precision must be fp32, bf16 or fp16, got '{}'", t.precision));
+  if (!problems.empty())
+    EGM_THROW(ConfigError, "invalid run config:\n  - {}", fmt::join(problems, "\n  - "));
+}
+
+std::string config_hash(const RunConfig& c) {
+  // nlohmann::json objects keep keys sorted, so dump() is canonical.
+  return sha256_hex(to_json(c).dump());
+}
+
+}  // namespace egm

@@ -1,0 +1,89 @@
+// The configuration of one training run. Every field has a default from its
+// preset (paper, small, tiny); a run config is JSON and unknown keys are refused.
+//
+// RunConfig holds what changes the science (its hash keys a sweep cell);
+// RuntimeOptions holds how and where it runs (threads, device, paths) and is
+// never hashed, so resuming on another machine finds the same cells.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace egm {
+
+struct ModelConfig {
+  std::string variant = "base";     // see config/variants.h
+  int64_t n_layer = 6;              // transformer blocks
+  int64_t n_head = 8;               // attention heads per block
+  int64_t d_model = 256;            // residual width; d_model / n_head = head size
+  int64_t block_size = 256;         // context length T
+  int64_t vocab_size = 65;          // set from the corpus (65 for TinyShakespeare)
+  double dropout = 0.1;             // embeddings, attention probabilities, both residuals
+  double ega_tau_init = 0.0;        // EGA threshold tau at init (paper: 0)
+  double ega_alpha_init = 2.0;      // EGA sharpness alpha at init (paper: 2)
+  int64_t conv_max_lag = 0;         // conv attention: lags -L..L (ablation variants)
+  bool qk_scale_init = false;       // Q/K of head h drawn with std 0.02*(1+(h mod 4)/4)
+
+  int64_t head_size() const { return d_model / n_head; }
+};
+
+struct TrainConfig {
+  uint64_t seed = 0;                // initialisation, data order and dropout all derive from it
+  int64_t batch_size = 64;          // global batch B (windows per step, over all ranks)
+  int64_t max_steps = 5000;         // optimiser steps
+  double lr = 3e-4;                 // peak learning rate
+  double min_lr = 0.0;              // cosine floor
+  int64_t warmup_steps = 300;       // linear warm-up from 0
+  double weight_decay = 0.1;        // AdamW, on all parameters (as the paper)
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double adam_eps = 1e-8;
+  double grad_clip = 1.0;           // global grad-norm clip; 0 disables
+  int64_t eval_interval = 500;      // paper protocol: eval every N steps and at the last
+  int64_t eval_batches = 50;        // random batches per split per eval
+  bool full_val_eval = true;        // deterministic pass over every val window at the end
+  int64_t ar_eval_windows = 8;      // autoregressive (prefix-only) eval windows; 0 = off
+  std::string precision = "fp32";   // fp32 | bf16 | fp16 (autocast; CUDA only)
+};
+
+struct RunConfig {
+  std::string preset = "paper";
+  ModelConfig model;
+  TrainConfig train;
+};
+
+struct RuntimeOptions {
+  int threads = 0;                  // intra-op threads; 0 = all cores
+  std::string device = "cpu";       // cpu | cuda | cuda:N
+  std::string data_path;            // corpus file; see data/corpus_locator.h
+  std::string out_dir;              // run directory (checkpoints, metrics.jsonl)
+  int64_t checkpoint_interval = 0;  // steps between checkpoints; 0 = at evals only
+  int64_t fail_at_step = -1;        // test-only failure injection (throws at that step)
+};
+
+// Names of the presets, and a preset's full config. Throws ConfigError when unknown.
+const std::vector<std::string>& preset_names();
+RunConfig preset_config(const std::string& preset);
+
+// The canonical JSON form: {"preset":..., "model":{...}, "train":{...}}.
+nlohmann::json to_json(const RunConfig& config);
+
+// Builds a config from JSON: the preset named in it (default "paper", or
+// `default_preset`) supplies every field, the JSON overrides them. Unknown
+// keys and wrong types are ConfigErrors naming the JSON path. Validates.
+RunConfig run_config_from_json(const nlohmann::json& j, const std::string& default_preset = "paper");
+
+// Applies overrides ({"model": {...}, "train": {...}}, or flat "model.n_layer")
+// onto an existing config, with the same checks. Validates.
+void apply_overrides(RunConfig& config, const nlohmann::json& overrides);
+
+// Throws ConfigError with every problem found (sizes, divisibility, ranges, variant).
+void validate(const RunConfig& config);
+
+// sha256 of the canonical JSON: the identity of a run's science.
+std::string config_hash(const RunConfig& config);
+
+}  // namespace egm
