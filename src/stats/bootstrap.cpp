@@ -1,0 +1,53 @@
+#include "stats/bootstrap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "stats/descriptive.h"
+#include "stats/distributions.h"
+#include "stats/rng.h"
+#include "util/error.h"
+
+namespace egm::stats {
+
+BootstrapInterval bootstrap_statistic(const std::vector<double>& values, const Statistic& statistic,
+                                      std::uint64_t seed, std::size_t resamples, double level) {
+  require_level(level);
+  EGM_REQUIRE(!values.empty(), ConfigError, "cannot bootstrap an empty sample");
+  require_finite(values, "bootstrap sample");
+  EGM_REQUIRE(resamples >= 2, ConfigError, "bootstrap needs at least 2 resamples, got {}", resamples);
+  EGM_REQUIRE(static_cast<bool>(statistic), ConfigError, "bootstrap statistic is empty");
+
+  BootstrapInterval out;
+  out.level = level;
+  out.resamples = resamples;
+  out.seed = seed;
+  out.estimate = statistic(values);
+  EGM_REQUIRE(std::isfinite(out.estimate), ConfigError, "bootstrap statistic is not finite on the data");
+
+  std::mt19937_64 rng(seed);
+  std::vector<double> resample(values.size());
+  std::vector<double> stats(resamples);
+  for (std::size_t b = 0; b < resamples; ++b) {
+    for (double& v : resample) v = values[uniform_index(rng, values.size())];
+    stats[b] = statistic(resample);
+    EGM_REQUIRE(std::isfinite(stats[b]), ConfigError, "bootstrap statistic is not finite on resample {}", b);
+  }
+  std::sort(stats.begin(), stats.end());
+  out.low = quantile_sorted(stats, (1.0 - level) / 2.0);
+  out.high = quantile_sorted(stats, (1.0 + level) / 2.0);
+  return out;
+}
+
+BootstrapInterval bootstrap_mean(const std::vector<double>& values, std::uint64_t seed, std::size_t resamples,
+                                 double level) {
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0.0;
+    for (double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  return bootstrap_statistic(values, mean, seed, resamples, level);
+}
+
+}  // namespace egm::stats

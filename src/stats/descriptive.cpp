@@ -1,0 +1,58 @@
+#include "stats/descriptive.h"
+
+#include <cmath>
+#include <limits>
+
+#include "stats/distributions.h"
+#include "util/error.h"
+
+namespace egm::stats {
+
+void require_finite(const std::vector<double>& values, const char* what) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EGM_REQUIRE(std::isfinite(values[i]), ConfigError,
+                "{}[{}] is {}; drop diverged or missing runs before computing statistics", what, i,
+                values[i]);
+  }
+}
+
+Summary summarize(const std::vector<double>& values, double level) {
+  require_level(level);
+  EGM_REQUIRE(!values.empty(), ConfigError, "cannot summarise an empty sample (no seeds)");
+  require_finite(values, "sample");
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+  Summary s;
+  s.n = values.size();
+  s.level = level;
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  s.mean = sum / static_cast<double>(s.n);
+  if (s.n < 2) {
+    s.sd = s.se = s.ci_low = s.ci_high = s.t_crit = nan;
+    s.has_interval = false;
+    return s;
+  }
+  // Two-pass variance: losses agree to ~3 digits, so sum-of-squares would cancel.
+  double ss = 0.0;
+  for (double v : values) ss += (v - s.mean) * (v - s.mean);
+  s.sd = std::sqrt(ss / static_cast<double>(s.n - 1));
+  s.se = s.sd / std::sqrt(static_cast<double>(s.n));
+  s.t_crit = t_critical(level, static_cast<double>(s.n - 1));
+  s.ci_low = s.mean - s.t_crit * s.se;
+  s.ci_high = s.mean + s.t_crit * s.se;
+  s.has_interval = true;
+  return s;
+}
+
+double quantile_sorted(const std::vector<double>& sorted, double p) {
+  EGM_REQUIRE(!sorted.empty(), ConfigError, "quantile of an empty sample");
+  EGM_REQUIRE(p >= 0.0 && p <= 1.0, ConfigError, "quantile probability must lie in [0, 1], got {}", p);
+  double pos = p * static_cast<double>(sorted.size() - 1);
+  std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+  if (lo + 1 >= sorted.size()) return sorted.back();
+  double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+}  // namespace egm::stats

@@ -1,0 +1,67 @@
+#include "stats/distributions.h"
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
+#include <cmath>
+
+#include "util/error.h"
+
+namespace egm::stats {
+
+namespace bm = boost::math;
+
+namespace {
+void require_probability(double p, const char* what) {
+  EGM_REQUIRE(p > 0.0 && p < 1.0, ConfigError, "{} must lie strictly between 0 and 1, got {}", what, p);
+}
+void require_df(double df) {
+  EGM_REQUIRE(std::isfinite(df) && df > 0.0, ConfigError,
+              "degrees of freedom must be finite and positive, got {}", df);
+}
+}  // namespace
+
+void require_level(double level) {
+  EGM_REQUIRE(level > 0.0 && level < 1.0, ConfigError,
+              "confidence level must lie strictly between 0 and 1 (e.g. 0.95), got {}", level);
+}
+
+double t_quantile(double p, double df) {
+  require_probability(p, "t quantile probability");
+  require_df(df);
+  return bm::quantile(bm::students_t(df), p);
+}
+
+double t_critical(double level, double df) {
+  require_level(level);
+  return t_quantile(0.5 + level / 2.0, df);
+}
+
+double t_two_sided_p(double t, double df) {
+  require_df(df);
+  EGM_REQUIRE(!std::isnan(t), ConfigError, "t statistic is NaN");
+  if (std::isinf(t)) return 0.0;
+  // The upper tail via the complement keeps precision for large |t|.
+  double p = 2.0 * bm::cdf(bm::complement(bm::students_t(df), std::fabs(t)));
+  return p > 1.0 ? 1.0 : p;
+}
+
+double normal_cdf(double z) {
+  EGM_REQUIRE(!std::isnan(z), ConfigError, "z is NaN");
+  if (std::isinf(z)) return z > 0 ? 1.0 : 0.0;
+  return bm::cdf(bm::normal(), z);
+}
+
+double normal_quantile(double p) {
+  require_probability(p, "normal quantile probability");
+  return bm::quantile(bm::normal(), p);
+}
+
+double normal_two_sided_p(double z) {
+  EGM_REQUIRE(!std::isnan(z), ConfigError, "z is NaN");
+  if (std::isinf(z)) return 0.0;
+  double p = 2.0 * bm::cdf(bm::complement(bm::normal(), std::fabs(z)));
+  return p > 1.0 ? 1.0 : p;
+}
+
+}  // namespace egm::stats

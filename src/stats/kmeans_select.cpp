@@ -1,0 +1,256 @@
+#include "stats/kmeans_select.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "stats/kmeans_internal.h"
+#include "stats/rng.h"
+#include "util/error.h"
+
+namespace egm::stats {
+
+const char* k_criterion_name(KCriterion criterion) {
+  switch (criterion) {
+    case KCriterion::gap: return "gap statistic";
+    case KCriterion::bic: return "BIC";
+    case KCriterion::silhouette: return "silhouette (k = 1 when the gap statistic says so)";
+  }
+  return "?";
+}
+
+double silhouette(const Points& points, const std::vector<std::size_t>& assignments, std::size_t k) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  detail::FlatPoints p = detail::flatten(points);
+  EGM_REQUIRE(assignments.size() == p.n, ConfigError, "{} assignments for {} points", assignments.size(), p.n);
+  if (k < 2) return nan;
+  std::vector<std::size_t> sizes(k, 0);
+  for (std::size_t a : assignments) {
+    EGM_REQUIRE(a < k, ConfigError, "assignment {} out of range for k = {}", a, k);
+    ++sizes[a];
+  }
+  double total = 0.0;
+  std::vector<double> sum_to(k);
+  for (std::size_t i = 0; i < p.n; ++i) {
+    if (sizes[assignments[i]] < 2) continue;  // singleton: s(i) = 0
+    std::fill(sum_to.begin(), sum_to.end(), 0.0);
+    for (std::size_t j = 0; j < p.n; ++j) {
+      if (j != i) sum_to[assignments[j]] += std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
+    }
+    double a = sum_to[assignments[i]] / static_cast<double>(sizes[assignments[i]] - 1);
+    double b = std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < k; ++c) {
+      if (c != assignments[i] && sizes[c] > 0) b = std::min(b, sum_to[c] / static_cast<double>(sizes[c]));
+    }
+    double denom = std::max(a, b);
+    if (std::isfinite(b) && denom > 0.0) total += (b - a) / denom;
+  }
+  return total / static_cast<double>(p.n);
+}
+
+double kmeans_bic(std::size_t n, std::size_t dim, const KMeansFit& fit) {
+  if (fit.within_ss <= 0.0) return -std::numeric_limits<double>::infinity();
+  const double nd = static_cast<double>(n * dim);
+  const double variance = fit.within_ss / nd;
+  constexpr double two_pi = 6.283185307179586476925;
+  double log_l = -nd / 2.0 * std::log(two_pi * variance) - nd / 2.0;
+  for (std::size_t size : fit.sizes) {
+    if (size > 0) log_l += static_cast<double>(size) * std::log(static_cast<double>(size) / static_cast<double>(n));
+  }
+  double params = static_cast<double>((fit.k - 1) + fit.k * dim + 1);
+  return -2.0 * log_l + params * std::log(static_cast<double>(n));
+}
+
+namespace {
+
+std::size_t count_distinct(const detail::FlatPoints& p) {
+  std::vector<std::vector<double>> rows;
+  rows.reserve(p.n);
+  for (std::size_t i = 0; i < p.n; ++i) rows.emplace_back(p.row(i), p.row(i) + p.dim);
+  std::sort(rows.begin(), rows.end());
+  return static_cast<std::size_t>(std::unique(rows.begin(), rows.end()) - rows.begin());
+}
+
+// Eigenvectors (columns of the returned row-major dim x dim matrix) of a
+// symmetric matrix by cyclic Jacobi rotations; dim is small here.
+std::vector<double> principal_axes(std::vector<double> a, std::size_t dim) {
+  std::vector<double> v(dim * dim, 0.0);
+  for (std::size_t i = 0; i < dim; ++i) v[i * dim + i] = 1.0;
+  auto at = [dim](std::vector<double>& m, std::size_t r, std::size_t c) -> double& { return m[r * dim + c]; };
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    double off = 0.0, diag = 0.0;
+    for (std::size_t r = 0; r < dim; ++r) {
+      for (std::size_t c = 0; c < dim; ++c) (r == c ? diag : off) += at(a, r, c) * at(a, r, c);
+    }
+    if (off <= 1e-30 * diag || off == 0.0) break;
+    for (std::size_t p = 0; p < dim; ++p) {
+      for (std::size_t q = p + 1; q < dim; ++q) {
+        if (at(a, p, q) == 0.0) continue;
+        // Rotation J (c at pp, qq; s at pq; -s at qp) with J^T A J zeroing a_pq.
+        double theta = (at(a, q, q) - at(a, p, p)) / (2.0 * at(a, p, q));
+        double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
+        double c = 1.0 / std::sqrt(t * t + 1.0);
+        double s = t * c;
+        for (std::size_t k = 0; k < dim; ++k) {
+          double akp = at(a, k, p), akq = at(a, k, q);
+          at(a, k, p) = c * akp - s * akq;
+          at(a, k, q) = s * akp + c * akq;
+        }
+        for (std::size_t k = 0; k < dim; ++k) {
+          double apk = at(a, p, k), aqk = at(a, q, k);
+          at(a, p, k) = c * apk - s * aqk;
+          at(a, q, k) = s * apk + c * aqk;
+        }
+        for (std::size_t k = 0; k < dim; ++k) {
+          double vkp = at(v, k, p), vkq = at(v, k, q);
+          at(v, k, p) = c * vkp - s * vkq;
+          at(v, k, q) = s * vkp + c * vkq;
+        }
+      }
+    }
+  }
+  return v;
+}
+
+// The data's bounding box in principal-axis coordinates: [lo_j, hi_j] for
+// each axis. A uniform draw there, clustered, gives the reference W_k
+// (distances are rotation invariant, so no need to rotate back).
+struct Box {
+  std::vector<double> lo, hi;
+};
+Box principal_box(const detail::FlatPoints& p) {
+  const std::size_t d = p.dim;
+  std::vector<double> mean(d, 0.0);
+  for (std::size_t i = 0; i < p.n; ++i) {
+    for (std::size_t j = 0; j < d; ++j) mean[j] += p.row(i)[j] / static_cast<double>(p.n);
+  }
+  std::vector<double> cov(d * d, 0.0);
+  for (std::size_t i = 0; i < p.n; ++i) {
+    for (std::size_t r = 0; r < d; ++r) {
+      for (std::size_t c = 0; c < d; ++c) cov[r * d + c] += (p.row(i)[r] - mean[r]) * (p.row(i)[c] - mean[c]);
+    }
+  }
+  std::vector<double> axes = principal_axes(cov, d);
+  Box box;
+  box.lo.assign(d, std::numeric_limits<double>::infinity());
+  box.hi.assign(d, -std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < p.n; ++i) {
+    for (std::size_t axis = 0; axis < d; ++axis) {
+      double proj = 0.0;
+      for (std::size_t j = 0; j < d; ++j) proj += (p.row(i)[j] - mean[j]) * axes[j * d + axis];
+      box.lo[axis] = std::min(box.lo[axis], proj);
+      box.hi[axis] = std::max(box.hi[axis], proj);
+    }
+  }
+  return box;
+}
+
+// scores[k - 1] holds k = 1 .. kmax.
+std::size_t gap_choice(const std::vector<KScore>& scores, GapRule rule) {
+  const std::size_t kmax = scores.size();
+  auto gap = [&](std::size_t k) { return scores[k - 1].gap; };
+  auto se = [&](std::size_t k) { return scores[k - 1].gap_se; };
+  if (rule == GapRule::tibshirani_2001) {
+    for (std::size_t k = 1; k < kmax; ++k) {
+      if (gap(k) >= gap(k + 1) - se(k + 1)) return k;
+    }
+    return kmax;
+  }
+  std::size_t peak = kmax;
+  for (std::size_t k = 1; k < kmax; ++k) {
+    if (gap(k + 1) <= gap(k)) {
+      peak = k;
+      break;
+    }
+  }
+  for (std::size_t k = 1; k < peak; ++k) {
+    if (gap(k) >= gap(peak) - se(peak)) return k;
+  }
+  return peak;
+}
+
+std::size_t argmin_bic(const std::vector<KScore>& scores) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < scores.size(); ++i) {
+    if (scores[i].bic < scores[best].bic) best = i;
+  }
+  return scores[best].k;
+}
+
+}  // namespace
+
+KSelection select_k(const Points& points, const KSelectOptions& options) {
+  EGM_REQUIRE(options.kmax >= 1, ConfigError, "kmax must be at least 1");
+  EGM_REQUIRE(options.gap_references >= 2, ConfigError, "the gap statistic needs at least 2 reference sets");
+  detail::FlatPoints p = detail::flatten(points);
+  const KMeansOptions& km = options.kmeans;
+
+  KSelection sel;
+  sel.criterion = options.criterion;
+  // More clusters than distinct points would only split duplicates.
+  sel.kmax_used = std::min(options.kmax, count_distinct(p));
+  const std::size_t kmax = sel.kmax_used;
+
+  std::mt19937_64 rng(km.seed);
+  for (std::size_t k = 1; k <= kmax; ++k) {
+    sel.fits.push_back(detail::kmeans_flat(p, k, km.restarts, km.max_iterations, rng));
+    KScore s;
+    s.k = k;
+    s.within_ss = sel.fits.back().within_ss;
+    s.silhouette = silhouette(points, sel.fits.back().assignments, k);
+    s.bic = kmeans_bic(p.n, p.dim, sel.fits.back());
+    sel.scores.push_back(s);
+  }
+
+  // Gap statistic: B uniform reference sets in the principal-axis box.
+  const std::size_t refs = options.gap_references;
+  Box box = principal_box(p);
+  std::vector<std::vector<double>> ref_log_w(kmax, std::vector<double>(refs));
+  std::mt19937_64 ref_rng(km.seed ^ 0x9E3779B97F4A7C15ULL);  // a stream apart from the data fits
+  detail::FlatPoints ref;
+  ref.n = p.n;
+  ref.dim = p.dim;
+  ref.x.resize(p.n * p.dim);
+  for (std::size_t b = 0; b < refs; ++b) {
+    for (std::size_t i = 0; i < p.n; ++i) {
+      for (std::size_t j = 0; j < p.dim; ++j) {
+        ref.x[i * p.dim + j] = box.lo[j] + uniform01(ref_rng) * (box.hi[j] - box.lo[j]);
+      }
+    }
+    for (std::size_t k = 1; k <= kmax; ++k) {
+      double w = detail::kmeans_flat(ref, k, km.restarts, km.max_iterations, ref_rng).within_ss;
+      ref_log_w[k - 1][b] = std::log(w);
+    }
+  }
+  for (std::size_t k = 1; k <= kmax; ++k) {
+    const std::vector<double>& lw = ref_log_w[k - 1];
+    double mean = 0.0;
+    for (double v : lw) mean += v / static_cast<double>(refs);
+    double var = 0.0;
+    for (double v : lw) var += (v - mean) * (v - mean) / static_cast<double>(refs);  // 1/B as in the paper
+    KScore& s = sel.scores[k - 1];
+    s.gap = mean - std::log(s.within_ss);
+    s.gap_se = std::sqrt(var) * std::sqrt(1.0 + 1.0 / static_cast<double>(refs));
+  }
+
+  sel.gap_k = gap_choice(sel.scores, options.gap_rule);
+  sel.bic_k = argmin_bic(sel.scores);
+  sel.silhouette_k = 0;
+  for (std::size_t k = 2; k <= kmax; ++k) {
+    if (sel.silhouette_k == 0 || sel.scores[k - 1].silhouette > sel.scores[sel.silhouette_k - 1].silhouette) {
+      sel.silhouette_k = k;
+    }
+  }
+
+  switch (options.criterion) {
+    case KCriterion::gap: sel.chosen_k = sel.gap_k; break;
+    case KCriterion::bic: sel.chosen_k = sel.bic_k; break;
+    case KCriterion::silhouette:
+      sel.chosen_k = (sel.gap_k == 1 || sel.silhouette_k == 0) ? 1 : sel.silhouette_k;
+      break;
+  }
+  return sel;
+}
+
+}  // namespace egm::stats

@@ -1,0 +1,30 @@
+// Draws from std::mt19937_64 that are the same on every platform. The
+// standard distributions (uniform_int_distribution, ...) are
+// implementation-defined, so a seeded bootstrap or k-means would give a
+// different answer with another standard library; these do not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+
+namespace egm::stats {
+
+// Uniform in [0, n) by rejection (no modulo bias). n must be > 0.
+inline std::size_t uniform_index(std::mt19937_64& rng, std::size_t n) {
+  const std::uint64_t range = static_cast<std::uint64_t>(n);
+  // Largest multiple of range that fits; draws at or above it are rejected.
+  const std::uint64_t limit = UINT64_MAX - (UINT64_MAX % range + 1) % range;
+  std::uint64_t draw;
+  do {
+    draw = rng();
+  } while (draw > limit);
+  return static_cast<std::size_t>(draw % range);
+}
+
+// Uniform in [0, 1) with 53 random bits.
+inline double uniform01(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+}  // namespace egm::stats

@@ -1,0 +1,36 @@
+#include "stats/sigma_region.h"
+
+#include <cmath>
+
+#include "util/error.h"
+
+namespace egm::stats {
+
+SigmaRegion sigma_region(double sigma) {
+  EGM_REQUIRE(std::isfinite(sigma) && sigma > 0.0, ConfigError,
+              "MoPE sigma must be a finite positive width, got {}", sigma);
+  if (sigma < 1.0) return SigmaRegion::below_one;
+  if (sigma < 6.0) return SigmaRegion::character;
+  if (sigma < 20.0) return SigmaRegion::word;
+  if (sigma < 55.0) return SigmaRegion::clause;
+  return SigmaRegion::sentence;
+}
+
+const char* sigma_region_name(SigmaRegion region) {
+  switch (region) {
+    case SigmaRegion::below_one: return "below_1";
+    case SigmaRegion::character: return "character";
+    case SigmaRegion::word: return "word";
+    case SigmaRegion::clause: return "clause";
+    case SigmaRegion::sentence: return "sentence";
+  }
+  return "?";
+}
+
+std::array<std::size_t, 5> count_sigma_regions(const std::vector<double>& sigmas) {
+  std::array<std::size_t, 5> counts{};
+  for (double s : sigmas) ++counts[static_cast<std::size_t>(sigma_region(s))];
+  return counts;
+}
+
+}  // namespace egm::stats
