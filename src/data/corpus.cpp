@@ -1,0 +1,70 @@
+#include "data/corpus.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/error.h"
+#include "util/files.h"
+#include "util/sha256.h"
+
+namespace egm {
+
+const char* split_name(Split split) { return split == Split::train ? "train" : "val"; }
+
+Corpus Corpus::load(const std::string& path, double train_fraction) {
+  EGM_REQUIRE(file_exists(path), IoError,
+              "corpus not found at {}; run `egm data fetch` to download TinyShakespeare, "
+              "or pass --data PATH / set EGM_DATA",
+              path);
+  Corpus c = from_text(read_file(path), train_fraction);
+  c.path_ = path;
+  return c;
+}
+
+Corpus Corpus::from_text(const std::string& text, double train_fraction) {
+  EGM_REQUIRE(!text.empty(), IoError, "the corpus is empty");
+  EGM_REQUIRE(train_fraction > 0.0 && train_fraction < 1.0, ConfigError,
+              "train fraction must be in (0, 1), got {}", train_fraction);
+  Corpus c;
+  c.sha256_ = sha256_hex(text);
+  bool seen[256] = {};
+  for (unsigned char ch : text) seen[ch] = true;
+  for (int b = 0; b < 256; ++b) {
+    c.index_of_[b] = -1;
+    if (seen[b]) {
+      c.index_of_[b] = static_cast<int16_t>(c.vocab_.size());
+      c.vocab_.push_back(static_cast<char>(b));
+    }
+  }
+  const int64_t n = static_cast<int64_t>(text.size());
+  torch::Tensor ids = torch::empty({n}, torch::kInt64);
+  int64_t* out = ids.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) out[i] = c.index_of_[static_cast<unsigned char>(text[i])];
+  const int64_t n_train = static_cast<int64_t>(std::floor(train_fraction * static_cast<double>(n)));
+  c.train_ = ids.slice(0, 0, n_train).clone();
+  c.val_ = ids.slice(0, n_train, n).clone();
+  return c;
+}
+
+std::vector<int64_t> Corpus::encode(const std::string& text) const {
+  std::vector<int64_t> ids;
+  ids.reserve(text.size());
+  for (unsigned char ch : text) {
+    int16_t id = index_of_[ch];
+    EGM_REQUIRE(id >= 0, ConfigError, "character {:?} is not in the corpus vocabulary", static_cast<char>(ch));
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+std::string Corpus::decode(const std::vector<int64_t>& ids) const {
+  std::string s;
+  s.reserve(ids.size());
+  for (int64_t id : ids) {
+    EGM_CHECK(id >= 0 && id < vocab_size(), "token id {} out of range", id);
+    s.push_back(vocab_[static_cast<size_t>(id)]);
+  }
+  return s;
+}
+
+}  // namespace egm

@@ -1,0 +1,51 @@
+// Multi-head causal self-attention, the shared part of every variant: the
+// fused Q/K/V projection (heads batched: one [B,H,T,T] product, not one module
+// per head), RoPE, the score bias, and the output projection. Variants
+// override forward() to change how scores become mixing weights.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "config/run_config.h"
+#include "model/attention_context.h"
+#include "model/learned_param.h"
+
+namespace egm {
+
+class AttentionImpl : public torch::nn::Module {
+ public:
+  AttentionImpl(const ModelConfig& config, int64_t layer);
+
+  // x: [B, T, d], the block's ln_1 output. Returns [B, T, d].
+  virtual torch::Tensor forward(const torch::Tensor& x, const AttentionContext& ctx) = 0;
+  virtual void report_params(LearnedParams& out) const { (void)out; }
+  // Sets the variant's own parameters (tau, alpha, ...) to their initial values.
+  virtual void reset_parameters() {}
+
+  torch::nn::Linear c_attn{nullptr};  // [3d, d], no bias: rows Q | K | V, head-major within each
+  torch::nn::Linear c_proj{nullptr};  // [d, d] with bias
+  torch::nn::Dropout attn_dropout{nullptr};
+
+ protected:
+  struct Heads {
+    torch::Tensor q, k, v;  // [B, H, T, head]
+  };
+  Heads project(const torch::Tensor& x, const AttentionContext& ctx);
+  // q k^T / sqrt(head) + bias (causal mask, ALiBi): [B, H, T, T].
+  torch::Tensor scores(const Heads& h, const AttentionContext& ctx) const;
+  // [B, H, T, head] -> c_proj([B, T, d]).
+  torch::Tensor merge(const torch::Tensor& y);
+
+  ModelConfig config_;
+  int64_t layer_;
+  int64_t n_head_, head_size_;
+  double scale_;
+};
+
+// kind: one of attention_kinds() (config/variants.h).
+std::shared_ptr<AttentionImpl> make_attention(const std::string& kind, const ModelConfig& config, int64_t layer);
+
+}  // namespace egm

@@ -1,0 +1,51 @@
+// The attention mechanisms of the model zoo (SPEC.md section 1).
+#pragma once
+
+#include "model/attention.h"
+
+namespace egm {
+
+// softmax(q k^T / sqrt(head) + mask) v, with dropout on the probabilities.
+class StandardAttentionImpl : public AttentionImpl {
+ public:
+  StandardAttentionImpl(const ModelConfig& config, int64_t layer);
+  torch::Tensor forward(const torch::Tensor& x, const AttentionContext& ctx) override;
+};
+
+// What every energy gate shares: one energy projection per head
+// e[b,h,t] = w_h . x[b,t] + b_h, and a threshold tau_h and sharpness alpha_h.
+class EnergyGateAttentionImpl : public AttentionImpl {
+ public:
+  EnergyGateAttentionImpl(const ModelConfig& config, int64_t layer);
+  void report_params(LearnedParams& out) const override;
+  void reset_parameters() override;
+
+  torch::nn::Linear energy{nullptr};  // [H, d] with bias (the bias cancels in the z-score)
+  torch::Tensor tau, alpha;           // [H] each
+
+ protected:
+  torch::Tensor energies(const torch::Tensor& x);  // [B, H, T]
+  // sum_j A_ij g_ij v_j / max(sum_j A_ij g_ij, 1e-8), A already dropped out.
+  static torch::Tensor gated_mix(const torch::Tensor& A, const torch::Tensor& gate, const torch::Tensor& v);
+};
+
+// The published EGA: z-score of the energies over ALL T keys of the sequence,
+// so a query's gate depends on keys after it (the paper's flaw, kept on purpose).
+class EnergyGatedAttentionImpl : public EnergyGateAttentionImpl {
+ public:
+  using EnergyGateAttentionImpl::EnergyGateAttentionImpl;
+  torch::Tensor forward(const torch::Tensor& x, const AttentionContext& ctx) override;
+  // g[b,h,j] = sigmoid(alpha_h (z_j - tau_h)), z over the T axis: [B, H, T].
+  torch::Tensor key_gate(const torch::Tensor& e) const;
+};
+
+// Causal EGA: query row i z-scores keys with the mean/std of keys j <= i only,
+// giving a [B, H, T, T] gate; row T-1 equals the published gate.
+class CausalEnergyGatedAttentionImpl : public EnergyGateAttentionImpl {
+ public:
+  using EnergyGateAttentionImpl::EnergyGateAttentionImpl;
+  torch::Tensor forward(const torch::Tensor& x, const AttentionContext& ctx) override;
+  torch::Tensor prefix_gate(const torch::Tensor& e) const;  // [B, H, T(query), T(key)]
+};
+
+}  // namespace egm

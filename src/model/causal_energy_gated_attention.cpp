@@ -1,0 +1,32 @@
+#include "model/attention_variants.h"
+
+namespace egm {
+
+torch::Tensor CausalEnergyGatedAttentionImpl::prefix_gate(const torch::Tensor& e) const {
+  const int64_t T = e.size(-1);
+  // Prefix statistics in float64 on [B, H, T] (cheap), shifted by e_0 so that
+  // the cumulative sums do not cancel catastrophically; row 0 gets z = 0 exactly.
+  torch::Tensor e64 = e.to(torch::kFloat64);
+  torch::Tensor d = e64 - e64.narrow(-1, 0, 1);                                // [B, H, T]
+  torch::Tensor n = torch::arange(1, T + 1, e64.options());
+  torch::Tensor mean = d.cumsum(-1) / n;                                       // mean over j <= i
+  torch::Tensor var = (d.square().cumsum(-1) / n - mean.square()).clamp_min(1e-16);
+  torch::Tensor inv_std = var.rsqrt();                                         // 1 / max(std, 1e-8)
+  // alpha (z_ij - tau) = a_i d_j + c_i with a_i = alpha/std_i, c_i = -alpha (mean_i/std_i + tau):
+  // one fused [B, H, T, T] pass instead of four.
+  torch::Tensor alpha64 = alpha.to(torch::kFloat64).view({1, -1, 1});
+  torch::Tensor tau64 = tau.to(torch::kFloat64).view({1, -1, 1});
+  torch::Tensor a = (alpha64 * inv_std).to(e.scalar_type());
+  torch::Tensor c = (-alpha64 * (mean * inv_std + tau64)).to(e.scalar_type());
+  torch::Tensor logits = torch::addcmul(c.unsqueeze(-1), a.unsqueeze(-1), d.to(e.scalar_type()).unsqueeze(-2));
+  return logits.sigmoid_();                                                    // [B, H, T, T]
+}
+
+torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
+  Heads h = project(x, ctx);
+  torch::Tensor g = prefix_gate(energies(x));
+  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));
+  return merge(gated_mix(A, g, h.v));
+}
+
+}  // namespace egm

@@ -1,0 +1,26 @@
+#include "model/attention_variants.h"
+
+namespace egm {
+
+torch::Tensor EnergyGatedAttentionImpl::key_gate(const torch::Tensor& e) const {
+  const int64_t T = e.size(-1);
+  torch::Tensor z;
+  if (T == 1) {
+    z = torch::zeros_like(e);  // SPEC: with one position the z-score is 0
+  } else {
+    torch::Tensor mean = e.mean(-1, /*keepdim=*/true);
+    torch::Tensor var = (e - mean).square().mean(-1, /*keepdim=*/true);  // population variance
+    // max(std, 1e-8) written as sqrt(max(var, 1e-16)): same value, finite gradient at var = 0.
+    z = (e - mean) / var.clamp_min(1e-16).sqrt();
+  }
+  return torch::sigmoid(alpha.view({1, -1, 1}) * (z - tau.view({1, -1, 1})));  // [B, H, T]
+}
+
+torch::Tensor EnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
+  Heads h = project(x, ctx);
+  torch::Tensor g = key_gate(energies(x));                              // [B, H, T]
+  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));  // dropout BEFORE the gate, as published
+  return merge(gated_mix(A, g.unsqueeze(2), h.v));                     // gate broadcast over query rows
+}
+
+}  // namespace egm

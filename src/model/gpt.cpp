@@ -1,0 +1,60 @@
+#include "model/gpt.h"
+
+#include "config/variants.h"
+#include "model/init.h"
+#include "util/error.h"
+
+namespace egm {
+
+GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
+  validate(RunConfig{"", config, TrainConfig{}});
+  VariantInfo v = resolve_variant(config.variant);
+  attention_kind_ = v.attention;
+  position_kind_ = v.position;
+  wte = register_module("wte", torch::nn::Embedding(config.vocab_size, config.d_model));
+  pos = register_module(position_module_name(position_kind_), make_position_encoding(position_kind_, config));
+  h = register_module("h", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(Block(config, i, attention_kind_));
+  ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model}).eps(1e-5)));
+  drop = register_module("drop", torch::nn::Dropout(config.dropout));
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+  const int64_t T = idx.size(1);
+  EGM_REQUIRE(T >= 1 && T <= config_.block_size, ConfigError, "sequence length {} is outside [1, block_size={}]", T,
+              config_.block_size);
+  torch::Tensor x = wte(idx);                              // [B, T, d]
+  torch::Tensor table = pos->input_table(T, idx.device());  // [T, d] or undefined
+  if (table.defined()) x = x + table;
+  x = drop(x);
+  AttentionContext ctx = pos->attention_context(T, idx.device());
+  for (const auto& block : *h) x = block->as<BlockImpl>()->forward(x, ctx);
+  x = ln_f(x);
+  return torch::matmul(x, wte->weight.t());  // tied LM head: [B, T, vocab]
+}
+
+torch::Tensor GPTImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat32),
+                                              targets.reshape({-1}));
+}
+
+LearnedParams GPTImpl::learned_params() const {
+  LearnedParams out;
+  pos->report_params(out);
+  for (const auto& block : *h) block->as<BlockImpl>()->attn->report_params(out);
+  return out;
+}
+
+int64_t GPTImpl::num_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();
+  return n;
+}
+
+GPT build_model(const ModelConfig& config, uint64_t seed) {
+  GPT model(config);
+  initialize_parameters(*model, seed);
+  return model;
+}
+
+}  // namespace egm

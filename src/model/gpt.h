@@ -1,0 +1,49 @@
+// The paper's character-level GPT (SPEC.md section 3): token embedding plus
+// a positional encoding, pre-LN blocks, final LayerNorm, and an LM head tied
+// to the token embedding (no bias). Parameter names match the PyTorch
+// reference in tests/reference, so weights compare by name.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "config/run_config.h"
+#include "model/block.h"
+#include "model/learned_param.h"
+#include "model/position_encoding.h"
+
+namespace egm {
+
+class GPTImpl : public torch::nn::Module {
+ public:
+  explicit GPTImpl(const ModelConfig& config);
+
+  // idx: [B, T] int64 with T <= block_size. Returns logits [B, T, vocab].
+  torch::Tensor forward(const torch::Tensor& idx);
+  // Mean cross-entropy over all positions.
+  static torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& targets);
+
+  // MoPE omega/sigma per pair, EGA tau/alpha per layer and head, ...
+  LearnedParams learned_params() const;
+  int64_t num_parameters() const;
+  const ModelConfig& config() const { return config_; }
+  const std::string& attention_kind() const { return attention_kind_; }
+  const std::string& position_kind() const { return position_kind_; }
+
+  torch::nn::Embedding wte{nullptr};
+  std::shared_ptr<PositionEncodingImpl> pos;
+  torch::nn::ModuleList h{nullptr};
+  torch::nn::LayerNorm ln_f{nullptr};
+  torch::nn::Dropout drop{nullptr};
+
+ private:
+  ModelConfig config_;
+  std::string attention_kind_, position_kind_;
+};
+TORCH_MODULE(GPT);
+
+// Builds the model of a config and initialises it from `seed`.
+GPT build_model(const ModelConfig& config, uint64_t seed);
+
+}  // namespace egm

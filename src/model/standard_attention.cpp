@@ -1,0 +1,14 @@
+#include "model/attention_variants.h"
+
+namespace egm {
+
+StandardAttentionImpl::StandardAttentionImpl(const ModelConfig& config, int64_t layer)
+    : AttentionImpl(config, layer) {}
+
+torch::Tensor StandardAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
+  Heads h = project(x, ctx);
+  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));  // [B, H, T, T]
+  return merge(torch::matmul(A, h.v));                                 // [B, H, T, head]
+}
+
+}  // namespace egm

@@ -1,0 +1,72 @@
+// Every LibTorch call whose spelling differs between Debian's 1.13 (CPU) and
+// the 2.x inside PyTorch wheels (CUDA) lives here and nowhere else.
+// Header-only: include it only from targets that link egm::torch.
+#pragma once
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cstdint>
+#include <string>
+
+namespace egm::compat {
+
+inline constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
+
+inline std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+// A fresh CPU generator with a fixed seed (for per-parameter initialisation).
+inline at::Generator make_cpu_generator(uint64_t seed) { return at::detail::createCPUGenerator(seed); }
+
+// The default generator of a device: dropout draws from it.
+inline at::Generator default_generator(const torch::Device& device) {
+  return at::globalContext().defaultGenerator(device);
+}
+
+// Autocast on CUDA with the given dtype (bf16/fp16); a no-op when disabled.
+class AutocastGuard {
+ public:
+  AutocastGuard(bool enabled, at::ScalarType dtype) : enabled_(enabled) {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+#else
+    at::autocast::set_enabled(true);
+    at::autocast::set_autocast_gpu_dtype(dtype);
+#endif
+  }
+  ~AutocastGuard() {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+    at::autocast::clear_cache();
+  }
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  bool enabled_;
+};
+
+// Fused attention where the LibTorch version has it (2.x): softmax(q k^T * scale
+// + bias) v with an additive float bias (EGA's gate is such a bias in eval).
+inline constexpr bool kHasFusedAttention = TORCH_VERSION_MAJOR >= 2;
+inline torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                     const torch::Tensor& bias, double dropout_p) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, bias, dropout_p, /*is_causal=*/false);
+#else
+  (void)q, (void)k, (void)v, (void)bias, (void)dropout_p;
+  TORCH_CHECK(false, "fused attention needs LibTorch >= 2.0");
+#endif
+}
+
+}  // namespace egm::compat
