@@ -1,12 +1,52 @@
-// Placeholder until its issue lands: the verb exists so the CLI links.
+// egm query: one read-only SQL statement against the results database, printed
+// as a table, CSV or JSON. Three locks keep it read-only: the statement must be
+// one SQLite itself calls read-only (else a clear error before it runs), the
+// file is opened SQLITE_OPEN_READONLY (without ATTACH), and PRAGMA query_only
+// is on.
+#include <iostream>
+#include <memory>
+
 #include "cli/commands.h"
+#include "db/results_db.h"
+#include "db/sqlite.h"
+#include "db/table_format.h"
 #include "util/error.h"
 
 namespace egm::cli {
+namespace {
+
+struct QueryOptions {
+  std::string sql;
+  std::string db;
+  std::string format = "table";
+};
+
+void run_query(const QueryOptions& o) {
+  const db::Format format = db::parse_format(o.format);
+  db::Connection connection(o.db.empty() ? db::default_db_path() : o.db, db::OpenMode::read_only);
+  db::Statement statement = connection.prepare(o.sql);
+  EGM_REQUIRE(statement.read_only(), ConfigError,
+              "egm query is read-only: this statement would change {}; nothing was run. Results are written by the "
+              "coordinator only",
+              connection.path());
+  const db::Table table = db::read_rows(statement);
+  db::FormatOptions options;
+  options.null_text = "NULL";
+  std::cout << db::format_table(table, format, options);
+}
+
+}  // namespace
 
 void register_query_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("query", "(not built yet)");
-  cmd->callback([] { EGM_THROW(Error, "egm query is not built yet"); });
+  auto opts = std::make_shared<QueryOptions>();
+  auto* cmd = app.add_subcommand("query", "run one read-only SQL statement on the results database");
+  cmd->add_option("sql", opts->sql, "the SQL statement, e.g. \"SELECT variant, avg(final_val) FROM cells GROUP BY 1\"")
+      ->required();
+  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  cmd->add_option("--format", opts->format, "table, csv or json")->capture_default_str();
+  cmd->footer("Tables: sweeps, cells, runs, metrics, params, events (schemas/README.md). "
+              "Times are UNIX seconds: datetime(started_at, 'unixepoch').");
+  cmd->callback([opts] { run_query(*opts); });
 }
 
 }  // namespace egm::cli

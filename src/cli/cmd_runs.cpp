@@ -1,12 +1,107 @@
-// Placeholder until its issue lands: the verb exists so the CLI links.
+// egm runs: the cells of the sweeps (one row per variant x seed, with results),
+// or with --attempts every attempt at them; filters and table/csv/json output.
+// Read-only: never creates or changes the database.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+
 #include "cli/commands.h"
+#include "db/results_db.h"
+#include "db/table_format.h"
 #include "util/error.h"
 
 namespace egm::cli {
+namespace {
+
+struct RunsOptions {
+  std::string db;
+  std::vector<std::string> sweeps, variants, statuses;
+  std::vector<int64_t> seeds;
+  std::string format = "table";
+  bool attempts = false;
+  bool all = false;
+};
+
+db::Value opt(const std::optional<double>& v) { return v ? db::Value(*v) : db::Value(); }
+db::Value opt(const std::optional<int64_t>& v) { return v ? db::Value(*v) : db::Value(); }
+
+// Errors can be long; the aligned table keeps the start of them.
+std::string shorten(const std::string& s, db::Format format) {
+  constexpr size_t kMax = 60;
+  if (format != db::Format::table || s.size() <= kMax) return s;
+  return s.substr(0, kMax - 3) + "...";
+}
+
+db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Format format) {
+  db::Table t;
+  t.columns = {"sweep", "cell", "variant", "seed", "status", "attempts", "failures", "step",
+               "final_val", "best_val", "full_val", "ar_val", "ar_ref_val", "last_error"};
+  for (const auto& c : results.list_cells(f)) {
+    const std::optional<int64_t> step = c.status == db::CellStatus::done && c.results.final_step ? c.results.final_step
+                                                                                                   : c.latest_step;
+    t.rows.push_back({c.sweep_name, c.key, c.variant, c.seed, std::string(db::to_string(c.status)),
+                      int64_t{c.attempts}, int64_t{c.failures}, opt(step), opt(c.results.final_val),
+                      opt(c.results.best_val), opt(c.results.full_val), opt(c.results.ar_val),
+                      opt(c.results.ar_ref_val),
+                      c.last_error ? db::Value(shorten(*c.last_error, format)) : db::Value()});
+  }
+  return t;
+}
+
+db::Table attempts_table(db::ResultsDb& results, const db::CellFilter& f, db::Format format) {
+  db::Table t;
+  t.columns = {"sweep", "cell", "variant", "seed", "attempt", "status", "host", "device", "world_size",
+               "backend", "started_utc", "duration_s", "resumed_from_step", "git_commit", "error"};
+  for (const auto& r : results.list_runs(f)) {
+    t.rows.push_back({r.sweep_name, r.cell_key, r.variant, r.seed, int64_t{r.attempt},
+                      std::string(db::to_string(r.status)), r.info.host, r.info.device, int64_t{r.info.world_size},
+                      r.info.backend, db::format_utc(r.started_at),
+                      r.ended_at ? db::Value(std::round((*r.ended_at - r.started_at) * 10) / 10) : db::Value(),
+                      opt(r.info.resumed_from_step), r.info.git_commit,
+                      r.error ? db::Value(shorten(*r.error, format)) : db::Value()});
+  }
+  return t;
+}
+
+void run_runs(const RunsOptions& o) {
+  const db::Format format = db::parse_format(o.format);
+  // Check the statuses before touching the file, so a typo is named as one.
+  for (const auto& s : o.statuses) {
+    if (o.attempts)
+      db::parse_run_status(s);
+    else
+      db::parse_cell_status(s);
+  }
+  db::ResultsDb results = db::open_for_reading(o.db);
+  db::CellFilter f;
+  f.sweeps = o.sweeps;
+  f.variants = o.variants;
+  f.seeds = o.seeds;
+  f.statuses = o.statuses;
+  f.include_superseded = o.all;
+  const db::Table t = o.attempts ? attempts_table(results, f, format) : cells_table(results, f, format);
+  db::FormatOptions options;
+  options.float_digits = 5;
+  std::cout << db::format_table(t, format, options);
+}
+
+}  // namespace
 
 void register_runs_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("runs", "(not built yet)");
-  cmd->callback([] { EGM_THROW(Error, "egm runs is not built yet"); });
+  auto opts = std::make_shared<RunsOptions>();
+  auto* cmd = app.add_subcommand("runs", "list cells (variant x seed) and their results, or every attempt (read-only)");
+  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  cmd->add_option("--sweep", opts->sweeps, "only this sweep (repeatable)");
+  cmd->add_option("--variant", opts->variants, "only this variant (repeatable)");
+  cmd->add_option("--status", opts->statuses,
+                  "only this status (repeatable): pending, running, done, failed, interrupted");
+  cmd->add_option("--seed", opts->seeds, "only this seed (repeatable)");
+  cmd->add_option("--format", opts->format, "table, csv or json")->capture_default_str();
+  cmd->add_flag("--attempts", opts->attempts, "one row per attempt (host, device, duration, error)");
+  cmd->add_flag("--all", opts->all, "also sweeps superseded by --new-sweep");
+  cmd->callback([opts] { run_runs(*opts); });
 }
 
 }  // namespace egm::cli

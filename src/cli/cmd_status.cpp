@@ -1,12 +1,104 @@
-// Placeholder until its issue lands: the verb exists so the CLI links.
+// egm status: where each sweep stands, read from the results database while
+// the coordinator writes it (read-only; never creates or changes the file).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
 #include "cli/commands.h"
+#include "db/results_db.h"
+#include "db/table_format.h"
 #include "util/error.h"
 
 namespace egm::cli {
+namespace {
+
+struct StatusOptions {
+  std::string db;
+  std::string sweep;
+  bool all = false;
+};
+
+std::string progress_bar(double fraction, int width = 40) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  const int filled = static_cast<int>(std::floor(fraction * width));
+  return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '-') +
+         "]";
+}
+
+void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
+  const db::SweepProgress p = results.sweep_progress(sweep.id);
+  std::string header = fmt::format("sweep {}  [{}]  created {} UTC  spec {}", sweep.name, db::to_string(sweep.status),
+                                   db::format_utc(sweep.created_at), sweep.spec_hash.substr(0, 12));
+  if (sweep.slurm_job_id) header += "  slurm job " + *sweep.slurm_job_id;
+  fmt::print("{}\n", header);
+  fmt::print("  {} cells: {} done, {} running, {} pending, {} failed ({} with no retries left), {} interrupted\n",
+             p.total, p.done, p.running, p.pending, p.failed, p.exhausted, p.interrupted);
+  const double fraction = p.steps_total > 0 ? static_cast<double>(p.steps_done) / static_cast<double>(p.steps_total) : 0;
+  std::string eta = "ETA unknown";
+  if (p.eta_s) eta = *p.eta_s == 0 ? "nothing left to run" : "ETA " + db::format_duration(*p.eta_s);
+  fmt::print("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done,
+             p.steps_total, eta);
+  if (p.running_cells.empty()) return;
+  db::Table t;
+  t.columns = {"running", "attempt", "step", "loss", "steps/s", "host", "device", "for"};
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const auto& r : p.running_cells) {
+    auto opt = [](const auto& v) { return v ? db::Value(*v) : db::Value(); };
+    t.rows.push_back({r.key, int64_t{r.attempt},
+                      r.step ? db::Value(fmt::format("{}/{}", *r.step, r.max_steps)) : db::Value(),
+                      opt(r.loss), r.steps_per_s ? db::Value(std::round(*r.steps_per_s * 100) / 100) : db::Value(),
+                      r.host, r.device, db::format_duration(now - r.started_at)});
+  }
+  db::FormatOptions options;
+  options.float_digits = 5;
+  const std::string text = db::format_table(t, db::Format::table, options);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = text.find('\n', pos);
+    fmt::print("    {}\n", text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+}
+
+void run_status(const StatusOptions& o) {
+  db::ResultsDb results = db::open_for_reading(o.db);
+  std::vector<db::SweepRow> sweeps;
+  if (!o.sweep.empty()) {
+    std::optional<db::SweepRow> s = results.find_sweep(o.sweep);
+    if (!s) {
+      std::vector<std::string> names;
+      for (const auto& r : results.list_sweeps(true)) names.push_back(r.name);
+      EGM_THROW(ConfigError, "no sweep named '{}' in {}{}{}", o.sweep, results.path(),
+                names.empty() ? "" : "; sweeps: ", fmt::join(names, ", "));
+    }
+    sweeps.push_back(*s);
+  } else {
+    sweeps = results.list_sweeps(o.all);
+  }
+  if (sweeps.empty()) {
+    fmt::print("no sweeps in {}\n", results.path());
+    return;
+  }
+  for (size_t i = 0; i < sweeps.size(); ++i) {
+    if (i) fmt::print("\n");
+    print_sweep(results, sweeps[i]);
+  }
+}
+
+}  // namespace
 
 void register_status_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("status", "(not built yet)");
-  cmd->callback([] { EGM_THROW(Error, "egm status is not built yet"); });
+  auto opts = std::make_shared<StatusOptions>();
+  auto* cmd = app.add_subcommand("status", "progress of each sweep, from the results database (read-only)");
+  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  cmd->add_option("--sweep", opts->sweep, "only this sweep");
+  cmd->add_flag("--all", opts->all, "also sweeps superseded by --new-sweep");
+  cmd->callback([opts] { run_status(*opts); });
 }
 
 }  // namespace egm::cli

@@ -1,0 +1,111 @@
+-- The egm results database (SQLite). One file holds every sweep: its spec,
+-- its cells (variant x seed), every attempt at a cell, the metrics and learned
+-- parameters the workers report, and an event log. The coordinator is the only
+-- writer; `egm status/runs/query` read it (read-only) while it runs.
+--
+-- This file is a list of migrations. Each starts with a marker line
+--   -- @migration N: what it does
+-- and holds the SQL that takes a database from version N-1 to N. egm applies,
+-- in one transaction each, every migration above the file's PRAGMA user_version
+-- and then sets user_version = N. Never edit a released migration: append one.
+-- Times are UNIX seconds (REAL, UTC); datetime(t, 'unixepoch') shows them.
+-- schemas/README.md documents every table.
+
+-- @migration 1: initial schema
+CREATE TABLE sweeps (
+  id           INTEGER PRIMARY KEY,
+  name         TEXT NOT NULL UNIQUE,      -- from the spec; 'NAME@ID' once superseded
+  spec_json    TEXT NOT NULL,             -- the parsed spec, canonical JSON
+  spec_hash    TEXT NOT NULL,             -- sha256 of the canonical JSON
+  created_at   REAL NOT NULL,
+  updated_at   REAL NOT NULL,
+  status       TEXT NOT NULL DEFAULT 'pending'
+               CHECK (status IN ('pending', 'running', 'done', 'failed', 'interrupted', 'superseded')),
+  slurm_job_id TEXT
+);
+
+CREATE TABLE cells (
+  id           INTEGER PRIMARY KEY,
+  sweep_id     INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+  position     INTEGER NOT NULL,          -- order in the spec's expansion
+  key          TEXT NOT NULL,             -- 'VARIANT-sSEED', unique in its sweep
+  variant      TEXT NOT NULL,
+  seed         INTEGER NOT NULL,
+  config_json  TEXT NOT NULL,             -- the full RunConfig
+  config_hash  TEXT NOT NULL,
+  max_steps    INTEGER NOT NULL,
+  status       TEXT NOT NULL DEFAULT 'pending'
+               CHECK (status IN ('pending', 'running', 'done', 'failed', 'interrupted')),
+  attempts     INTEGER NOT NULL DEFAULT 0,  -- attempts started, whatever their end
+  failures     INTEGER NOT NULL DEFAULT 0,  -- attempts that ended 'failed'
+  max_attempts INTEGER NOT NULL,            -- failures allowed = 1 + the spec's retries
+  last_error   TEXT,
+  final_val    REAL,                      -- val loss at the last step (the paper's number)
+  best_val     REAL,                      -- lowest val loss over the evals
+  full_val     REAL,                      -- deterministic pass over every val window
+  ar_val       REAL,                      -- autoregressive (prefix-only) val loss
+  ar_ref_val   REAL,                      -- the full-window loss on the same windows as ar_val
+  final_step   INTEGER,
+  updated_at   REAL NOT NULL,
+  UNIQUE (sweep_id, variant, seed, config_hash),
+  UNIQUE (sweep_id, key)
+);
+CREATE INDEX cells_by_sweep_status ON cells (sweep_id, status);
+
+CREATE TABLE runs (
+  id                INTEGER PRIMARY KEY,
+  cell_id           INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+  attempt           INTEGER NOT NULL,     -- 1, 2, ... within the cell
+  status            TEXT NOT NULL
+                    CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+  host              TEXT,
+  device            TEXT,
+  world_size        INTEGER,
+  backend           TEXT,
+  torch_version     TEXT,
+  git_commit        TEXT,
+  started_at        REAL NOT NULL,
+  ended_at          REAL,
+  resumed_from_step INTEGER,              -- NULL: started from scratch
+  error             TEXT,
+  UNIQUE (cell_id, attempt)
+);
+
+-- Keyed by (cell, split, step), not by run: a resumed attempt that redoes the
+-- steps after its checkpoint overwrites them, so a cell has one trajectory.
+CREATE TABLE metrics (
+  cell_id      INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step         INTEGER NOT NULL,
+  split        TEXT NOT NULL,             -- train, eval_train, eval_val, val_full, val_ar, val_ar_ref
+  loss         REAL,                      -- NULL when it was NaN
+  lr           REAL,
+  tokens_per_s REAL,
+  time         REAL NOT NULL,             -- when it was measured
+  PRIMARY KEY (cell_id, split, step)
+) WITHOUT ROWID;
+CREATE INDEX metrics_by_run ON metrics (run_id);
+
+CREATE TABLE params (
+  cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step    INTEGER NOT NULL,
+  module  TEXT NOT NULL,                  -- 'mope', 'ega', ...
+  layer   INTEGER NOT NULL,               -- -1 when the module is not per layer
+  idx     INTEGER NOT NULL,               -- pair / head index
+  name    TEXT NOT NULL,                  -- 'omega', 'sigma', 'tau', 'alpha', ...
+  value   REAL,
+  PRIMARY KEY (cell_id, step, module, layer, idx, name)
+) WITHOUT ROWID;
+CREATE INDEX params_by_run ON params (run_id);
+
+CREATE TABLE events (
+  id       INTEGER PRIMARY KEY,
+  time     REAL NOT NULL,
+  sweep_id INTEGER REFERENCES sweeps(id) ON DELETE CASCADE,
+  cell_id  INTEGER REFERENCES cells(id) ON DELETE CASCADE,
+  run_id   INTEGER REFERENCES runs(id) ON DELETE CASCADE,
+  kind     TEXT NOT NULL,
+  message  TEXT NOT NULL
+);
+CREATE INDEX events_by_sweep ON events (sweep_id, time);

@@ -1,0 +1,702 @@
+#include "db/results_db.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "db/migrations.h"
+#include "util/error.h"
+#include "util/process_info.h"
+
+namespace egm::db {
+namespace {
+
+template <typename Enum, size_t N>
+Enum parse_status(std::string_view name, const char* const (&names)[N], const char* what) {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i]) return static_cast<Enum>(i);
+  EGM_THROW(ConfigError, "unknown {} status '{}'; valid: {}", what, std::string(name), fmt::join(names, ", "));
+}
+
+constexpr const char* kSweepStatus[] = {"pending", "running", "done", "failed", "interrupted", "superseded"};
+constexpr const char* kCellStatus[] = {"pending", "running", "done", "failed", "interrupted"};
+constexpr const char* kRunStatus[] = {"running", "done", "failed", "interrupted"};
+
+// WHERE clauses with their parameters, bound in order.
+class Where {
+ public:
+  void add(std::string clause) { clauses_.push_back(std::move(clause)); }
+  void add(std::string clause, Value v) {
+    clauses_.push_back(std::move(clause));
+    binds_.push_back(std::move(v));
+  }
+  template <typename T>
+  void any_of(const std::string& column, const std::vector<T>& values) {
+    if (values.empty()) return;
+    std::vector<std::string> marks(values.size(), "?");
+    clauses_.push_back(fmt::format("{} IN ({})", column, fmt::join(marks, ", ")));
+    for (const auto& v : values) {
+      if constexpr (std::is_integral_v<T>)
+        binds_.emplace_back(static_cast<int64_t>(v));
+      else
+        binds_.emplace_back(std::string(v));
+    }
+  }
+  std::string sql() const {
+    return clauses_.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses_, " AND "));
+  }
+  void bind(Statement& s) const {
+    int i = 0;
+    for (const auto& v : binds_) {
+      ++i;
+      if (const auto* n = std::get_if<int64_t>(&v))
+        s.bind(i, *n);
+      else if (const auto* d = std::get_if<double>(&v))
+        s.bind(i, *d);
+      else if (const auto* t = std::get_if<std::string>(&v))
+        s.bind(i, *t);
+      else
+        s.bind(i, nullptr);
+    }
+  }
+
+ private:
+  std::vector<std::string> clauses_;
+  std::vector<Value> binds_;
+};
+
+void filter_cells(Where& w, const CellFilter& f, const char* status_column) {
+  if (f.sweep_id) w.add("s.id = ?", *f.sweep_id);
+  w.any_of("s.name", f.sweeps);
+  w.any_of("c.variant", f.variants);
+  w.any_of("c.seed", f.seeds);
+  w.any_of(status_column, f.statuses);
+  // A superseded sweep shows when asked for by id or by its NAME@ID.
+  if (!f.include_superseded && !f.sweep_id && f.sweeps.empty()) w.add("s.status <> 'superseded'");
+}
+
+constexpr const char* kSweepColumns =
+    "SELECT s.id, s.name, s.spec_json, s.spec_hash, s.created_at, s.updated_at, s.status, s.slurm_job_id "
+    "FROM sweeps s";
+
+SweepRow read_sweep(const Statement& s) {
+  SweepRow r;
+  r.id = s.int64(0);
+  r.name = s.text(1);
+  r.spec_json = s.text(2);
+  r.spec_hash = s.text(3);
+  r.created_at = s.real(4);
+  r.updated_at = s.real(5);
+  r.status = parse_sweep_status(s.text(6));
+  r.slurm_job_id = s.opt_text(7);
+  return r;
+}
+
+constexpr const char* kCellColumns =
+    "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
+    "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, c.final_val, c.best_val, "
+    "c.full_val, c.ar_val, c.ar_ref_val, c.final_step, "
+    "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = 'train'), c.updated_at "
+    "FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
+
+CellRow read_cell(const Statement& s) {
+  CellRow r;
+  r.id = s.int64(0);
+  r.sweep_id = s.int64(1);
+  r.sweep_name = s.text(2);
+  r.position = s.int64(3);
+  r.key = s.text(4);
+  r.variant = s.text(5);
+  r.seed = s.int64(6);
+  r.config_json = s.text(7);
+  r.config_hash = s.text(8);
+  r.max_steps = s.int64(9);
+  r.status = parse_cell_status(s.text(10));
+  r.attempts = static_cast<int>(s.int64(11));
+  r.failures = static_cast<int>(s.int64(12));
+  r.max_attempts = static_cast<int>(s.int64(13));
+  r.last_error = s.opt_text(14);
+  r.results.final_val = s.opt_real(15);
+  r.results.best_val = s.opt_real(16);
+  r.results.full_val = s.opt_real(17);
+  r.results.ar_val = s.opt_real(18);
+  r.results.ar_ref_val = s.opt_real(19);
+  r.results.final_step = s.opt_int64(20);
+  r.latest_step = s.opt_int64(21);
+  r.updated_at = s.real(22);
+  return r;
+}
+
+constexpr const char* kRunColumns =
+    "SELECT r.id, r.cell_id, s.name, c.key, c.variant, c.seed, r.attempt, r.status, r.host, r.device, "
+    "r.world_size, r.backend, r.torch_version, r.git_commit, r.resumed_from_step, r.started_at, r.ended_at, "
+    "r.error FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id";
+
+RunRow read_run(const Statement& s) {
+  RunRow r;
+  r.id = s.int64(0);
+  r.cell_id = s.int64(1);
+  r.sweep_name = s.text(2);
+  r.cell_key = s.text(3);
+  r.variant = s.text(4);
+  r.seed = s.int64(5);
+  r.attempt = static_cast<int>(s.int64(6));
+  r.status = parse_run_status(s.text(7));
+  r.info.host = s.text(8);
+  r.info.device = s.text(9);
+  r.info.world_size = static_cast<int>(s.opt_int64(10).value_or(1));
+  r.info.backend = s.text(11);
+  r.info.torch_version = s.text(12);
+  r.info.git_commit = s.text(13);
+  r.info.resumed_from_step = s.opt_int64(14);
+  r.started_at = s.real(15);
+  r.ended_at = s.opt_real(16);
+  r.error = s.opt_text(17);
+  return r;
+}
+
+std::optional<std::string> non_empty(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
+// ---- statuses ---------------------------------------------------------------------
+
+const char* to_string(SweepStatus s) { return kSweepStatus[static_cast<int>(s)]; }
+const char* to_string(CellStatus s) { return kCellStatus[static_cast<int>(s)]; }
+const char* to_string(RunStatus s) { return kRunStatus[static_cast<int>(s)]; }
+SweepStatus parse_sweep_status(std::string_view n) { return parse_status<SweepStatus>(n, kSweepStatus, "sweep"); }
+CellStatus parse_cell_status(std::string_view n) { return parse_status<CellStatus>(n, kCellStatus, "cell"); }
+RunStatus parse_run_status(std::string_view n) { return parse_status<RunStatus>(n, kRunStatus, "run"); }
+
+std::string default_db_path() {
+  std::string env = env_or("EGM_DB");
+  return env.empty() ? "runs/egm.sqlite" : env;
+}
+
+// ---- open ---------------------------------------------------------------------------
+
+ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path, mode) {
+  if (mode == OpenMode::read_only) {
+    const int version = connection_.user_version();
+    const int expected = results_schema_version();
+    EGM_REQUIRE(version != 0, DbError, "{} is empty or not an egm results database", path);
+    EGM_REQUIRE(version <= expected, DbError,
+                "{} has schema version {}, newer than this egm knows ({}); use a newer egm", path, version,
+                expected);
+    EGM_REQUIRE(version == expected, DbError,
+                "{} has schema version {}; this egm reads version {}. The coordinator upgrades it when it next "
+                "opens it (egm sweep); read it with that egm's version meanwhile",
+                path, version, expected);
+    return;
+  }
+  // WAL: readers never block the writer and see only committed transactions.
+  connection_.exec("PRAGMA journal_mode = WAL");
+  connection_.exec("PRAGMA synchronous = NORMAL");
+  connection_.exec("PRAGMA foreign_keys = ON");
+  migrate(connection_, results_migrations());
+}
+
+ResultsDb::ResultsDb(ResultsDb&&) noexcept = default;
+ResultsDb& ResultsDb::operator=(ResultsDb&&) noexcept = default;
+ResultsDb::~ResultsDb() = default;
+
+void ResultsDb::set_clock(std::function<double()> clock) { clock_ = std::move(clock); }
+
+double ResultsDb::now() const {
+  if (clock_) return clock_();
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+void ResultsDb::require_writable(const char* what) const {
+  EGM_CHECK(!read_only(), "{}: {} was opened read-only", what, path());
+}
+
+// ---- sweeps -------------------------------------------------------------------------
+
+std::optional<SweepRow> ResultsDb::find_sweep(const std::string& name) {
+  Statement s = connection_.prepare(std::string(kSweepColumns) + " WHERE s.name = ?");
+  s.bind(1, name);
+  if (!s.step()) return std::nullopt;
+  return read_sweep(s);
+}
+
+SweepRow ResultsDb::sweep(int64_t sweep_id) {
+  Statement s = connection_.prepare(std::string(kSweepColumns) + " WHERE s.id = ?");
+  s.bind(1, sweep_id);
+  EGM_REQUIRE(s.step(), DbError, "{}: no sweep with id {}", path(), sweep_id);
+  return read_sweep(s);
+}
+
+std::vector<SweepRow> ResultsDb::list_sweeps(bool include_superseded) {
+  Statement s = connection_.prepare(std::string(kSweepColumns) +
+                                    (include_superseded ? "" : " WHERE s.status <> 'superseded'") +
+                                    " ORDER BY s.id");
+  std::vector<SweepRow> rows;
+  while (s.step()) rows.push_back(read_sweep(s));
+  return rows;
+}
+
+SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const std::string& spec_json,
+                                                const std::string& spec_hash, bool new_sweep) {
+  require_writable("create_or_load_sweep");
+  EGM_REQUIRE(!name.empty(), ConfigError, "a sweep needs a name");
+  EGM_REQUIRE(!spec_hash.empty(), ConfigError, "sweep '{}': empty spec hash", name);
+  Transaction tx(connection_);
+  const double t = now();
+  SweepOpenResult result;
+  if (std::optional<SweepRow> old = find_sweep(name)) {
+    if (!new_sweep && old->spec_hash == spec_hash) {
+      connection_.execute("UPDATE sweeps SET updated_at = ? WHERE id = ?", t, old->id);
+      write_event({old->id, std::nullopt, std::nullopt, "sweep_loaded", "sweep loaded to resume", t});
+      tx.commit();
+      result.sweep = sweep(old->id);
+      return result;
+    }
+    if (!new_sweep) {
+      EGM_THROW(ConfigError,
+                "sweep '{}' already exists in {} with a different spec (stored spec sha256 {}..., this spec {}...). "
+                "Its cells and results belong to the old spec. Either pass --new-sweep (the old sweep is kept as "
+                "'{}@{}' and a new one starts), give this spec another \"name\", or restore the old spec "
+                "(egm query \"SELECT spec_json FROM sweeps WHERE name = '{}'\" prints it)",
+                name, path(), old->spec_hash.substr(0, 12), spec_hash.substr(0, 12), name, old->id, name);
+    }
+    // '@' cannot appear in a spec's name, so the alias never collides with a real sweep.
+    const std::string alias = fmt::format("{}@{}", name, old->id);
+    connection_.execute("UPDATE sweeps SET name = ?, status = 'superseded', updated_at = ? WHERE id = ?", alias, t,
+                        old->id);
+    write_event({old->id, std::nullopt, std::nullopt, "sweep_superseded",
+                 fmt::format("renamed '{}' -> '{}': a new sweep replaces it (--new-sweep)", name, alias), t});
+    result.superseded_as = alias;
+  }
+  connection_.execute(
+      "INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) "
+      "VALUES (?, ?, ?, ?, ?, 'pending')",
+      name, spec_json, spec_hash, t, t);
+  const int64_t id = connection_.last_insert_rowid();
+  write_event({id, std::nullopt, std::nullopt, "sweep_created", fmt::format("sweep '{}' created", name), t});
+  tx.commit();
+  result.sweep = sweep(id);
+  result.created = true;
+  return result;
+}
+
+void ResultsDb::set_sweep_status(int64_t sweep_id, SweepStatus status) {
+  require_writable("set_sweep_status");
+  Transaction tx(connection_);
+  const int64_t n = connection_.execute("UPDATE sweeps SET status = ?, updated_at = ? WHERE id = ?",
+                                        to_string(status), now(), sweep_id);
+  EGM_REQUIRE(n == 1, DbError, "{}: no sweep with id {}", path(), sweep_id);
+  tx.commit();
+}
+
+void ResultsDb::set_slurm_job_id(int64_t sweep_id, const std::string& job_id) {
+  require_writable("set_slurm_job_id");
+  Transaction tx(connection_);
+  const int64_t n = connection_.execute("UPDATE sweeps SET slurm_job_id = ?, updated_at = ? WHERE id = ?",
+                                        non_empty(job_id), now(), sweep_id);
+  EGM_REQUIRE(n == 1, DbError, "{}: no sweep with id {}", path(), sweep_id);
+  tx.commit();
+}
+
+// ---- cells --------------------------------------------------------------------------
+
+std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector<CellInput>& cells) {
+  require_writable("ensure_cells");
+  Transaction tx(connection_);
+  const SweepRow sw = sweep(sweep_id);
+  struct Existing {
+    int64_t id;
+    std::string key, hash;
+    bool matched = false;
+  };
+  std::map<std::pair<std::string, int64_t>, Existing> existing;
+  {
+    Statement s = connection_.prepare("SELECT id, variant, seed, key, config_hash FROM cells WHERE sweep_id = ?");
+    s.bind(1, sweep_id);
+    while (s.step()) existing[{s.text(1), s.int64(2)}] = Existing{s.int64(0), s.text(3), s.text(4)};
+  }
+  const double t = now();
+  std::vector<int64_t> ids;
+  std::set<std::pair<std::string, int64_t>> seen;
+  Statement insert = connection_.prepare(
+      "INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, status, "
+      "max_attempts, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)");
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const CellInput& c = cells[i];
+    EGM_CHECK(seen.insert({c.variant, c.seed}).second, "ensure_cells: cell {} appears twice", c.key);
+    EGM_CHECK(c.max_attempts >= 1, "ensure_cells: cell {} has max_attempts {}", c.key, c.max_attempts);
+    auto it = existing.find({c.variant, c.seed});
+    if (it != existing.end()) {
+      if (it->second.hash != c.config_hash)
+        EGM_THROW(ConfigError,
+                  "sweep '{}': cell {} was created with another run config (sha256 {}..., now {}...); the same spec "
+                  "now expands differently (did a preset or default change?). Pass --new-sweep to start a new "
+                  "sweep, keeping this one as '{}@{}'",
+                  sw.name, c.key, it->second.hash.substr(0, 12), c.config_hash.substr(0, 12), sw.name, sw.id);
+      it->second.matched = true;
+      ids.push_back(it->second.id);
+      continue;
+    }
+    insert.reset();
+    insert.bind_all(sweep_id, static_cast<int64_t>(i), c.key, c.variant, c.seed, c.config_json, c.config_hash,
+                    c.max_steps, c.max_attempts, t);
+    insert.run();
+    ids.push_back(connection_.last_insert_rowid());
+  }
+  std::vector<std::string> extra;
+  for (const auto& [k, e] : existing)
+    if (!e.matched) extra.push_back(e.key);
+  if (!extra.empty())
+    EGM_THROW(ConfigError,
+              "sweep '{}' holds {} cell(s) this spec no longer expands to ({}{}); pass --new-sweep to start a new "
+              "sweep, keeping this one as '{}@{}'",
+              sw.name, extra.size(), fmt::join(extra.begin(), extra.begin() + std::min<size_t>(extra.size(), 5), ", "),
+              extra.size() > 5 ? ", ..." : "", sw.name, sw.id);
+  tx.commit();
+  return ids;
+}
+
+int ResultsDb::recover_interrupted(int64_t sweep_id, const std::string& reason) {
+  require_writable("recover_interrupted");
+  Transaction tx(connection_);
+  const double t = now();
+  connection_.execute(
+      "UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
+      "WHERE status = 'running' AND cell_id IN (SELECT id FROM cells WHERE sweep_id = ?)",
+      t, reason, sweep_id);
+  const auto n = static_cast<int>(connection_.execute(
+      "UPDATE cells SET status = 'interrupted', updated_at = ? WHERE sweep_id = ? AND status = 'running'", t,
+      sweep_id));
+  if (n > 0)
+    write_event({sweep_id, std::nullopt, std::nullopt, "recovered",
+                 fmt::format("{} cell(s) left running ({}) marked interrupted", n, reason), t});
+  tx.commit();
+  return n;
+}
+
+std::vector<CellRow> ResultsDb::cells_to_run(int64_t sweep_id) {
+  Statement s = connection_.prepare(
+      std::string(kCellColumns) +
+      " WHERE c.sweep_id = ? AND (c.status IN ('pending', 'interrupted', 'running') OR "
+      "(c.status = 'failed' AND c.failures < c.max_attempts)) ORDER BY c.position");
+  s.bind(1, sweep_id);
+  std::vector<CellRow> rows;
+  while (s.step()) rows.push_back(read_cell(s));
+  return rows;
+}
+
+CellRow ResultsDb::cell(int64_t cell_id) {
+  Statement s = connection_.prepare(std::string(kCellColumns) + " WHERE c.id = ?");
+  s.bind(1, cell_id);
+  EGM_REQUIRE(s.step(), DbError, "{}: no cell with id {}", path(), cell_id);
+  return read_cell(s);
+}
+
+std::vector<CellRow> ResultsDb::list_cells(const CellFilter& filter) {
+  Where w;
+  filter_cells(w, filter, "c.status");
+  Statement s = connection_.prepare(std::string(kCellColumns) + w.sql() + " ORDER BY s.id, c.position");
+  w.bind(s);
+  std::vector<CellRow> rows;
+  while (s.step()) rows.push_back(read_cell(s));
+  return rows;
+}
+
+// ---- attempts -------------------------------------------------------------------------
+
+int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
+  require_writable("start_attempt");
+  Transaction tx(connection_);
+  Statement q = connection_.prepare("SELECT status, attempts, sweep_id, key FROM cells WHERE id = ?");
+  q.bind(1, cell_id);
+  EGM_REQUIRE(q.step(), DbError, "{}: no cell with id {}", path(), cell_id);
+  const std::string status = q.text(0);
+  const int attempt = static_cast<int>(q.int64(1)) + 1;
+  const int64_t sweep_id = q.int64(2);
+  const std::string key = q.text(3);
+  EGM_CHECK(status != "done", "start_attempt: cell {} ({}) is already done", cell_id, key);
+  const double t = now();
+  connection_.execute(
+      "UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
+      "WHERE cell_id = ? AND status = 'running'",
+      t, fmt::format("superseded by attempt {}", attempt), cell_id);
+  connection_.execute(
+      "INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
+      "started_at, resumed_from_step) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+      cell_id, attempt, info.host, info.device, info.world_size, info.backend, info.torch_version, info.git_commit, t,
+      info.resumed_from_step);
+  const int64_t run_id = connection_.last_insert_rowid();
+  connection_.execute("UPDATE cells SET status = 'running', attempts = ?, updated_at = ? WHERE id = ?", attempt, t,
+                      cell_id);
+  std::string resumed = info.resumed_from_step ? fmt::format(", resumed from step {}", *info.resumed_from_step) : "";
+  write_event({sweep_id, cell_id, run_id, "attempt_started",
+               fmt::format("{} attempt {} on {} {} (world size {}){}", key, attempt, info.host, info.device,
+                           info.world_size, resumed),
+               t});
+  tx.commit();
+  return run_id;
+}
+
+void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::string& error,
+                               const CellResults& results) {
+  require_writable("finish_attempt");
+  EGM_CHECK(status != RunStatus::running, "finish_attempt: status must be done, failed or interrupted");
+  Transaction tx(connection_);
+  Statement q = connection_.prepare(
+      "SELECT r.cell_id, r.status, r.attempt, c.sweep_id, c.key FROM runs r JOIN cells c ON c.id = r.cell_id "
+      "WHERE r.id = ?");
+  q.bind(1, run_id);
+  EGM_REQUIRE(q.step(), DbError, "{}: no run with id {}", path(), run_id);
+  const int64_t cell_id = q.int64(0);
+  const std::string old_status = q.text(1);
+  const int64_t attempt = q.int64(2);
+  const int64_t sweep_id = q.int64(3);
+  const std::string key = q.text(4);
+  EGM_CHECK(old_status == "running", "finish_attempt: run {} ({} attempt {}) already ended as {}", run_id, key,
+            attempt, old_status);
+  const double t = now();
+  connection_.execute("UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?", to_string(status), t,
+                      non_empty(error), run_id);
+  std::string message;
+  switch (status) {
+    case RunStatus::done:
+      connection_.execute(
+          "UPDATE cells SET status = 'done', final_val = ?, best_val = ?, full_val = ?, ar_val = ?, ar_ref_val = ?, "
+          "final_step = ?, updated_at = ? WHERE id = ?",
+          results.final_val, results.best_val, results.full_val, results.ar_val, results.ar_ref_val,
+          results.final_step, t, cell_id);
+      message = fmt::format("{} attempt {} done{}", key, attempt,
+                            results.final_val ? fmt::format(": final val {:.4f}", *results.final_val) : "");
+      break;
+    case RunStatus::failed:
+      connection_.execute(
+          "UPDATE cells SET status = 'failed', failures = failures + 1, last_error = ?, updated_at = ? WHERE id = ?",
+          non_empty(error), t, cell_id);
+      message = fmt::format("{} attempt {} failed: {}", key, attempt, error);
+      break;
+    case RunStatus::interrupted:
+      connection_.execute("UPDATE cells SET status = 'interrupted', updated_at = ? WHERE id = ?", t, cell_id);
+      message = fmt::format("{} attempt {} interrupted{}{}", key, attempt, error.empty() ? "" : ": ", error);
+      break;
+    case RunStatus::running: break;
+  }
+  write_event({sweep_id, cell_id, run_id, std::string("attempt_") + to_string(status), message, t});
+  tx.commit();
+}
+
+RunRow ResultsDb::run(int64_t run_id) {
+  Statement s = connection_.prepare(std::string(kRunColumns) + " WHERE r.id = ?");
+  s.bind(1, run_id);
+  EGM_REQUIRE(s.step(), DbError, "{}: no run with id {}", path(), run_id);
+  return read_run(s);
+}
+
+std::vector<RunRow> ResultsDb::list_runs(const CellFilter& filter) {
+  Where w;
+  filter_cells(w, filter, "r.status");
+  Statement s = connection_.prepare(std::string(kRunColumns) + w.sql() + " ORDER BY s.id, c.position, r.attempt");
+  w.bind(s);
+  std::vector<RunRow> rows;
+  while (s.step()) rows.push_back(read_run(s));
+  return rows;
+}
+
+// ---- worker reports ---------------------------------------------------------------------
+
+void ResultsDb::write_metrics(const std::vector<MetricPoint>& points) {
+  if (points.empty()) return;
+  Statement s = connection_.prepare(
+      "INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cell_id, split, step) DO UPDATE SET "
+      "run_id = excluded.run_id, loss = excluded.loss, lr = excluded.lr, tokens_per_s = excluded.tokens_per_s, "
+      "time = excluded.time");
+  const double t = now();
+  for (const auto& p : points) {
+    EGM_CHECK(!p.split.empty(), "record_metrics: cell {} step {} has no split", p.cell_id, p.step);
+    s.reset();
+    s.bind_all(p.cell_id, p.run_id, p.step, p.split, p.loss, p.lr, p.tokens_per_s, p.time > 0 ? p.time : t);
+    s.run();
+  }
+}
+
+void ResultsDb::write_params(const std::vector<ParamValue>& values) {
+  if (values.empty()) return;
+  Statement s = connection_.prepare(
+      "INSERT INTO params (cell_id, run_id, step, module, layer, idx, name, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (cell_id, step, module, layer, idx, name) DO UPDATE SET run_id = excluded.run_id, "
+      "value = excluded.value");
+  for (const auto& v : values) {
+    EGM_CHECK(!v.module.empty() && !v.name.empty(), "record_params: cell {} step {}: empty module or name",
+              v.cell_id, v.step);
+    s.reset();
+    s.bind_all(v.cell_id, v.run_id, v.step, v.module, v.layer, v.idx, v.name, v.value);
+    s.run();
+  }
+}
+
+int64_t ResultsDb::write_event(const EventInput& e) {
+  connection_.execute(
+      "INSERT INTO events (time, sweep_id, cell_id, run_id, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
+      e.time > 0 ? e.time : now(), e.sweep_id, e.cell_id, e.run_id, e.kind, e.message);
+  return connection_.last_insert_rowid();
+}
+
+void ResultsDb::record_metrics(const std::vector<MetricPoint>& points) {
+  require_writable("record_metrics");
+  Transaction tx(connection_);
+  write_metrics(points);
+  tx.commit();
+}
+
+void ResultsDb::record_params(const std::vector<ParamValue>& values) {
+  require_writable("record_params");
+  Transaction tx(connection_);
+  write_params(values);
+  tx.commit();
+}
+
+int64_t ResultsDb::record_event(const EventInput& event) {
+  require_writable("record_event");
+  EGM_CHECK(!event.kind.empty(), "record_event: empty kind");
+  Transaction tx(connection_);
+  const int64_t id = write_event(event);
+  tx.commit();
+  return id;
+}
+
+void ResultsDb::record_batch(const RecordBatch& batch) {
+  require_writable("record_batch");
+  Transaction tx(connection_);
+  write_metrics(batch.metrics);
+  write_params(batch.params);
+  for (const auto& e : batch.events) {
+    EGM_CHECK(!e.kind.empty(), "record_batch: event with empty kind");
+    write_event(e);
+  }
+  tx.commit();
+}
+
+std::vector<EventRow> ResultsDb::list_events(std::optional<int64_t> sweep_id, int limit) {
+  Statement s = connection_.prepare(
+      std::string("SELECT id, time, sweep_id, cell_id, run_id, kind, message FROM events") +
+      (sweep_id ? " WHERE sweep_id = ?" : "") + " ORDER BY id DESC LIMIT ?");
+  int i = 0;
+  if (sweep_id) s.bind(++i, *sweep_id);
+  s.bind(++i, limit);
+  std::vector<EventRow> rows;
+  while (s.step())
+    rows.push_back({s.int64(0), s.real(1), s.opt_int64(2), s.opt_int64(3), s.opt_int64(4), s.text(5), s.text(6)});
+  std::reverse(rows.begin(), rows.end());  // oldest first
+  return rows;
+}
+
+// ---- progress ---------------------------------------------------------------------------
+
+SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
+  // One snapshot: the counts and the running cells agree with each other.
+  Transaction snapshot(connection_, Transaction::Kind::deferred);
+  SweepProgress p;
+  p.sweep = sweep(sweep_id);
+  int64_t done_steps = 0, exhausted_steps = 0;
+  {
+    Statement s = connection_.prepare(
+        "SELECT status, count(*), sum(max_steps), "
+        "sum(CASE WHEN failures >= max_attempts THEN 1 ELSE 0 END), "
+        "sum(CASE WHEN failures >= max_attempts THEN max_steps ELSE 0 END) "
+        "FROM cells WHERE sweep_id = ? GROUP BY status");
+    s.bind(1, sweep_id);
+    while (s.step()) {
+      const CellStatus status = parse_cell_status(s.text(0));
+      const int64_t n = s.int64(1), steps = s.int64(2);
+      p.total += n;
+      p.steps_total += steps;
+      switch (status) {
+        case CellStatus::pending: p.pending = n; break;
+        case CellStatus::running: p.running = n; break;
+        case CellStatus::done: p.done = n; done_steps = steps; break;
+        case CellStatus::failed:
+          p.failed = n;
+          p.exhausted = s.int64(3);
+          exhausted_steps = s.int64(4);
+          break;
+        case CellStatus::interrupted: p.interrupted = n; break;
+      }
+    }
+  }
+  {
+    Statement s = connection_.prepare(
+        "SELECT c.id, c.key, c.variant, c.seed, c.max_steps, r.id, r.attempt, r.host, r.device, r.started_at, "
+        "r.resumed_from_step FROM cells c JOIN runs r ON r.cell_id = c.id AND r.status = 'running' "
+        "WHERE c.sweep_id = ? AND c.status = 'running' ORDER BY c.position");
+    s.bind(1, sweep_id);
+    Statement latest = connection_.prepare(
+        "SELECT step, loss FROM metrics WHERE cell_id = ? AND split = 'train' AND run_id = ? "
+        "ORDER BY step DESC LIMIT 1");
+    Statement rate = connection_.prepare(
+        "SELECT min(step), max(step), min(time), max(time), count(*) FROM metrics "
+        "WHERE cell_id = ? AND split = 'train' AND run_id = ?");
+    while (s.step()) {
+      RunningCell r;
+      r.cell_id = s.int64(0);
+      r.key = s.text(1);
+      r.variant = s.text(2);
+      r.seed = s.int64(3);
+      r.max_steps = s.int64(4);
+      r.run_id = s.int64(5);
+      r.attempt = static_cast<int>(s.int64(6));
+      r.host = s.text(7);
+      r.device = s.text(8);
+      r.started_at = s.real(9);
+      r.step = s.opt_int64(10);  // until its first metric, the step it resumed from
+      latest.reset();
+      latest.bind_all(r.cell_id, r.run_id);
+      if (latest.step()) {
+        r.step = latest.int64(0);
+        r.loss = latest.opt_real(1);
+      }
+      rate.reset();
+      rate.bind_all(r.cell_id, r.run_id);
+      if (rate.step() && rate.int64(4) >= 2) {
+        const double steps = static_cast<double>(rate.int64(1) - rate.int64(0));
+        const double seconds = rate.real(3) - rate.real(2);
+        if (steps > 0 && seconds > 0) r.steps_per_s = steps / seconds;
+      }
+      p.steps_done += r.step.value_or(0);
+      p.running_cells.push_back(std::move(r));
+    }
+  }
+  p.steps_done += done_steps;
+  const int64_t runnable = p.total - p.done - p.exhausted;
+  const int64_t remaining = std::max<int64_t>(0, p.steps_total - exhausted_steps - p.steps_done);
+  double rate_sum = 0;
+  for (const auto& r : p.running_cells) rate_sum += r.steps_per_s.value_or(0);
+  if (runnable == 0) {
+    p.eta_s = 0.0;
+  } else if (rate_sum > 0) {
+    p.eta_s = static_cast<double>(remaining) / rate_sum;
+  } else {
+    Statement s = connection_.prepare(
+        "SELECT avg(r.ended_at - r.started_at) FROM runs r JOIN cells c ON c.id = r.cell_id "
+        "WHERE c.sweep_id = ? AND r.status = 'done'");
+    s.bind(1, sweep_id);
+    if (s.step() && !s.is_null(0) && s.real(0) > 0) {
+      const double concurrency = static_cast<double>(std::max<int64_t>(1, p.running));
+      p.eta_s = s.real(0) * static_cast<double>(runnable) / concurrency;
+    }
+  }
+  return p;
+}
+
+ResultsDb open_for_reading(const std::string& path) {
+  return ResultsDb(path.empty() ? default_db_path() : path, OpenMode::read_only);
+}
+
+}  // namespace egm::db

@@ -1,0 +1,312 @@
+// The results database: every sweep, its cells (variant x seed), each attempt
+// at a cell, and what the workers report (metrics, learned parameters, events).
+// The coordinator is its only writer; `egm status/runs/query` open it read-only
+// while it runs. The schema (schemas/results.sql, documented table by table in
+// schemas/README.md) is embedded in the binary and migrated on open.
+//
+// Every writing method is one transaction: a reader sees all of it or none of
+// it (a finished attempt's results and its 'done' status appear together).
+// Not thread-safe: one ResultsDb per thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/sqlite.h"
+
+namespace egm::db {
+
+// ---- statuses --------------------------------------------------------------------
+
+enum class SweepStatus { pending, running, done, failed, interrupted, superseded };
+enum class CellStatus { pending, running, done, failed, interrupted };
+enum class RunStatus { running, done, failed, interrupted };
+
+const char* to_string(SweepStatus status);
+const char* to_string(CellStatus status);
+const char* to_string(RunStatus status);
+// Parse the names above; throw ConfigError listing the valid names.
+SweepStatus parse_sweep_status(std::string_view name);
+CellStatus parse_cell_status(std::string_view name);
+RunStatus parse_run_status(std::string_view name);
+
+// $EGM_DB when set, else "runs/egm.sqlite" (runs/ is git-ignored).
+std::string default_db_path();
+
+// ---- rows and inputs ----------------------------------------------------------
+
+struct SweepRow {
+  int64_t id = 0;
+  std::string name;
+  std::string spec_json;
+  std::string spec_hash;
+  double created_at = 0;
+  double updated_at = 0;
+  SweepStatus status = SweepStatus::pending;
+  std::optional<std::string> slurm_job_id;
+};
+
+struct SweepOpenResult {
+  SweepRow sweep;
+  bool created = false;                      // false: an existing sweep with this spec was loaded
+  std::optional<std::string> superseded_as;  // new_sweep: the old sweep's new name ("NAME@ID")
+};
+
+// One cell as the spec expands it (see spec::to_cell_inputs).
+struct CellInput {
+  std::string key;          // "VARIANT-sSEED", unique in the sweep
+  std::string variant;
+  int64_t seed = 0;
+  std::string config_json;  // the full RunConfig
+  std::string config_hash;
+  int64_t max_steps = 0;
+  int max_attempts = 1;     // failed attempts allowed (1 + retries)
+};
+
+// What a finished attempt measured (cells columns of the same names).
+struct CellResults {
+  std::optional<double> final_val;   // val loss at the final step (the paper's number)
+  std::optional<double> best_val;    // lowest val loss over the evals
+  std::optional<double> full_val;    // deterministic pass over all val windows
+  std::optional<double> ar_val;      // autoregressive (prefix-only) val loss
+  std::optional<double> ar_ref_val;  // full-window loss on the ar_val windows
+  std::optional<int64_t> final_step;
+};
+
+struct CellRow {
+  int64_t id = 0;
+  int64_t sweep_id = 0;
+  std::string sweep_name;
+  int64_t position = 0;  // order in the spec's expansion
+  std::string key;
+  std::string variant;
+  int64_t seed = 0;
+  std::string config_json;
+  std::string config_hash;
+  int64_t max_steps = 0;
+  CellStatus status = CellStatus::pending;
+  int attempts = 0;      // attempts started (any outcome)
+  int failures = 0;      // attempts that ended 'failed'
+  int max_attempts = 1;  // a failed cell is retried while failures < max_attempts
+  std::optional<std::string> last_error;
+  CellResults results;
+  std::optional<int64_t> latest_step;  // highest 'train' metric step recorded
+  double updated_at = 0;
+};
+
+// Where and how an attempt runs (runs columns of the same names).
+struct RunInfo {
+  std::string host;
+  std::string device;
+  int world_size = 1;
+  std::string backend;
+  std::string torch_version;
+  std::string git_commit;
+  std::optional<int64_t> resumed_from_step;  // nullopt: from scratch
+};
+
+struct RunRow {
+  int64_t id = 0;
+  int64_t cell_id = 0;
+  std::string sweep_name;
+  std::string cell_key;
+  std::string variant;
+  int64_t seed = 0;
+  int attempt = 0;
+  RunStatus status = RunStatus::running;
+  RunInfo info;
+  double started_at = 0;
+  std::optional<double> ended_at;
+  std::optional<std::string> error;
+};
+
+// Known splits: train (step loss, lr, tokens/s), eval_train, eval_val (the
+// paper's periodic evals), val_full, val_ar, val_ar_ref (final measurements).
+struct MetricPoint {
+  int64_t cell_id = 0;
+  int64_t run_id = 0;
+  int64_t step = 0;
+  std::string split;
+  std::optional<double> loss;  // NaN is stored as NULL by SQLite
+  std::optional<double> lr;
+  std::optional<double> tokens_per_s;
+  double time = 0;             // UNIX seconds; 0 = when recorded
+};
+
+// A learned parameter, e.g. {module "mope", layer -1, idx i, name "sigma"} or
+// {module "ega", layer l, idx head, name "tau"}.
+struct ParamValue {
+  int64_t cell_id = 0;
+  int64_t run_id = 0;
+  int64_t step = 0;
+  std::string module;
+  int64_t layer = -1;
+  int64_t idx = 0;
+  std::string name;
+  double value = 0;
+};
+
+struct EventInput {
+  std::optional<int64_t> sweep_id;
+  std::optional<int64_t> cell_id;
+  std::optional<int64_t> run_id;
+  std::string kind;     // e.g. sweep_created, attempt_started, attempt_failed, worker_lost
+  std::string message;
+  double time = 0;      // 0 = when recorded
+};
+
+struct EventRow {
+  int64_t id = 0;
+  double time = 0;
+  std::optional<int64_t> sweep_id;
+  std::optional<int64_t> cell_id;
+  std::optional<int64_t> run_id;
+  std::string kind;
+  std::string message;
+};
+
+// What one coordinator message carries; written in one transaction.
+struct RecordBatch {
+  std::vector<MetricPoint> metrics;
+  std::vector<ParamValue> params;
+  std::vector<EventInput> events;
+};
+
+struct RunningCell {
+  int64_t cell_id = 0;
+  std::string key;
+  std::string variant;
+  int64_t seed = 0;
+  int64_t run_id = 0;
+  int attempt = 0;
+  std::string host;
+  std::string device;
+  int64_t max_steps = 0;
+  double started_at = 0;
+  std::optional<int64_t> step;        // latest 'train' step of this attempt
+  std::optional<double> loss;         // its loss
+  std::optional<double> steps_per_s;  // over this attempt's 'train' metrics
+};
+
+struct SweepProgress {
+  SweepRow sweep;
+  int64_t total = 0;
+  int64_t pending = 0;
+  int64_t running = 0;
+  int64_t done = 0;
+  int64_t failed = 0;            // of which `exhausted` have no retries left
+  int64_t exhausted = 0;
+  int64_t interrupted = 0;
+  int64_t steps_total = 0;       // sum of max_steps over all cells
+  int64_t steps_done = 0;        // done cells' max_steps + running cells' latest step
+  std::vector<RunningCell> running_cells;
+  // Seconds until the runnable cells finish, from the running attempts' step
+  // rates (or, with none, the mean duration of finished attempts).
+  std::optional<double> eta_s;
+};
+
+// Filters for list_cells / list_runs; empty = no constraint, lists = any of.
+struct CellFilter {
+  std::optional<int64_t> sweep_id;
+  std::vector<std::string> sweeps;     // sweep names
+  std::vector<std::string> variants;
+  std::vector<int64_t> seeds;
+  std::vector<std::string> statuses;   // cell statuses (list_cells) or run statuses (list_runs)
+  bool include_superseded = false;     // sweeps renamed aside by new_sweep
+};
+
+// ---- the database ------------------------------------------------------------------
+
+class ResultsDb {
+ public:
+  // read_write_create / read_write: WAL, busy_timeout, foreign keys, and
+  // migration to the current schema. read_only: the file must exist and be at
+  // the current schema version (a clear DbError otherwise); nothing is written.
+  ResultsDb(const std::string& path, OpenMode mode);
+  ResultsDb(ResultsDb&&) noexcept;
+  ResultsDb& operator=(ResultsDb&&) noexcept;
+  ~ResultsDb();
+
+  Connection& connection() { return connection_; }
+  const std::string& path() const { return connection_.path(); }
+  bool read_only() const { return connection_.mode() == OpenMode::read_only; }
+  // Times written by this object come from `clock` (UNIX seconds); for tests.
+  void set_clock(std::function<double()> clock);
+
+  // ---- sweeps
+  // Creates the sweep, or loads it when one with this name and spec_hash
+  // exists. A name that exists with another spec_hash is refused with a
+  // ConfigError that explains --new-sweep, unless new_sweep: then the old sweep
+  // is renamed "NAME@ID" with status 'superseded' (its results stay queryable)
+  // and a new one is created. new_sweep with an unchanged spec also starts over.
+  SweepOpenResult create_or_load_sweep(const std::string& name, const std::string& spec_json,
+                                       const std::string& spec_hash, bool new_sweep);
+  std::optional<SweepRow> find_sweep(const std::string& name);
+  SweepRow sweep(int64_t sweep_id);
+  std::vector<SweepRow> list_sweeps(bool include_superseded = false);
+  void set_sweep_status(int64_t sweep_id, SweepStatus status);
+  void set_slurm_job_id(int64_t sweep_id, const std::string& job_id);
+
+  // ---- cells
+  // Inserts the cells that are missing and returns every cell's id, in input
+  // order. Idempotent. Refuses (ConfigError, nothing written) when the sweep
+  // already holds a cell whose config_hash differs for the same variant and
+  // seed, or cells the input does not have: the spec expands differently than
+  // when the sweep was created (e.g. the code's preset changed): use --new-sweep.
+  std::vector<int64_t> ensure_cells(int64_t sweep_id, const std::vector<CellInput>& cells);
+  // Marks cells and attempts left 'running' by a previous coordinator as
+  // 'interrupted' (the coordinator is the only writer, so at its start nothing
+  // is really running). Returns the number of cells changed.
+  int recover_interrupted(int64_t sweep_id, const std::string& reason = "coordinator stopped");
+  // Cells to hand out, in spec order: pending, interrupted, failed with
+  // failures < max_attempts, and any still marked running (see above).
+  std::vector<CellRow> cells_to_run(int64_t sweep_id);
+  CellRow cell(int64_t cell_id);
+  std::vector<CellRow> list_cells(const CellFilter& filter = {});
+
+  // ---- attempts
+  // Starts attempt attempts+1 of a cell: inserts a runs row, marks the cell
+  // running, and closes any attempt of the cell still marked running as
+  // interrupted. Returns the run id. A cell that is done is refused.
+  int64_t start_attempt(int64_t cell_id, const RunInfo& info);
+  // Ends an attempt (status done, failed or interrupted) in one transaction:
+  // the runs row, the cell's status, and with done the cell's results.
+  // failed: counts against max_attempts and sets the cell's last_error.
+  // interrupted (preempted, worker lost): does not count as a failure.
+  void finish_attempt(int64_t run_id, RunStatus status, const std::string& error = "",
+                      const CellResults& results = {});
+  RunRow run(int64_t run_id);
+  std::vector<RunRow> list_runs(const CellFilter& filter = {});
+
+  // ---- worker reports (each call one transaction)
+  // Metrics and params are upserts on their keys: a resumed attempt that redoes
+  // steps overwrites the earlier values instead of duplicating them.
+  void record_metrics(const std::vector<MetricPoint>& points);
+  void record_params(const std::vector<ParamValue>& values);
+  int64_t record_event(const EventInput& event);
+  void record_batch(const RecordBatch& batch);
+  std::vector<EventRow> list_events(std::optional<int64_t> sweep_id, int limit = 100);
+
+  // ---- progress (one read snapshot)
+  SweepProgress sweep_progress(int64_t sweep_id);
+
+ private:
+  double now() const;
+  void require_writable(const char* what) const;
+  void write_metrics(const std::vector<MetricPoint>& points);
+  void write_params(const std::vector<ParamValue>& values);
+  int64_t write_event(const EventInput& event);
+
+  Connection connection_;
+  std::function<double()> clock_;
+};
+
+// The read-only verbs' way in: `path`, or default_db_path() when empty,
+// opened read_only (a missing file is a DbError and is not created).
+ResultsDb open_for_reading(const std::string& path = "");
+
+}  // namespace egm::db

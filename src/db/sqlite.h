@@ -1,0 +1,165 @@
+// A small RAII layer over the SQLite C API: a Connection owns a sqlite3*, a
+// Statement owns a sqlite3_stmt*, a Transaction rolls back unless committed.
+// Every failure is an egm::DbError carrying SQLite's message, the SQL and the
+// database path, so a user can tell which file and which query went wrong.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "db/table_format.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace egm::db {
+
+enum class OpenMode {
+  read_write_create,  // create the file when missing (the coordinator)
+  read_write,         // the file must exist
+  read_only,          // SQLITE_OPEN_READONLY + PRAGMA query_only, no ATTACH (egm status/runs/query)
+};
+
+class Connection;
+
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  // Parameters are 1-based, as in SQLite.
+  Statement& bind(int index, int64_t value);
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::string_view value);
+  Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, std::nullptr_t);
+  template <typename T, typename = std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, int64_t>>>
+  Statement& bind(int index, T value) {
+    return bind(index, static_cast<int64_t>(value));
+  }
+  template <typename T>
+  Statement& bind(int index, const std::optional<T>& value) {
+    return value ? bind(index, *value) : bind(index, nullptr);
+  }
+  // Binds every argument in order, starting at parameter 1.
+  template <typename... Args>
+  Statement& bind_all(const Args&... args) {
+    int index = 0;
+    (bind(++index, args), ...);
+    return *this;
+  }
+
+  // Advances to the next row: true when a row is available, false when done.
+  bool step();
+  // Steps to completion (statements that return no rows).
+  void run();
+  // Rewinds so the statement can run again, and clears the bindings.
+  void reset();
+
+  int column_count() const;
+  std::string column_name(int column) const;
+  bool is_null(int column) const;
+  int64_t int64(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  std::optional<int64_t> opt_int64(int column) const;
+  std::optional<double> opt_real(int column) const;
+  std::optional<std::string> opt_text(int column) const;
+  // The column as SQLite typed it (NULL, integer, real, text; blobs as text).
+  Value value(int column) const;
+
+  // True when the statement cannot change the database (sqlite3_stmt_readonly).
+  bool read_only() const;
+  const std::string& sql() const { return sql_; }
+
+ private:
+  friend class Connection;
+  Statement(sqlite3* db, sqlite3_stmt* stmt, std::string sql, std::string db_path);
+  [[noreturn]] void fail(int rc) const;
+
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string sql_;
+  std::string db_path_;
+};
+
+class Connection {
+ public:
+  // Opens `path`. read_only and read_write require the file to exist (a clear
+  // DbError otherwise, and nothing is created). busy_timeout_ms bounds how long
+  // a statement waits for another connection's lock.
+  Connection(const std::string& path, OpenMode mode, int busy_timeout_ms = 10000);
+  Connection(Connection&& other) noexcept;
+  Connection& operator=(Connection&& other) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  // Prepares exactly one statement; trailing SQL after it is an error.
+  Statement prepare(std::string_view sql);
+  // Runs one or more statements that return nothing (schema scripts, pragmas).
+  void exec(std::string_view sql);
+  // prepare + bind_all + run; returns the number of rows changed.
+  template <typename... Args>
+  int64_t execute(std::string_view sql, const Args&... args) {
+    Statement s = prepare(sql);
+    s.bind_all(args...);
+    s.run();
+    return changes();
+  }
+
+  int64_t last_insert_rowid() const;
+  int64_t changes() const;
+  int user_version();
+  void set_user_version(int version);
+  bool in_transaction() const;
+
+  const std::string& path() const { return path_; }
+  OpenMode mode() const { return mode_; }
+  // The raw handle, for the rare call this layer does not wrap (sqlite3_limit).
+  sqlite3* handle() { return db_; }
+
+ private:
+  [[noreturn]] void fail(int rc, std::string_view sql) const;
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  OpenMode mode_ = OpenMode::read_only;
+};
+
+// BEGIN on construction, ROLLBACK in the destructor unless commit() ran.
+// Readers see all of a transaction's writes or none of them.
+//  immediate: takes the write lock up front, so a writer never fails half-way
+//             on a lock (the writer's kind).
+//  deferred:  a read snapshot: several SELECTs see one consistent state (the
+//             only kind a read-only connection can open).
+// Nested inside an open transaction it becomes a SAVEPOINT, so methods that
+// are one transaction each compose into a larger one (all or nothing).
+class Transaction {
+ public:
+  enum class Kind { immediate, deferred };
+  explicit Transaction(Connection& connection, Kind kind = Kind::immediate);
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction();
+  void commit();
+
+ private:
+  Connection& connection_;
+  bool nested_ = false;
+  bool done_ = false;
+};
+
+// Runs one read statement and collects its rows with their column names.
+Table query_table(Connection& connection, std::string_view sql);
+Table read_rows(Statement& statement);
+
+}  // namespace egm::db

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The read-only verbs end to end: egm query / status / runs on a database made
+# by make_cli_fixture. Checks output, exit statuses, and that nothing (not even
+# a refused write) changes the file.
+#   cli_test.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
+set -u
+EGM=$1
+FIXTURE=$2
+WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK"
+DB=$WORK/results.sqlite
+"$FIXTURE" "$DB" || { echo "fixture failed"; exit 1; }
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# run NAME EXPECTED_STATUS CMD...: runs CMD, keeps stdout/stderr in $out/$err.
+run() {
+  local name=$1 expected=$2
+  shift 2
+  out=$("$@" 2>"$WORK/stderr") ; status=$?
+  err=$(cat "$WORK/stderr")
+  if [ "$expected" = 0 ] && [ "$status" != 0 ]; then fail "$name: exit $status, stderr: $err"; fi
+  if [ "$expected" != 0 ] && [ "$status" = 0 ]; then fail "$name: exit 0, expected failure; stdout: $out"; fi
+}
+expect_in() {  # expect_in NAME TEXT HAYSTACK
+  case "$3" in *"$2"*) ;; *) fail "$1: missing '$2' in: $3" ;; esac
+}
+
+# Close every writer first: the checksum is of the file at rest.
+before=$(sha256sum "$DB" | cut -d' ' -f1)
+
+run "query csv" 0 "$EGM" query "SELECT variant, final_val FROM cells WHERE status = 'done'" --db "$DB" --format csv
+[ "$out" = "variant,final_val
+base,1.4742" ] || fail "query csv: got '$out'"
+
+run "query json" 0 "$EGM" query "SELECT key, status FROM cells ORDER BY position" --db "$DB" --format json
+expect_in "query json" '"key": "ega-s0"' "$out"
+expect_in "query json" '"status": "running"' "$out"
+
+for sql in "DELETE FROM cells" "DROP TABLE cells" "UPDATE cells SET status = 'done'" \
+           "INSERT INTO events (time, kind, message) VALUES (0, 'x', 'y')" "PRAGMA user_version = 9" \
+           "ATTACH DATABASE '$WORK/other.sqlite' AS other"; do
+  run "write refused: $sql" 1 "$EGM" query "$sql" --db "$DB"
+  [ "$status" = 0 ] || expect_in "write refused: $sql" "" "$err"
+done
+run "write message" 1 "$EGM" query "DELETE FROM cells" --db "$DB"
+expect_in "write message" "read-only" "$err"
+[ ! -e "$WORK/other.sqlite" ] || fail "ATTACH created a file"
+
+run "count after writes" 0 "$EGM" query "SELECT count(*) AS n FROM cells" --db "$DB" --format csv
+[ "$out" = "n
+3" ] || fail "cells changed: '$out'"
+
+run "status" 0 "$EGM" status --db "$DB"
+expect_in "status" "sweep demo" "$out"
+expect_in "status" "3 cells: 1 done, 1 running, 0 pending, 1 failed (1 with no retries left), 0 interrupted" "$out"
+expect_in "status" "ega-s0" "$out"
+expect_in "status" "20/100" "$out"
+expect_in "status" "120/300 steps" "$out"
+
+run "status unknown sweep" 1 "$EGM" status --db "$DB" --sweep nope
+expect_in "status unknown sweep" "no sweep named 'nope'" "$err"
+
+run "runs json" 0 "$EGM" runs --db "$DB" --status done --format json
+expect_in "runs json" '"final_val": 1.4742' "$out"
+expect_in "runs json" '"cell": "base-s0"' "$out"
+
+run "runs csv quoting" 0 "$EGM" runs --db "$DB" --variant mope --format csv
+expect_in "runs csv quoting" '"bad value, ""x"" at step 3"' "$out"
+
+run "runs attempts" 0 "$EGM" runs --db "$DB" --attempts --seed 0 --format csv
+[ "$(printf '%s\n' "$out" | wc -l)" = 4 ] || fail "runs attempts: expected header + 3 rows: $out"
+
+run "runs via EGM_DB" 0 env EGM_DB="$DB" "$EGM" runs --format csv --variant base
+expect_in "runs via EGM_DB" "demo,base-s0,base,0,done" "$out"
+
+run "runs bad status" 1 "$EGM" runs --db "$DB" --status finished
+expect_in "runs bad status" "valid" "$err"
+
+run "missing db" 1 "$EGM" status --db "$WORK/missing.sqlite"
+expect_in "missing db" "no results database" "$err"
+[ ! -e "$WORK/missing.sqlite" ] || fail "status created the missing database"
+run "missing db query" 1 "$EGM" query "SELECT 1" --db "$WORK/missing.sqlite"
+[ ! -e "$WORK/missing.sqlite" ] || fail "query created the missing database"
+
+after=$(sha256sum "$DB" | cut -d' ' -f1)
+[ "$before" = "$after" ] || fail "the database file changed"
+
+if [ "$failures" != 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "all CLI checks passed"

@@ -1,0 +1,44 @@
+// Writes the small results database the CLI test reads: one sweep "demo" with
+// a done cell, a running cell with two train metrics, and a failed cell whose
+// error needs CSV quoting.
+#include <cstdio>
+#include <filesystem>
+
+#include "db/results_db.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DB_PATH\n", argv[0]);
+    return 2;
+  }
+  using namespace egm::db;
+  std::filesystem::remove(argv[1]);
+  ResultsDb db(argv[1], OpenMode::read_write_create);
+  const int64_t sweep = db.create_or_load_sweep("demo", "{\"name\":\"demo\"}", "0123456789abcdef", false).sweep.id;
+  std::vector<CellInput> cells;
+  for (const char* v : {"base", "ega", "mope"}) {
+    CellInput c;
+    c.key = std::string(v) + "-s0";
+    c.variant = v;
+    c.seed = 0;
+    c.config_json = "{}";
+    c.config_hash = std::string("hash-") + v;
+    c.max_steps = 100;
+    c.max_attempts = 1;
+    cells.push_back(c);
+  }
+  const auto ids = db.ensure_cells(sweep, cells);
+  db.set_sweep_status(sweep, SweepStatus::running);
+  RunInfo info;
+  info.host = "node1";
+  info.device = "cpu";
+  CellResults r;
+  r.final_val = 1.4742;
+  r.final_step = 100;
+  db.finish_attempt(db.start_attempt(ids[0], info), RunStatus::done, "", r);
+  const int64_t running = db.start_attempt(ids[1], info);
+  db.record_metrics({{ids[1], running, 10, "train", 2.5, 1e-3, 5000.0, 0},
+                     {ids[1], running, 20, "train", 2.25, 1e-3, 5000.0, 0}});
+  db.finish_attempt(db.start_attempt(ids[2], info), RunStatus::failed, "bad value, \"x\" at step 3");
+  return 0;
+}

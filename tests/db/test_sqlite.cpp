@@ -1,0 +1,221 @@
+// The RAII SQLite layer and the schema migrations.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "db/migrations.h"
+#include "db/results_db.h"
+#include "db/sqlite.h"
+#include "test_helpers.h"
+#include "util/error.h"
+#include "util/files.h"
+
+namespace {
+
+using namespace egm::db;
+using egm::testing::FileSnapshot;
+using egm::testing::ScratchDir;
+
+std::set<std::string> table_names(Connection& c) {
+  std::set<std::string> names;
+  Statement s = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
+  while (s.step()) names.insert(s.text(0));
+  return names;
+}
+
+TEST(Sqlite, TypedBindAndColumns) {
+  ScratchDir dir;
+  Connection c(dir.file("t.sqlite"), OpenMode::read_write_create);
+  c.exec("CREATE TABLE t (i INTEGER, r REAL, s TEXT, n TEXT)");
+  c.execute("INSERT INTO t VALUES (?, ?, ?, ?)", int64_t{1} << 40, 0.25, std::string("it's"), std::optional<std::string>());
+  Statement s = c.prepare("SELECT i, r, s, n FROM t");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.int64(0), int64_t{1} << 40);
+  EXPECT_EQ(s.real(1), 0.25);
+  EXPECT_EQ(s.text(2), "it's");
+  EXPECT_TRUE(s.is_null(3));
+  EXPECT_FALSE(s.opt_text(3).has_value());
+  EXPECT_EQ(s.column_name(2), "s");
+  EXPECT_TRUE(std::holds_alternative<double>(s.value(1)));
+  EXPECT_FALSE(s.step());
+}
+
+TEST(Sqlite, ErrorsCarryMessageAndSql) {
+  ScratchDir dir;
+  Connection c(dir.file("t.sqlite"), OpenMode::read_write_create);
+  try {
+    c.prepare("SELECT * FROM no_such_table");
+    FAIL() << "no throw";
+  } catch (const egm::DbError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no such table: no_such_table"), std::string::npos) << what;
+    EXPECT_NE(what.find("SQL: SELECT * FROM no_such_table"), std::string::npos) << what;
+    EXPECT_NE(what.find(dir.file("t.sqlite")), std::string::npos) << what;
+  }
+  // One statement per prepare: a second one is refused, not silently dropped.
+  EXPECT_THROW(c.prepare("SELECT 1; SELECT 2"), egm::DbError);
+  EXPECT_NO_THROW(c.prepare("SELECT 1; -- trailing comment"));
+}
+
+TEST(Sqlite, TransactionRollsBackUnlessCommitted) {
+  ScratchDir dir;
+  Connection c(dir.file("t.sqlite"), OpenMode::read_write_create);
+  c.exec("CREATE TABLE t (x INTEGER)");
+  {
+    Transaction tx(c);
+    c.execute("INSERT INTO t VALUES (1)");
+  }  // no commit
+  {
+    Transaction tx(c);
+    c.execute("INSERT INTO t VALUES (2)");
+    {
+      Transaction inner(c);  // a savepoint inside the outer transaction
+      c.execute("INSERT INTO t VALUES (3)");
+    }  // inner rolled back, outer goes on
+    tx.commit();
+  }
+  Table t = query_table(c, "SELECT x FROM t ORDER BY x");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(t.rows[0][0]), 2);
+  EXPECT_FALSE(c.in_transaction());
+}
+
+TEST(Sqlite, ReadOnlyConnectionRefusesWritesAndLeavesFileUnchanged) {
+  ScratchDir dir;
+  const std::string path = dir.file("r.sqlite");
+  { ResultsDb db(path, OpenMode::read_write_create); db.create_or_load_sweep("s", "{}", "h", false); }
+  const FileSnapshot before = FileSnapshot::of(path);
+  {
+    Connection ro(path, OpenMode::read_only);
+    EXPECT_THROW(ro.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) "
+                            "VALUES ('x', '{}', 'h', 0, 0)"),
+                 egm::DbError);
+    EXPECT_THROW(ro.execute("DELETE FROM sweeps"), egm::DbError);
+    EXPECT_THROW(ro.exec("DROP TABLE events"), egm::DbError);
+    EXPECT_THROW(ro.exec("PRAGMA user_version = 7"), egm::DbError);
+    Statement s = ro.prepare("DELETE FROM sweeps");
+    EXPECT_FALSE(s.read_only());
+    EXPECT_TRUE(ro.prepare("SELECT count(*) FROM sweeps").read_only());
+    Statement count = ro.prepare("SELECT count(*) FROM sweeps");
+    ASSERT_TRUE(count.step());
+    EXPECT_EQ(count.int64(0), 1);
+  }
+  EXPECT_TRUE(FileSnapshot::of(path).same_as(before));
+}
+
+TEST(Sqlite, ReadOnlyOpenOfMissingFileFailsAndCreatesNothing) {
+  ScratchDir dir;
+  const std::string path = dir.file("missing.sqlite");
+  EXPECT_THROW(Connection(path, OpenMode::read_only), egm::DbError);
+  EXPECT_THROW(Connection(path, OpenMode::read_write), egm::DbError);
+  EXPECT_THROW(ResultsDb(path, OpenMode::read_only), egm::DbError);
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// ---- migrations ------------------------------------------------------------------
+
+int count_markers_in_schema_file() {
+  std::ifstream in(std::string(EGM_SOURCE_DIR) + "/schemas/results.sql");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (line.rfind("-- @migration ", 0) == 0) ++n;
+  return n;
+}
+
+TEST(Migrations, EmbeddedSchemaIsTheSourceFile) {
+  EXPECT_EQ(std::string(results_schema_sql()),
+            egm::read_file(std::string(EGM_SOURCE_DIR) + "/schemas/results.sql"));
+  EXPECT_EQ(results_schema_version(), count_markers_in_schema_file());
+  EXPECT_EQ(results_migrations().front().description, "initial schema");
+}
+
+TEST(Migrations, NewFileGetsCurrentSchemaWalAndForeignKeys) {
+  ScratchDir dir;
+  ResultsDb db(dir.file("new.sqlite"), OpenMode::read_write_create);
+  Connection& c = db.connection();
+  EXPECT_EQ(c.user_version(), results_schema_version());
+  const std::set<std::string> expected = {"sweeps", "cells", "runs", "metrics", "params", "events"};
+  EXPECT_EQ(table_names(c), expected);
+  Statement jm = c.prepare("PRAGMA journal_mode");
+  ASSERT_TRUE(jm.step());
+  EXPECT_EQ(jm.text(0), "wal");
+  Statement fk = c.prepare("PRAGMA foreign_keys");
+  ASSERT_TRUE(fk.step());
+  EXPECT_EQ(fk.int64(0), 1);
+  // A cell must belong to a sweep: the foreign key is enforced.
+  EXPECT_THROW(db.ensure_cells(42, {egm::testing::make_cell("base", 0)}), egm::DbError);
+}
+
+TEST(Migrations, EmptyVersionZeroFileIsMigrated) {
+  ScratchDir dir;
+  const std::string path = dir.file("empty.sqlite");
+  egm::atomic_write_file(path, "");  // a v0 database: an empty file
+  {
+    Connection c(path, OpenMode::read_write);
+    EXPECT_EQ(c.user_version(), 0);
+  }
+  ResultsDb db(path, OpenMode::read_write);
+  EXPECT_EQ(db.connection().user_version(), results_schema_version());
+  EXPECT_EQ(table_names(db.connection()).count("cells"), 1u);
+}
+
+TEST(Migrations, LaterVersionAppliesOnTopAndKeepsData) {
+  ScratchDir dir;
+  const std::string path = dir.file("v1.sqlite");
+  {
+    ResultsDb db(path, OpenMode::read_write_create);
+    auto sweep = db.create_or_load_sweep("s", "{}", "h", false);
+    db.ensure_cells(sweep.sweep.id, {egm::testing::make_cell("base", 0), egm::testing::make_cell("ega", 0)});
+  }
+  // v2 = the shipped migrations plus one more section, as a future release would add.
+  const std::string v2_script =
+      std::string(results_schema_sql()) + "\n-- @migration 2: a note per cell\nALTER TABLE cells ADD COLUMN note TEXT;\n";
+  const std::vector<Migration> v2 = parse_migrations(v2_script);
+  ASSERT_EQ(v2.size(), results_migrations().size() + 1);
+  {
+    Connection c(path, OpenMode::read_write);
+    EXPECT_EQ(migrate(c, v2), 1);
+    EXPECT_EQ(c.user_version(), 2);
+    EXPECT_EQ(migrate(c, v2), 0);  // idempotent
+    Table t = query_table(c, "SELECT variant, note FROM cells ORDER BY position");
+    ASSERT_EQ(t.rows.size(), 2u);
+    EXPECT_EQ(std::get<std::string>(t.rows[1][0]), "ega");
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[1][1]));
+  }
+  // This binary knows v1 only: a v2 file is refused, for reading and writing.
+  EXPECT_THROW(ResultsDb(path, OpenMode::read_only), egm::DbError);
+  try {
+    ResultsDb db(path, OpenMode::read_write);
+    FAIL() << "no throw";
+  } catch (const egm::DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Migrations, RefusesForeignDatabasesAndGarbage) {
+  ScratchDir dir;
+  const std::string foreign = dir.file("foreign.sqlite");
+  { Connection c(foreign, OpenMode::read_write_create); c.exec("CREATE TABLE mine (x)"); }
+  EXPECT_THROW(ResultsDb(foreign, OpenMode::read_write), egm::DbError);
+  const std::string garbage = dir.file("garbage.sqlite");
+  egm::atomic_write_file(garbage, std::string(4096, 'x'));
+  EXPECT_THROW(ResultsDb(garbage, OpenMode::read_write), egm::DbError);
+  EXPECT_EQ(egm::read_file(garbage), std::string(4096, 'x'));
+}
+
+TEST(Migrations, ParserChecksNumbering) {
+  EXPECT_THROW(parse_migrations("-- @migration 1: a\nCREATE TABLE a (x);\n-- @migration 3: c\nCREATE TABLE c (x);\n"),
+               egm::DbError);
+  EXPECT_THROW(parse_migrations("CREATE TABLE a (x);\n"), egm::DbError);
+  EXPECT_THROW(parse_migrations("-- @migration 1: nothing\n-- just a comment\n"), egm::DbError);
+  auto m = parse_migrations("-- header\n-- @migration 1: first\nCREATE TABLE a (x);\n-- @migration 2: second\nSELECT 1;\n");
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[1].version, 2);
+  EXPECT_EQ(m[1].description, "second");
+  EXPECT_EQ(m[0].sql, "CREATE TABLE a (x);\n");
+}
+
+}  // namespace
