@@ -1,0 +1,59 @@
+#include "spec/expand.h"
+
+#include <fmt/format.h>
+
+#include "config/variants.h"
+
+namespace egm::spec {
+
+std::string cell_key(const std::string& variant, uint64_t seed) { return fmt::format("{}-s{}", variant, seed); }
+
+RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, uint64_t seed) {
+  nlohmann::json o = spec.overrides.is_object() ? spec.overrides : nlohmann::json::object();
+  if (spec.steps) o["train"]["max_steps"] = *spec.steps;
+  if (spec.eval_interval) o["train"]["eval_interval"] = *spec.eval_interval;
+  // The variant's own options come last: a variant is what its name says,
+  // whatever the sweep-wide overrides.
+  o["model"]["variant"] = variant;
+  const VariantInfo info = resolve_variant(variant);  // named: items() would dangle on a temporary
+  for (const auto& [key, value] : info.options.items()) o["model"][key] = value;
+  o["train"]["seed"] = seed;
+  RunConfig config = preset_config(spec.preset);
+  apply_overrides(config, o);  // validates
+  return config;
+}
+
+std::vector<Cell> expand(const ExperimentSpec& spec) {
+  std::vector<Cell> cells;
+  cells.reserve(spec.variants.size() * spec.seeds.size());
+  for (const auto& variant : spec.variants)
+    for (uint64_t seed : spec.seeds) {
+      Cell c;
+      c.variant = variant;
+      c.seed = seed;
+      c.config = cell_config(spec, variant, seed);
+      c.config_hash = config_hash(c.config);
+      c.key = cell_key(variant, seed);
+      cells.push_back(std::move(c));
+    }
+  return cells;
+}
+
+std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std::vector<Cell>& cells) {
+  std::vector<db::CellInput> inputs;
+  inputs.reserve(cells.size());
+  for (const auto& c : cells) {
+    db::CellInput in;
+    in.key = c.key;
+    in.variant = c.variant;
+    in.seed = static_cast<int64_t>(c.seed);
+    in.config_json = to_json(c.config).dump();
+    in.config_hash = c.config_hash;
+    in.max_steps = c.config.train.max_steps;
+    in.max_attempts = spec.max_attempts();
+    inputs.push_back(std::move(in));
+  }
+  return inputs;
+}
+
+}  // namespace egm::spec

@@ -1,0 +1,379 @@
+#include "spec/experiment_spec.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <set>
+
+#include "config/run_config.h"
+#include "config/variants.h"
+#include "spec/expand.h"
+#include "spec/schema_check.h"
+#include "util/files.h"
+#include "util/sha256.h"
+
+namespace egm::spec {
+namespace {
+
+using nlohmann::json;
+
+std::string error_message(const std::string& source, const std::vector<Problem>& problems) {
+  if (problems.size() == 1 && problems[0].line > 0)
+    return fmt::format("{}:{}:{}: {}", source, problems[0].line, problems[0].column, problems[0].message);
+  std::string text = fmt::format("{}: invalid experiment spec ({} problem{}):", source, problems.size(),
+                                 problems.size() == 1 ? "" : "s");
+  for (const auto& p : problems) text += fmt::format("\n  {}: {}", p.path, p.message);
+  return text;
+}
+
+[[noreturn]] void fail(const std::string& source, std::vector<Problem> problems, const char* file, int line) {
+  throw SpecError(source, std::move(problems), egm::detail::location(file, line));
+}
+#define EGM_SPEC_FAIL(source, problems) fail(source, problems, __FILE__, __LINE__)
+
+// ---- stage 1: JSON syntax, and keys given twice -------------------------------------
+
+// nlohmann keeps the last of two equal keys silently; a spec that says
+// "seeds" twice is almost surely a mistake, so the parser callback tracks the
+// keys of every open object and the path to it.
+class DuplicateKeyFinder {
+ public:
+  bool on_event(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        enter_element();
+        frames_.push_back(Frame{/*object=*/true, {}, {}, 0});
+        break;
+      case json::parse_event_t::array_start:
+        enter_element();
+        frames_.push_back(Frame{/*object=*/false, {}, {}, 0});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second)
+          problems.push_back({path(), fmt::format("key \"{}\" is given twice (only the last would count)", f.key)});
+        break;
+      }
+      case json::parse_event_t::value: enter_element(); break;
+    }
+    return true;
+  }
+  std::vector<Problem> problems;
+
+ private:
+  struct Frame {
+    bool object = true;
+    std::set<std::string> keys;
+    std::string key;
+    size_t count = 0;  // elements seen so far (arrays)
+  };
+  void enter_element() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().count;
+  }
+  std::string path() const {
+    std::string p = "$";
+    for (const auto& f : frames_) {
+      if (f.object)
+        p = path_with_key(p, f.key);
+      else
+        p += fmt::format("[{}]", f.count == 0 ? 0 : f.count - 1);
+    }
+    return p;
+  }
+  std::vector<Frame> frames_;
+};
+
+json parse_json(std::string_view text, const std::string& source) {
+  DuplicateKeyFinder finder;
+  json document;
+  try {
+    document = json::parse(text.begin(), text.end(),
+                           [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+                             return finder.on_event(event, parsed);
+                           });
+  } catch (const json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 11: syntax error ..."
+    Problem p;
+    const std::string what = e.what();
+    int line = 0, column = 0;
+    size_t at = what.find("at line ");
+    if (at != std::string::npos && std::sscanf(what.c_str() + at, "at line %d, column %d", &line, &column) == 2) {
+      p.line = line;
+      p.column = column;
+    } else {
+      // Fall back to the byte offset (1-based, the last character read).
+      const size_t byte = std::min<size_t>(e.byte, text.size());
+      const std::string_view before = text.substr(0, byte == 0 ? 0 : byte - 1);
+      p.line = 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+      const size_t nl = before.rfind('\n');
+      p.column = static_cast<int>(byte - (nl == std::string_view::npos ? 0 : nl + 1));
+    }
+    size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
+    const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    p.message = "invalid JSON: " + detail;
+    EGM_SPEC_FAIL(source, {p});
+  }
+  if (!finder.problems.empty()) EGM_SPEC_FAIL(source, finder.problems);
+  return document;
+}
+
+// ---- stage 3: meaning -----------------------------------------------------------------
+
+std::vector<std::string> as_strings(const json& array) {
+  std::vector<std::string> out;
+  for (const auto& v : array) out.push_back(v.get<std::string>());
+  return out;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+// Where egm::validate's problem line points in the spec: the earliest field the
+// user set that the line names ("model.d_model (30) must be divisible by
+// model.n_head (4)"), else the variant whose config it is.
+std::string locate_config_problem(const std::string& line, const std::vector<std::pair<std::string, std::string>>& fields,
+                                  const std::string& variant_path) {
+  size_t best = std::string::npos;
+  std::string path = variant_path;
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (const auto& [key, field_path] : fields) {
+    for (size_t pos = line.find(key); pos != std::string::npos; pos = line.find(key, pos + 1)) {
+      const bool left_ok = pos == 0 || !word_char(line[pos - 1]);
+      const bool right_ok = pos + key.size() >= line.size() || !word_char(line[pos + key.size()]);
+      if (left_ok && right_ok) {
+        if (pos < best) {
+          best = pos;
+          path = field_path;
+        }
+        break;
+      }
+    }
+  }
+  return path;
+}
+
+// The problems egm::validate lists, one per "  - " line.
+std::vector<std::string> config_problem_lines(const std::string& message) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while ((pos = message.find("\n  - ", pos)) != std::string::npos) {
+    pos += 5;
+    size_t end = message.find('\n', pos);
+    lines.push_back(message.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+  }
+  if (lines.empty()) lines.push_back(message);
+  return lines;
+}
+
+ExperimentSpec read_fields(const json& d) {
+  ExperimentSpec s;
+  s.name = d.at("name").get<std::string>();
+  s.description = d.value("description", "");
+  s.preset = d.value("preset", "paper");
+  if (d.contains("overrides")) s.overrides = d["overrides"];
+  if (d.contains("variants")) s.variants = as_strings(d["variants"]);
+  if (d.contains("factorial"))
+    s.factorial = Factorial{as_strings(d["factorial"]["attention"]), as_strings(d["factorial"]["position"])};
+  for (const auto& seed : d.at("seeds")) s.seeds.push_back(seed.get<uint64_t>());
+  if (d.contains("steps")) s.steps = d["steps"].get<int64_t>();
+  if (d.contains("eval_interval")) s.eval_interval = d["eval_interval"].get<int64_t>();
+  s.retries = d.value("retries", 2);
+  s.data_parallel = d.value("data_parallel", 1);
+  s.runs_per_gpu = d.value("runs_per_gpu", 1);
+  if (d.contains("baseline")) s.baseline = d["baseline"].get<std::string>();
+  if (d.contains("factors")) {
+    const json& f = d["factors"];
+    s.factors = Factors{f["a"].get<std::string>(), f["b"].get<std::string>(), f["ab"].get<std::string>(),
+                        f["base"].get<std::string>()};
+  }
+  if (d.contains("published")) {
+    const json& p = d["published"];
+    Published pub;
+    pub.source = p["source"].get<std::string>();
+    pub.metric = p.value("metric", "final_val");
+    for (const auto& [k, v] : p["values"].items()) pub.values[k] = v.get<double>();
+    s.published = pub;
+  }
+  return s;
+}
+
+std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
+  std::vector<Problem> problems;
+  auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
+
+  // Variants: a list xor a factorial; every name resolves.
+  std::vector<std::string> variant_paths;
+  bool variants_ok = true;
+  if (d.contains("variants") && d.contains("factorial")) {
+    add("$", "give either \"variants\" or \"factorial\", not both");
+    variants_ok = false;
+  } else if (!d.contains("variants") && !d.contains("factorial")) {
+    add("$", "missing \"variants\" (a list of variant names) or \"factorial\" ({\"attention\": [...], \"position\": [...]})");
+    variants_ok = false;
+  } else if (s.factorial) {
+    const auto& ak = attention_kinds();
+    const auto& pk = position_kinds();
+    for (size_t i = 0; i < s.factorial->attention.size(); ++i)
+      if (!contains(ak, s.factorial->attention[i])) {
+        add(fmt::format("$.factorial.attention[{}]", i), fmt::format("unknown attention '{}'; valid: {}",
+                                                                      s.factorial->attention[i], fmt::join(ak, ", ")));
+        variants_ok = false;
+      }
+    for (size_t i = 0; i < s.factorial->position.size(); ++i)
+      if (!contains(pk, s.factorial->position[i])) {
+        add(fmt::format("$.factorial.position[{}]", i), fmt::format("unknown position encoding '{}'; valid: {}",
+                                                                     s.factorial->position[i], fmt::join(pk, ", ")));
+        variants_ok = false;
+      }
+    if (variants_ok)
+      for (const auto& a : s.factorial->attention)
+        for (const auto& p : s.factorial->position) {
+          s.variants.push_back(factorial_variant_name(a, p));
+          variant_paths.push_back("$.factorial");
+        }
+  } else {
+    for (size_t i = 0; i < s.variants.size(); ++i) {
+      variant_paths.push_back(fmt::format("$.variants[{}]", i));
+      try {
+        resolve_variant(s.variants[i]);
+      } catch (const ConfigError& e) {
+        add(variant_paths.back(), e.what());
+        variants_ok = false;
+      }
+    }
+  }
+
+  // A shorthand and the override it stands for, both given.
+  const json& train = s.overrides.contains("train") ? s.overrides["train"] : json::object();
+  if (s.steps && train.contains("max_steps"))
+    add("$.steps", "also given as overrides.train.max_steps; give one of them");
+  if (s.eval_interval && train.contains("eval_interval"))
+    add("$.eval_interval", "also given as overrides.train.eval_interval; give one of them");
+
+  // Every cell's config must be valid: check each variant once (seeds do not
+  // change validity) and point each problem at the field the user set.
+  if (variants_ok && problems.empty()) {
+    std::vector<std::pair<std::string, std::string>> fields;  // config key -> spec path
+    for (const char* section : {"model", "train"})
+      if (s.overrides.contains(section))
+        for (const auto& [key, v] : s.overrides[section].items())
+          fields.emplace_back(key, fmt::format("$.overrides.{}.{}", section, key));
+    if (s.steps) fields.emplace_back("max_steps", "$.steps");
+    if (s.eval_interval) fields.emplace_back("eval_interval", "$.eval_interval");
+    std::set<std::pair<std::string, std::string>> seen;
+    for (size_t i = 0; i < s.variants.size(); ++i) {
+      try {
+        RunConfig c = cell_config(s, s.variants[i], s.seeds.front());
+        if (c.train.batch_size % s.data_parallel != 0) {
+          Problem p{"$.data_parallel", fmt::format("train.batch_size ({}) must be divisible by data_parallel ({}): "
+                                                   "the batch is split over the ranks",
+                                                   c.train.batch_size, s.data_parallel)};
+          if (seen.insert({p.path, p.message}).second) problems.push_back(p);
+        }
+      } catch (const ConfigError& e) {
+        for (const auto& line : config_problem_lines(e.what())) {
+          Problem p{locate_config_problem(line, fields, variant_paths[i]), line};
+          if (p.path == variant_paths[i] && s.factorial) p.message = fmt::format("variant {}: {}", s.variants[i], line);
+          if (seen.insert({p.path, p.message}).second) problems.push_back(p);
+        }
+      }
+    }
+  }
+
+  // Names that must be variants of this sweep.
+  auto check_member = [&](const std::string& path, const std::string& name) {
+    if (variants_ok && !contains(s.variants, name))
+      add(path, fmt::format("'{}' is not a variant of this sweep ({})", name, fmt::join(s.variants, ", ")));
+    return contains(s.variants, name);
+  };
+  if (s.baseline)
+    check_member("$.baseline", *s.baseline);
+  else if (contains(s.variants, "base"))
+    s.baseline = "base";
+  if (s.factors) {
+    const Factors& f = *s.factors;
+    bool all = check_member("$.factors.a", f.a) & check_member("$.factors.b", f.b) &
+               check_member("$.factors.ab", f.ab) & check_member("$.factors.base", f.base);
+    if (all) {
+      // A 2x2: a changes one factor of base, b the other, ab both.
+      VariantInfo a = resolve_variant(f.a), b = resolve_variant(f.b), ab = resolve_variant(f.ab),
+                  base = resolve_variant(f.base);
+      auto pair = [](const VariantInfo& v) { return fmt::format("{}+{}", v.attention, v.position); };
+      if (std::set<std::string>{f.a, f.b, f.ab, f.base}.size() != 4)
+        add("$.factors", "a, b, ab and base must be four different variants");
+      else if (ab.attention != a.attention || ab.position != b.position || base.attention != b.attention ||
+               base.position != a.position)
+        add("$.factors",
+            fmt::format("not a 2x2 design: expected ab = (attention of a, position of b) and base = (attention of "
+                        "b, position of a); got a {}, b {}, ab {}, base {}",
+                        pair(a), pair(b), pair(ab), pair(base)));
+    }
+  }
+  if (s.published)
+    for (const auto& [variant, value] : s.published->values)
+      check_member(path_with_key("$.published.values", variant), variant);
+  return problems;
+}
+
+json canonical_form(const ExperimentSpec& s) {
+  json c = json::object();
+  c["name"] = s.name;
+  c["description"] = s.description;
+  c["preset"] = s.preset;
+  c["overrides"] = s.overrides;
+  c["variants"] = s.variants;
+  if (s.factorial) c["factorial"] = {{"attention", s.factorial->attention}, {"position", s.factorial->position}};
+  c["seeds"] = s.seeds;
+  if (s.steps) c["steps"] = *s.steps;
+  if (s.eval_interval) c["eval_interval"] = *s.eval_interval;
+  c["retries"] = s.retries;
+  c["data_parallel"] = s.data_parallel;
+  c["runs_per_gpu"] = s.runs_per_gpu;
+  if (s.baseline) c["baseline"] = *s.baseline;
+  if (s.factors)
+    c["factors"] = {{"a", s.factors->a}, {"b", s.factors->b}, {"ab", s.factors->ab}, {"base", s.factors->base}};
+  if (s.published)
+    c["published"] = {{"source", s.published->source}, {"metric", s.published->metric}, {"values", s.published->values}};
+  return c;
+}
+
+}  // namespace
+
+SpecError::SpecError(std::string source, std::vector<Problem> problems, std::string where)
+    : ConfigError(error_message(source, problems), std::move(where)),
+      source_(std::move(source)),
+      problems_(std::move(problems)) {}
+
+std::string factorial_variant_name(const std::string& attention, const std::string& position) {
+  // Only option-free named variants: one with options (a conv lag) is a
+  // particular setting, not "the" variant of its pair.
+  for (const auto& v : named_variants())
+    if (v.attention == attention && v.position == position && v.options.empty()) return v.name;
+  return attention + "+" + position;
+}
+
+ExperimentSpec parse_spec(std::string_view text, const std::string& source) {
+  const json document = parse_json(text, source);
+  if (std::vector<Problem> problems = schema_problems(document); !problems.empty())
+    EGM_SPEC_FAIL(source, std::move(problems));
+  ExperimentSpec spec = read_fields(document);
+  spec.source = source;
+  if (std::vector<Problem> problems = check_meaning(spec, document); !problems.empty())
+    EGM_SPEC_FAIL(source, std::move(problems));
+  spec.canonical = canonical_form(spec);
+  spec.hash = sha256_hex(spec.canonical.dump());
+  return spec;
+}
+
+ExperimentSpec load_spec(const std::string& path) { return parse_spec(read_file(path), path); }
+
+}  // namespace egm::spec

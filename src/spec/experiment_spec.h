@@ -1,0 +1,110 @@
+// An experiment spec: the JSON file a user writes to describe one sweep
+// (variants x seeds on a preset, with overrides). Loading it checks, in order:
+//   1. the JSON parses (else: FILE:LINE:COLUMN and the parser's message),
+//      with no key given twice in an object;
+//   2. it matches schemas/experiment.schema.json (embedded; every violation,
+//      each with its JSON path, e.g. "$.overrides.model.n_layr: unknown key");
+//   3. it makes sense: variant names resolve, variants xor factorial, baseline,
+//      factors and published values name variants of the sweep, and every
+//      expanded run config passes egm::validate ("impossible sizes").
+// All problems of a stage are reported together in one SpecError.
+// experiments/README.md documents the format field by field.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.h"
+
+namespace egm::spec {
+
+// One problem, located by a JSON path: "$" is the document, "$.seeds[1]" the
+// second seed, "$.overrides.model.d_model" a nested key.
+// A JSON syntax error has no path but a line and column (1-based).
+struct Problem {
+  std::string path;
+  std::string message;
+  int line = 0;
+  int column = 0;
+};
+
+// A spec that does not load. what() is "SOURCE:LINE:COLUMN: invalid JSON: ..."
+// for a syntax error, else "SOURCE: invalid experiment spec (N problems):"
+// followed by one "  PATH: message" line per problem; problems() has them as data.
+class SpecError : public ConfigError {
+ public:
+  SpecError(std::string source, std::vector<Problem> problems, std::string where);
+  const std::string& source() const { return source_; }
+  const std::vector<Problem>& problems() const { return problems_; }
+
+ private:
+  std::string source_;
+  std::vector<Problem> problems_;
+};
+
+struct Factorial {
+  std::vector<std::string> attention;  // attention kinds (config/variants.h)
+  std::vector<std::string> position;   // position kinds
+};
+
+// The 2x2 design: a and b each change one factor of base, ab changes both.
+struct Factors {
+  std::string a;
+  std::string b;
+  std::string ab;
+  std::string base;
+};
+
+struct Published {
+  std::string source;                    // where the numbers come from
+  std::string metric = "final_val";      // which cells column they compare with
+  std::map<std::string, double> values;  // variant -> published value
+};
+
+struct ExperimentSpec {
+  std::string name;                       // [A-Za-z0-9_.-]+, the sweep's name
+  std::string description;
+  std::string preset = "paper";           // paper | small | tiny
+  nlohmann::json overrides = nlohmann::json::object();  // {"model": {...}, "train": {...}}
+  std::vector<std::string> variants;      // in spec order; a factorial already expanded
+  std::optional<Factorial> factorial;     // as written, when the spec used one
+  std::vector<uint64_t> seeds;            // shared by every variant (paired design)
+  std::optional<int64_t> steps;           // shorthand for train.max_steps
+  std::optional<int64_t> eval_interval;   // shorthand for train.eval_interval
+  int retries = 2;                        // failed attempts retried per cell
+  int data_parallel = 1;                  // ranks per run
+  int runs_per_gpu = 1;                   // runs sharing one GPU
+  std::optional<std::string> baseline;    // default "base" when the sweep has it
+  std::optional<Factors> factors;
+  std::optional<Published> published;
+
+  std::string source;  // the file it came from, or the name given to parse_spec
+  // The canonical JSON: every field with its default filled in and variants
+  // expanded; objects have sorted keys. Stored in the database as spec_json.
+  nlohmann::json canonical;
+  std::string hash;    // sha256 of canonical.dump(): identifies the spec's content
+
+  // Failed attempts a cell may have before it is given up (1 + retries).
+  int max_attempts() const { return retries + 1; }
+};
+
+// Parses and checks a spec; throws SpecError listing every problem found.
+ExperimentSpec parse_spec(std::string_view text, const std::string& source = "<spec>");
+// Reads `path` (IoError when it cannot) and parses it with the path as source.
+ExperimentSpec load_spec(const std::string& path);
+
+// The name a factorial cell gets: the named variant with this (attention,
+// position) when there is one (standard+learned -> base, ega+mope ->
+// ega_mope), else "ATTENTION+POSITION".
+std::string factorial_variant_name(const std::string& attention, const std::string& position);
+
+// The embedded schemas/experiment.schema.json.
+const nlohmann::json& experiment_schema();
+
+}  // namespace egm::spec

@@ -1,0 +1,235 @@
+#include "spec/schema_check.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
+
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "spec/generated_experiment_schema.h"
+
+namespace egm::spec {
+namespace {
+
+using nlohmann::json;
+
+const valijson::Schema& compiled_schema() {
+  static const std::unique_ptr<valijson::Schema> schema = [] {
+    auto s = std::make_unique<valijson::Schema>();
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    valijson::adapters::NlohmannJsonAdapter adapter(experiment_schema());
+    parser.populateSchema(adapter, *s);
+    return s;
+  }();
+  return *schema;
+}
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool plain_key(const std::string& key) {
+  if (key.empty()) return false;
+  for (char c : key)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+// A step of a JSON path: an object key or an array index.
+struct Step {
+  bool is_index = false;
+  std::string key;
+  size_t index = 0;
+};
+
+std::string render_path(const std::vector<Step>& steps) {
+  std::string path = "$";
+  for (const auto& s : steps) path = s.is_index ? path + fmt::format("[{}]", s.index) : path_with_key(path, s.key);
+  return path;
+}
+
+// valijson's context is {"<root>", "[key]", "[3]", ...}; whether "[3]" is an
+// index or a key called "3" depends on the document, so walk it.
+std::vector<Step> resolve_context(const std::vector<std::string>& context, const json& document) {
+  std::vector<Step> steps;
+  const json* node = &document;
+  for (size_t i = 1; i < context.size(); ++i) {
+    std::string token = context[i];
+    if (token.size() >= 2 && token.front() == '[' && token.back() == ']') token = token.substr(1, token.size() - 2);
+    Step step;
+    if (node && node->is_array()) {
+      step.is_index = true;
+      step.index = static_cast<size_t>(std::stoul(token));
+      node = step.index < node->size() ? &(*node)[step.index] : nullptr;
+    } else {
+      step.key = token;
+      node = node && node->is_object() && node->contains(token) ? &(*node)[token] : nullptr;
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+const json* value_at(const json& document, const std::vector<Step>& steps) {
+  const json* node = &document;
+  for (const auto& s : steps) {
+    if (s.is_index) {
+      if (!node->is_array() || s.index >= node->size()) return nullptr;
+      node = &(*node)[s.index];
+    } else {
+      if (!node->is_object() || !node->contains(s.key)) return nullptr;
+      node = &(*node)[s.key];
+    }
+  }
+  return node;
+}
+
+const json* follow_ref(const json* node) {
+  while (node && node->is_object() && node->contains("$ref")) {
+    const std::string ref = (*node)["$ref"].get<std::string>();
+    if (!starts_with(ref, "#")) return nullptr;
+    const json& root = experiment_schema();
+    const json::json_pointer pointer(ref.substr(1));
+    node = root.contains(pointer) ? &root.at(pointer) : nullptr;
+  }
+  return node;
+}
+
+// The schema node that describes the value at `steps` (nullptr when unknown).
+const json* schema_at(const std::vector<Step>& steps) {
+  const json* node = follow_ref(&experiment_schema());
+  for (const auto& s : steps) {
+    if (!node) return nullptr;
+    if (s.is_index) {
+      node = node->contains("items") ? &(*node)["items"] : nullptr;
+    } else if (node->contains("properties") && (*node)["properties"].contains(s.key)) {
+      node = &(*node)["properties"][s.key];
+    } else if (node->contains("additionalProperties") && (*node)["additionalProperties"].is_object()) {
+      node = &(*node)["additionalProperties"];
+    } else {
+      node = nullptr;
+    }
+    node = follow_ref(node);
+  }
+  return node;
+}
+
+std::string describe_value(const json* value) {
+  if (!value) return "nothing";
+  std::string text = value->dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  if (value->is_object() || value->is_array()) return std::string("an ") + (value->is_object() ? "object" : "array");
+  return fmt::format("{} {}", value->type_name(), text);
+}
+
+std::string type_text(const json& type) {
+  if (type.is_array()) {
+    std::vector<std::string> names;
+    for (const auto& t : type) names.push_back(t.get<std::string>());
+    return fmt::format("{}", fmt::join(names, " or "));
+  }
+  return type.get<std::string>();
+}
+
+// The text between the last pair of single quotes of a valijson message.
+std::string quoted_name(const std::string& description) {
+  size_t end = description.rfind('\'');
+  if (end == std::string::npos || end == 0) return {};
+  size_t begin = description.rfind('\'', end - 1);
+  if (begin == std::string::npos) return {};
+  return description.substr(begin + 1, end - begin - 1);
+}
+
+// Messages that only say "something below failed": the leaf error says what.
+bool is_summary(const std::string& d) {
+  return starts_with(d, "Failed to validate against schema associated with property name") ||
+         starts_with(d, "Failed to validate item #") ||
+         starts_with(d, "Failed to validate against additional properties schema") ||
+         starts_with(d, "Failed to validate against child schema #") ||
+         starts_with(d, "Failed to validate against any child schemas allowed by oneOf") ||
+         starts_with(d, "Failed to validate against any schemas allowed by anyOf");
+}
+
+Problem translate(const valijson::ValidationResults::Error& error, const json& document) {
+  std::vector<Step> steps = resolve_context(error.context, document);
+  const std::string& d = error.description;
+  const json* schema = schema_at(steps);
+  const json* value = value_at(document, steps);
+
+  if (starts_with(d, "Object contains a property that could not be validated")) {
+    const std::string key = quoted_name(d);
+    std::vector<std::string> valid;
+    if (schema && schema->contains("properties"))
+      for (const auto& [k, v] : (*schema)["properties"].items()) valid.push_back(k);
+    steps.push_back(Step{false, key, 0});
+    return {render_path(steps), valid.empty() ? "unknown key"
+                                              : fmt::format("unknown key; valid keys: {}", fmt::join(valid, ", "))};
+  }
+  if (starts_with(d, "Missing required property")) {
+    steps.push_back(Step{false, quoted_name(d), 0});
+    return {render_path(steps), "required key is missing"};
+  }
+  if (starts_with(d, "Value type not permitted") && schema && schema->contains("type"))
+    return {render_path(steps), fmt::format("expected {}, got {}", type_text((*schema)["type"]), describe_value(value))};
+  if (starts_with(d, "Failed to match against any enum values") && schema && schema->contains("enum")) {
+    std::vector<std::string> options;
+    for (const auto& e : (*schema)["enum"]) options.push_back(e.dump());
+    return {render_path(steps), fmt::format("must be one of {}, got {}", fmt::join(options, ", "), describe_value(value))};
+  }
+  if (starts_with(d, "Failed to match regex") && schema && schema->contains("pattern"))
+    return {render_path(steps),
+            fmt::format("must match {} (letters, digits, '_', '.', '-'), got {}",
+                        (*schema)["pattern"].get<std::string>(), describe_value(value))};
+  if (starts_with(d, "Array should contain no fewer than") && schema && schema->value("minItems", 0) == 1)
+    return {render_path(steps), "must not be empty"};
+  if (starts_with(d, "Elements at indexes #")) {
+    // "Elements at indexes #0 and #2 violate uniqueness constraint."
+    size_t first = d.find('#'), second = d.find('#', first + 1);
+    size_t a = std::stoul(d.substr(first + 1)), b = std::stoul(d.substr(second + 1));
+    std::vector<Step> at = steps;
+    at.push_back(Step{true, {}, b});
+    return {render_path(at), fmt::format("duplicate of item [{}] ({}); items must be unique", a,
+                                         describe_value(value_at(document, at)))};
+  }
+  if (starts_with(d, "Expected number greater than") && schema && schema->contains("minimum"))
+    return {render_path(steps),
+            fmt::format("must be >= {}, got {}", (*schema)["minimum"].dump(), describe_value(value))};
+  if (starts_with(d, "Expected number less than") && schema && schema->contains("maximum"))
+    return {render_path(steps),
+            fmt::format("must be <= {}, got {}", (*schema)["maximum"].dump(), describe_value(value))};
+  return {render_path(steps), d};
+}
+
+}  // namespace
+
+std::string path_with_key(const std::string& path, const std::string& key) {
+  return plain_key(key) ? path + "." + key : path + "[" + json(key).dump() + "]";
+}
+
+const json& experiment_schema() {
+  static const json schema = json::parse(std::string_view(embedded::kExperimentSchema,
+                                                           sizeof(embedded::kExperimentSchema) - 1));
+  return schema;
+}
+
+std::vector<Problem> schema_problems(const json& document) {
+  valijson::Validator validator(valijson::Validator::kStrongTypes);
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter target(document);
+  if (validator.validate(compiled_schema(), target, &results)) return {};
+  std::vector<Problem> problems;
+  std::set<std::pair<std::string, std::string>> seen;
+  valijson::ValidationResults::Error error;
+  while (results.popError(error)) {
+    if (is_summary(error.description)) continue;
+    Problem p = translate(error, document);
+    if (seen.insert({p.path, p.message}).second) problems.push_back(std::move(p));
+  }
+  return problems;
+}
+
+}  // namespace egm::spec

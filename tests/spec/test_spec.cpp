@@ -1,0 +1,405 @@
+// Experiment specs: parse errors, schema violations and meaning checks, each
+// reported with its JSON path; expansion; the shipped experiments; and the
+// coordinator's entry point leaving the database alone when the spec is bad.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "config/run_config.h"
+#include "db/results_db.h"
+#include "spec/expand.h"
+#include "spec/experiment_spec.h"
+#include "spec/sweep_setup.h"
+#include "../db/test_helpers.h"
+#include "util/files.h"
+
+namespace {
+
+using namespace egm::spec;
+using egm::testing::FileSnapshot;
+using egm::testing::ScratchDir;
+using nlohmann::json;
+
+// A valid minimal spec, to which each test adds one mistake.
+json minimal() {
+  return json{{"name", "t"}, {"preset", "tiny"}, {"variants", {"base", "ega"}}, {"seeds", {0, 1}}};
+}
+
+std::vector<Problem> problems_of(const std::string& text) {
+  try {
+    parse_spec(text, "test.json");
+  } catch (const SpecError& e) {
+    return e.problems();
+  }
+  ADD_FAILURE() << "spec was accepted: " << text;
+  return {};
+}
+std::vector<Problem> problems_of(const json& j) { return problems_of(j.dump(2)); }
+
+// The problem at `path`, or a test failure listing what was found.
+Problem at(const std::vector<Problem>& problems, const std::string& path) {
+  for (const auto& p : problems)
+    if (p.path == path) return p;
+  std::string found;
+  for (const auto& p : problems) found += "\n  " + p.path + ": " + p.message;
+  ADD_FAILURE() << "no problem at " << path << "; found:" << found;
+  return {};
+}
+
+bool mentions(const Problem& p, const std::string& text) { return p.message.find(text) != std::string::npos; }
+
+// ---- stage 1: JSON ----------------------------------------------------------------
+
+TEST(SpecJson, SyntaxErrorGivesFileLineAndColumn) {
+  // Line 3 is `  "seeds": [0,, 1]`; its second comma is character 15 (counted by hand).
+  const std::string text = "{\n  \"name\": \"t\",\n  \"seeds\": [0,, 1]\n}\n";
+  try {
+    parse_spec(text, "experiments/broken.json");
+    FAIL() << "accepted";
+  } catch (const SpecError& e) {
+    ASSERT_EQ(e.problems().size(), 1u);
+    EXPECT_EQ(e.problems()[0].line, 3);
+    EXPECT_EQ(e.problems()[0].column, 15);
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("experiments/broken.json:3:15: invalid JSON: ", 0), 0u) << what;
+  }
+}
+
+TEST(SpecJson, MissingFileIsAnIoErrorNamingIt) {
+  try {
+    load_spec("/nonexistent/egm/spec.json");
+    FAIL() << "accepted";
+  } catch (const egm::IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/egm/spec.json"), std::string::npos);
+  }
+}
+
+TEST(SpecJson, KeyGivenTwiceIsReported) {
+  const auto p = problems_of(std::string(R"({"name": "t", "variants": ["base"], "seeds": [0], "seeds": [1]})"));
+  EXPECT_TRUE(mentions(at(p, "$.seeds"), "twice"));
+  const auto q = problems_of(std::string(
+      R"({"name": "t", "variants": ["base"], "seeds": [0], "overrides": {"model": {"n_layer": 2, "n_layer": 3}}})"));
+  EXPECT_TRUE(mentions(at(q, "$.overrides.model.n_layer"), "twice"));
+}
+
+// ---- stage 2: schema --------------------------------------------------------------
+
+TEST(SpecSchema, UnknownKeysAreReportedWithPathAndValidKeys) {
+  json j = minimal();
+  j["overrides"] = {{"model", {{"n_layr", 3}}}};
+  j["seed"] = 3;
+  const auto p = problems_of(j);
+  const Problem nested = at(p, "$.overrides.model.n_layr");
+  EXPECT_TRUE(mentions(nested, "unknown key"));
+  EXPECT_TRUE(mentions(nested, "n_layer"));
+  EXPECT_TRUE(mentions(at(p, "$.seed"), "unknown key"));  // both problems, not just the first
+}
+
+TEST(SpecSchema, WrongTypesNameExpectedAndActual) {
+  json j = minimal();
+  j["seeds"] = {0, "one"};
+  j["steps"] = "100";
+  j["overrides"] = {{"train", {{"lr", "fast"}}}};
+  const auto p = problems_of(j);
+  const Problem seed = at(p, "$.seeds[1]");
+  EXPECT_TRUE(mentions(seed, "expected integer")) << seed.message;
+  EXPECT_TRUE(mentions(seed, "string")) << seed.message;
+  EXPECT_TRUE(mentions(at(p, "$.steps"), "expected integer"));
+  EXPECT_TRUE(mentions(at(p, "$.overrides.train.lr"), "expected number"));
+}
+
+TEST(SpecSchema, SeedsMustBeANonEmptyListOfUniqueNonNegativeIntegers) {
+  json j = minimal();
+  j["seeds"] = json::array();
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds"), "must not be empty"));
+  j["seeds"] = {0, 1, 0};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds[2]"), "duplicate of item [0]"));
+  j["seeds"] = {-1};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds[0]"), ">= 0"));
+  j.erase("seeds");
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds"), "required"));
+}
+
+TEST(SpecSchema, RangesEnumsAndNames) {
+  json j = minimal();
+  j["retries"] = -1;
+  j["preset"] = "huge";
+  j["name"] = "my sweep";
+  j["data_parallel"] = 0;
+  const auto p = problems_of(j);
+  EXPECT_TRUE(mentions(at(p, "$.retries"), ">= 0"));
+  EXPECT_TRUE(mentions(at(p, "$.preset"), "\"tiny\""));
+  EXPECT_TRUE(mentions(at(p, "$.name"), "must match"));
+  EXPECT_TRUE(mentions(at(p, "$.data_parallel"), ">= 1"));
+}
+
+TEST(SpecSchema, OverrideKeysMatchTheRunConfig) {
+  // The schema lists every ModelConfig / TrainConfig key except the two the
+  // sweep sets per cell; a field added to the config must be added here too.
+  const json config = egm::to_json(egm::preset_config("paper"));
+  const json& defs = experiment_schema()["definitions"];
+  std::set<std::string> model, train, schema_model, schema_train;
+  for (const auto& [k, v] : config["model"].items())
+    if (k != "variant") model.insert(k);
+  for (const auto& [k, v] : config["train"].items())
+    if (k != "seed") train.insert(k);
+  for (const auto& [k, v] : defs["model_overrides"]["properties"].items()) schema_model.insert(k);
+  for (const auto& [k, v] : defs["train_overrides"]["properties"].items()) schema_train.insert(k);
+  EXPECT_EQ(schema_model, model);
+  EXPECT_EQ(schema_train, train);
+}
+
+// ---- stage 3: meaning ---------------------------------------------------------------
+
+TEST(SpecMeaning, UnknownVariantIsReportedAtItsIndex) {
+  json j = minimal();
+  j["variants"] = {"base", "egaa", "mope"};
+  const Problem p = at(problems_of(j), "$.variants[1]");
+  EXPECT_TRUE(mentions(p, "unknown variant 'egaa'"));
+}
+
+TEST(SpecMeaning, ImpossibleSizesPointAtTheOverride) {
+  json j = minimal();
+  j["overrides"] = {{"model", {{"d_model", 30}, {"n_head", 4}}}};
+  const Problem p = at(problems_of(j), "$.overrides.model.d_model");
+  EXPECT_TRUE(mentions(p, "divisible")) << p.message;
+  j["overrides"] = json::object();
+  j["steps"] = 0;  // caught by the schema
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.steps"), ">= 1"));
+  j.erase("steps");
+  j["overrides"] = {{"train", {{"warmup_steps", -5}}}};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.overrides.train.warmup_steps"), ">= 0"));
+  j["overrides"] = json::object();
+  j["data_parallel"] = 3;  // tiny batch 8 over 3 ranks
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.data_parallel"), "divisible"));
+}
+
+TEST(SpecMeaning, VariantsXorFactorialAndShorthandConflicts) {
+  json j = minimal();
+  j["factorial"] = {{"attention", {"standard"}}, {"position", {"learned"}}};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$"), "not both"));
+  j.erase("factorial");
+  j.erase("variants");
+  EXPECT_TRUE(mentions(at(problems_of(j), "$"), "missing"));
+  j = minimal();
+  j["steps"] = 100;
+  j["overrides"] = {{"train", {{"max_steps", 200}}}};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.steps"), "give one"));
+  j = minimal();
+  j.erase("variants");
+  j["factorial"] = {{"attention", {"standard", "egaa"}}, {"position", {"learned"}}};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.factorial.attention[1]"), "unknown attention"));
+}
+
+TEST(SpecMeaning, NamesMustBeVariantsOfTheSweep) {
+  json j = minimal();
+  j["baseline"] = "mope";
+  j["published"] = {{"source", "paper"}, {"values", {{"base", 1.4742}, {"sincos", 1.5863}}}};
+  const auto p = problems_of(j);
+  EXPECT_TRUE(mentions(at(p, "$.baseline"), "not a variant of this sweep"));
+  EXPECT_TRUE(mentions(at(p, "$.published.values.sincos"), "not a variant"));
+  // A key that is not an identifier is quoted in the path.
+  j.erase("baseline");
+  j["published"]["values"] = {{"ega+rope", 1.0}};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.published.values[\"ega+rope\"]"), "not a variant"));
+}
+
+TEST(SpecMeaning, FactorsMustFormATwoByTwo) {
+  json j = minimal();
+  j["variants"] = {"base", "ega", "mope", "ega_mope"};
+  j["factors"] = {{"a", "ega"}, {"b", "mope"}, {"ab", "ega_mope"}, {"base", "base"}};
+  EXPECT_NO_THROW(parse_spec(j.dump()));
+  j["factors"]["ab"] = "mope";
+  j["factors"]["b"] = "ega_mope";
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.factors"), "2x2"));
+  j["factors"]["b"] = "nope";
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.factors.b"), "not a variant"));
+}
+
+// ---- expansion ------------------------------------------------------------------------
+
+TEST(SpecExpand, FactorialNamesUseNamedVariants) {
+  EXPECT_EQ(factorial_variant_name("standard", "learned"), "base");
+  EXPECT_EQ(factorial_variant_name("ega", "mope"), "ega_mope");
+  EXPECT_EQ(factorial_variant_name("ega", "learned"), "ega");
+  EXPECT_EQ(factorial_variant_name("standard", "none"), "nope");
+  EXPECT_EQ(factorial_variant_name("ega_causal", "rope"), "ega_causal+rope");
+
+  json j = minimal();
+  j.erase("variants");
+  j["factorial"] = {{"attention", {"standard", "ega"}}, {"position", {"learned", "mope", "alibi"}}};
+  const ExperimentSpec s = parse_spec(j.dump());
+  const std::vector<std::string> expected = {"base", "mope", "alibi", "ega", "ega_mope", "ega+alibi"};
+  EXPECT_EQ(s.variants, expected);
+  EXPECT_EQ(*s.baseline, "base");  // the default when the sweep has base
+}
+
+TEST(SpecExpand, CellsInStableOrderWithTheirConfigs) {
+  json j = minimal();
+  j["variants"] = {"ega", "base"};
+  j["seeds"] = {7, 3};
+  j["steps"] = 40;
+  j["eval_interval"] = 10;
+  j["retries"] = 0;
+  j["overrides"] = {{"model", {{"dropout", 0.0}}}, {"train", {{"lr", 0.001}}}};
+  const ExperimentSpec s = parse_spec(j.dump());
+  EXPECT_EQ(s.max_attempts(), 1);
+  const auto cells = expand(s);
+  ASSERT_EQ(cells.size(), 4u);
+  const std::vector<std::string> keys = {"ega-s7", "ega-s3", "base-s7", "base-s3"};
+  const egm::RunConfig tiny = egm::preset_config("tiny");
+  for (size_t i = 0; i < cells.size(); ++i) {
+    EXPECT_EQ(cells[i].key, keys[i]);
+    EXPECT_EQ(cells[i].config.model.variant, cells[i].variant);
+    EXPECT_EQ(cells[i].config.train.seed, cells[i].seed);
+    EXPECT_EQ(cells[i].config.train.max_steps, 40);
+    EXPECT_EQ(cells[i].config.train.eval_interval, 10);
+    EXPECT_EQ(cells[i].config.train.lr, 0.001);
+    EXPECT_EQ(cells[i].config.model.dropout, 0.0);
+    EXPECT_EQ(cells[i].config.model.n_layer, tiny.model.n_layer);  // from the preset
+    EXPECT_EQ(cells[i].config_hash, egm::config_hash(cells[i].config));
+  }
+  EXPECT_NE(cells[0].config_hash, cells[1].config_hash);
+  const auto inputs = to_cell_inputs(s, cells);
+  EXPECT_EQ(inputs[2].key, "base-s7");
+  EXPECT_EQ(inputs[2].max_steps, 40);
+  EXPECT_EQ(inputs[2].max_attempts, 1);
+  EXPECT_EQ(egm::run_config_from_json(json::parse(inputs[2].config_json)).model.variant, "base");
+}
+
+TEST(SpecHash, CanonicalContentNotFormatting) {
+  const std::string a = R"({"name": "t", "preset": "tiny", "variants": ["base"], "seeds": [0, 1]})";
+  const std::string b = "{\n  \"seeds\": [0,1],\n  \"variants\": [\"base\"],\n  \"retries\": 2,\n"
+                        "  \"preset\": \"tiny\", \"name\": \"t\"\n}";
+  const std::string c = R"({"name": "t", "preset": "tiny", "variants": ["base"], "seeds": [0, 2]})";
+  EXPECT_EQ(parse_spec(a).hash, parse_spec(b).hash);  // key order, spacing, an explicit default
+  EXPECT_NE(parse_spec(a).hash, parse_spec(c).hash);
+  EXPECT_EQ(parse_spec(a).hash.size(), 64u);
+}
+
+// ---- the shipped experiments --------------------------------------------------------
+
+ExperimentSpec shipped(const std::string& name) {
+  return load_spec(std::string(EGM_SOURCE_DIR) + "/experiments/" + name);
+}
+
+TEST(ShippedExperiments, AllValidateAndExpand) {
+  namespace fs = std::filesystem;
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(EGM_SOURCE_DIR) + "/experiments")) {
+    if (entry.path().extension() != ".json") continue;
+    ++n;
+    EXPECT_NO_THROW({
+      const ExperimentSpec s = load_spec(entry.path().string());
+      EXPECT_EQ(expand(s).size(), s.variants.size() * s.seeds.size());
+    }) << entry.path();
+  }
+  EXPECT_GE(n, 3);
+}
+
+TEST(ShippedExperiments, MatchThePaper) {
+  // Published values: SPEC.md section 4 (val loss at step 5000).
+  const ExperimentSpec tiny = shipped("tiny.json");
+  EXPECT_EQ(tiny.preset, "tiny");
+  EXPECT_EQ(tiny.variants, (std::vector<std::string>{"base", "ega", "mope", "ega_mope"}));
+  EXPECT_EQ(tiny.seeds, (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(tiny.retries, 1);
+  EXPECT_EQ(tiny.published->values.at("ega_mope"), 1.3550);
+
+  const ExperimentSpec p22 = shipped("paper_2x2.json");
+  EXPECT_EQ(p22.preset, "paper");
+  EXPECT_EQ(p22.seeds.size(), 5u);
+  EXPECT_EQ(std::set<std::string>(p22.variants.begin(), p22.variants.end()),
+            (std::set<std::string>{"base", "ega", "mope", "ega_mope"}));
+  const auto cells = expand(p22);
+  EXPECT_EQ(cells.size(), 20u);
+  EXPECT_EQ(cells[0].config.train.max_steps, 5000);
+  EXPECT_EQ(cells[0].config.train.eval_interval, 500);
+  EXPECT_EQ(cells[0].config.model.d_model, 256);
+  const auto& v = p22.published->values;
+  EXPECT_EQ(v.at("base"), 1.4742);
+  EXPECT_EQ(v.at("ega"), 1.3821);
+  EXPECT_EQ(v.at("mope"), 1.5060);
+  EXPECT_EQ(v.at("ega_mope"), 1.3550);
+  // The published interaction: delta(ega_mope) - delta(ega) - delta(mope) = +0.059.
+  const double d_ab = v.at("base") - v.at("ega_mope"), d_a = v.at("base") - v.at("ega"),
+               d_b = v.at("base") - v.at("mope");
+  EXPECT_NEAR(d_ab - d_a - d_b, 0.059, 0.0005);
+  EXPECT_EQ(p22.factors->ab, "ega_mope");
+
+  const ExperimentSpec pe = shipped("paper_pe.json");
+  EXPECT_EQ(pe.variants, (std::vector<std::string>{"base", "mope", "sincos", "rope"}));
+  EXPECT_EQ(pe.published->values.at("sincos"), 1.5863);
+  EXPECT_EQ(pe.published->values.at("rope"), 1.4637);
+  EXPECT_EQ(expand(pe).size(), 20u);
+}
+
+// ---- the coordinator's entry point ----------------------------------------------------
+
+TEST(OpenSweep, BadSpecLeavesTheDatabaseUntouched) {
+  ScratchDir dir;
+  const std::string db_path = dir.file("results.sqlite");
+  const std::string good = dir.file("good.json");
+  egm::atomic_write_file(good, minimal().dump());
+  { auto setup = open_sweep(good, db_path, false); }
+  const FileSnapshot before = FileSnapshot::of(db_path);
+  ASSERT_TRUE(before.exists);
+
+  const std::string bad = dir.file("bad.json");
+  json j = minimal();
+  j["seeds"] = {0, 0};
+  egm::atomic_write_file(bad, j.dump());
+  EXPECT_THROW(open_sweep(bad, db_path, false), SpecError);
+  egm::atomic_write_file(bad, "{ not json");
+  EXPECT_THROW(open_sweep(bad, db_path, false), SpecError);
+  EXPECT_TRUE(FileSnapshot::of(db_path).same_as(before));
+
+  // Nor is a database created for a bad spec.
+  const std::string fresh = dir.file("sub/never.sqlite");
+  EXPECT_THROW(open_sweep(bad, fresh, false), SpecError);
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("sub")));
+}
+
+TEST(OpenSweep, CreatesLoadsRefusesAndSupersedes) {
+  ScratchDir dir;
+  const std::string db_path = dir.file("runs/egm.sqlite");
+  const std::string spec_path = dir.file("s.json");
+  egm::atomic_write_file(spec_path, minimal().dump());
+  std::vector<int64_t> ids;
+  {
+    auto setup = open_sweep(spec_path, db_path, false);
+    EXPECT_TRUE(setup.sweep.created);
+    ASSERT_EQ(setup.cell_ids.size(), 4u);
+    ASSERT_EQ(setup.cells.size(), 4u);
+    ids = setup.cell_ids;
+    const auto rows = setup.db.list_cells();
+    EXPECT_EQ(rows[3].key, setup.cells[3].key);
+    EXPECT_EQ(rows[3].config_hash, setup.cells[3].config_hash);
+    EXPECT_EQ(setup.db.sweep(setup.sweep.sweep.id).spec_hash, setup.spec.hash);
+  }
+  {
+    auto again = open_sweep(spec_path, db_path, false);
+    EXPECT_FALSE(again.sweep.created);
+    EXPECT_EQ(again.cell_ids, ids);
+  }
+  json changed = minimal();
+  changed["seeds"] = {0, 1, 2};
+  egm::atomic_write_file(spec_path, changed.dump());
+  const FileSnapshot before = FileSnapshot::of(db_path);
+  try {
+    open_sweep(spec_path, db_path, false);
+    FAIL() << "changed spec accepted";
+  } catch (const egm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--new-sweep"), std::string::npos);
+  }
+  EXPECT_TRUE(FileSnapshot::of(db_path).same_as(before));
+  auto fresh = open_sweep(spec_path, db_path, /*new_sweep=*/true);
+  EXPECT_TRUE(fresh.sweep.created);
+  EXPECT_EQ(fresh.cell_ids.size(), 6u);
+  EXPECT_EQ(*fresh.sweep.superseded_as, "t@1");
+}
+
+}  // namespace
