@@ -1,0 +1,86 @@
+# Helpers shared by the scripted Slurm tests (sourced, not run). They drive the
+# private cluster of slurm_cluster.sh and poll `scontrol show job` (the test
+# cluster has no accounting database, so no sacct).
+
+SLURM_TEST_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CLUSTER_SH=$SLURM_TEST_HERE/slurm_cluster.sh
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Seconds since the test began, for the timing lines.
+elapsed() { echo "$((SECONDS - ${TEST_T0:-0}))s"; }
+note() { echo "[$(elapsed)] $*"; }
+
+# start_test_cluster DIR: starts the cluster and exports its client settings;
+# exits 77 (CTest skip) when Slurm cannot run here.
+start_test_cluster() {
+  local rc=0
+  "$CLUSTER_SH" start "$1" || rc=$?
+  [ "$rc" -eq 77 ] && exit 77
+  [ "$rc" -eq 0 ] || fail "the test cluster did not start (exit $rc)"
+  eval "$("$CLUSTER_SH" env "$1")"
+}
+
+# stop_and_check_cluster DIR: stops it and fails if any process of it survives.
+stop_and_check_cluster() {
+  "$CLUSTER_SH" stop "$1" || fail "slurm_cluster.sh stop failed"
+  local name pid survivors=""
+  while read -r name pid; do
+    # A zombie has exited (a container's PID 1 may never reap it).
+    if kill -0 "$pid" 2>/dev/null && [ "$(sed -E 's/.*\) ([A-Za-z]).*/\1/' "/proc/$pid/stat" 2>/dev/null)" != Z ]; then
+      survivors="$survivors $name:$pid"
+    fi
+  done <"$1/pids"
+  [ -z "$survivors" ] || fail "daemons still running after stop:$survivors"
+  local status
+  status=$("$CLUSTER_SH" status "$1" || true)
+  if echo "$status" | grep -qE 'running|other processes'; then
+    fail "processes of the cluster survive stop: $status"
+  fi
+  note "cluster stopped, no process left"
+}
+
+# job_field JOBID FIELD: one field of `scontrol show job` ("JobState", "Restarts").
+job_field() {
+  scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# wait_job_state JOBID STATE TIMEOUT_S [LOG]: waits for STATE; fails at once on
+# any other final state, or on timeout, showing the job and its log.
+wait_job_state() {
+  local job=$1 want=$2 deadline=$((SECONDS + $3)) log=${4:-} state=""
+  while [ $SECONDS -lt "$deadline" ]; do
+    state=$(job_field "$job" JobState)
+    [ "$state" = "$want" ] && return 0
+    case "$state" in
+      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | PREEMPTED | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+        break ;;
+    esac
+    sleep 0.25
+  done
+  scontrol show job "$job" >&2 || true
+  if [ -n "$log" ] && [ -f "$log" ]; then
+    echo "----- $log -----" >&2
+    cat "$log" >&2
+  fi
+  fail "job $job: state '${state:-unknown}', expected $want"
+}
+
+# wait_for_line FILE REGEX TIMEOUT_S: waits until FILE has a line matching REGEX.
+wait_for_line() {
+  local deadline=$((SECONDS + $3))
+  while [ $SECONDS -lt "$deadline" ]; do
+    grep -qE "$2" "$1" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  fail "no line matching '$2' in $1 after $3 s"
+}
+
+submit() {
+  local out
+  out=$(sbatch "$@") || fail "sbatch $* failed: $out"
+  echo "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p'
+}
