@@ -7,6 +7,9 @@ It favours the obvious formulation over the fast one. It reads top-down:
     EGA gates           (published full-window gate, causal prefix gate)
     attention, MLP, block, config, GPT
 
+The paper's ablation kinds (conv, ega2/ega4, ega_morlet, ega_db2/ega_db4, mq_*; ABLATIONS.md) live in
+egm_ablations.py; the attention module below registers their parameters and calls into it.
+
 Shapes: B batch, T sequence length (<= block_size), d model width, H heads,
 dh = d / H head width, V vocabulary.
 
@@ -18,6 +21,7 @@ Parameter names match the C++ model, so weights are exchanged by name:
     h.{i}.attn.c_attn.weight [3d,d]  rows [0,d) = Q, [d,2d) = K, [2d,3d) = V; no bias
     h.{i}.attn.c_proj.weight [d,d], .bias [d]
     h.{i}.attn.energy.weight [H,d], .bias [H]; h.{i}.attn.tau [H]; h.{i}.attn.alpha [H]   (EGA only)
+    ablation kinds: lag_weight, energy, tau/alpha/scale_w [H,n], log_omega0/log_sigma, l_*  (egm_ablations)
     h.{i}.ln_2.weight/.bias [d]
     h.{i}.mlp.c_fc.weight [4d,d], .bias [4d]; h.{i}.mlp.c_proj.weight [d,4d], .bias [d]
     ln_f.weight/.bias [d]
@@ -30,7 +34,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-ATTENTIONS = ("standard", "ega", "ega_causal")
+import egm_ablations as abl
+
+ATTENTIONS = ("standard", "ega", "ega_causal")                  # the paper's main kinds
+ALL_ATTENTIONS = ATTENTIONS + abl.ABLATION_ATTENTIONS          # plus the ablations (ABLATIONS.md)
+CAUSAL_ATTENTIONS = ("standard", "ega_causal", "conv")         # the rest z-score over the whole window
 POSITIONS = ("learned", "sincos", "mope", "rope", "rope_only", "alibi", "none")
 
 # Positions that add a table to the token embeddings, and those that use the learned one.
@@ -174,14 +182,18 @@ class GPTConfig:
     block_size: int = 256       # longest window T; learned table has this many rows
     vocab_size: int = 65        # TinyShakespeare character set
     dropout: float = 0.1        # embeddings, attention probabilities, both residual branches
-    attention: str = "standard"  # standard | ega | ega_causal
+    attention: str = "standard"  # standard | ega | ega_causal | an ablation kind (egm_ablations)
     position: str = "learned"   # learned | sincos | mope | rope | rope_only | alibi | none
     ega_tau_init: float = 0.0   # gate threshold, per head
     ega_alpha_init: float = 2.0  # gate sharpness, per head
+    conv_max_lag: int = 0       # L of attention "conv": lags -L..L
+    qk_scale_init: bool = False  # variant scale_init: head h's Q/K rows drawn with std * (1 + (h mod 4)/4)
 
     def __post_init__(self):
-        if self.attention not in ATTENTIONS:
-            raise ValueError(f"attention {self.attention!r} not in {ATTENTIONS}")
+        if self.attention not in ALL_ATTENTIONS:
+            raise ValueError(f"attention {self.attention!r} not in {ALL_ATTENTIONS}")
+        if self.conv_max_lag < 0 or (self.conv_max_lag and self.attention != "conv"):
+            raise ValueError(f"conv_max_lag {self.conv_max_lag} needs attention conv and must be >= 0")
         if self.position not in POSITIONS:
             raise ValueError(f"position {self.position!r} not in {POSITIONS}")
         if self.d_model % self.n_head:
@@ -191,7 +203,7 @@ class GPTConfig:
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head causal attention; standard softmax or energy-gated (EGA, causal EGA)."""
+    """Multi-head causal attention; standard softmax, energy-gated (EGA, causal EGA) or an ablation kind."""
 
     def __init__(self, cfg):
         super().__init__()
@@ -204,6 +216,8 @@ class CausalSelfAttention(nn.Module):
             self.energy = nn.Linear(d, H, bias=True)                           # row h = w_h, bias b_h
             self.tau = nn.Parameter(torch.full((H,), float(cfg.ega_tau_init)))
             self.alpha = nn.Parameter(torch.full((H,), float(cfg.ega_alpha_init)))
+        elif cfg.attention in abl.ABLATION_ATTENTIONS:
+            abl.add_parameters(self, cfg)
         self.attn_dropout = nn.Dropout(cfg.dropout)
         self.last_weights = None                                               # Ahat of the last call, for fixtures
 
@@ -218,6 +232,9 @@ class CausalSelfAttention(nn.Module):
             q, k = apply_rope(q), apply_rope(k)
 
         scores = q @ k.transpose(-2, -1) / math.sqrt(dh)                       # [B,H,T,T]
+        key_gate = None
+        if self.attention in abl.ABLATION_ATTENTIONS:                          # conv lags, mq terms, gates
+            scores, key_gate = abl.scores_and_gate(self, scores, x)
         if self.position == "alibi":
             scores = scores + alibi_bias(H, T, scores)
         future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)
@@ -230,6 +247,8 @@ class CausalSelfAttention(nn.Module):
         elif self.attention == "ega_causal":
             e = self.energy(x).transpose(1, 2)
             A = gate_and_renormalise(A, ega_gate_causal(e, self.tau, self.alpha))
+        elif key_gate is not None:
+            A = gate_and_renormalise(A, key_gate[:, :, None, :])               # [B,H,T] -> one value per key
         self.last_weights = A.detach()
 
         y = A @ v                                                              # [B,H,T,dh]
@@ -280,7 +299,12 @@ class GPT(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self, std=0.02):
-        """Paper init: Linear/Embedding weights N(0, std), biases 0; LayerNorm 1/0; EGA and MoPE at their inits."""
+        """Paper init: Linear/Embedding weights N(0, std), biases 0; LayerNorm 1/0; EGA and MoPE at their inits.
+
+        With qk_scale_init (variant scale_init) head h's rows of Q and K end up N(0, std * (1 + (h mod 4)/4)):
+        they are drawn exactly as in base and then scaled, so the same seed gives base's values everywhere
+        else (V included) and a rescaled copy of base's Q and K.
+        """
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(module.weight, mean=0.0, std=std)
@@ -289,6 +313,16 @@ class GPT(nn.Module):
             elif isinstance(module, nn.LayerNorm):
                 nn.init.ones_(module.weight)
                 nn.init.zeros_(module.bias)
+        if self.cfg.qk_scale_init:
+            d, H = self.cfg.d_model, self.cfg.n_head
+            dh = d // H
+            with torch.no_grad():
+                for block in self.h:
+                    W = block.attn.c_attn.weight                               # rows [0,d) = Q, [d,2d) = K
+                    for h in range(H):
+                        factor = 1.0 + (h % 4) / 4.0
+                        W[h * dh:(h + 1) * dh] *= factor                       # Q rows of head h
+                        W[d + h * dh:d + (h + 1) * dh] *= factor               # K rows of head h
 
     def position_table(self, T):
         """The additive table PE[0:T] [T,d], or None when the position scheme adds nothing at the input."""

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """Writes one EGMT fixture (+ JSON config) per attention x position variant for the C++ model tests.
 
+The 21 main fixtures are {standard, ega, ega_causal} x every position; the 10 ablation fixtures are
+<kind>+learned for every kind of egm_ablations.ABLATION_ATTENTIONS (conv with conv_max_lag 2).
+
     /usr/bin/python3 tests/reference/make_fixtures.py --out DIR [--config tiny]
 
 Per variant, DIR/<attention>+<position>.egmt holds (see README.md for the byte layout):
-    config.*            int64/float32 scalars (0-d) of the model config
+    config.*            int64/float32 scalars (0-d) of the model config (+ config.conv_max_lag for ablations)
     <param name>        every parameter, float32, as loaded into the reference
     input.idx           [B,T] int64 tokens;   input.targets [B,T] int64
     output.logits       [B,T,V];              output.loss   [] mean cross-entropy
@@ -22,6 +25,7 @@ answer to ~1e-7 relative and any difference is the C++ side's own float32 roundi
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections import OrderedDict
@@ -29,6 +33,7 @@ from collections import OrderedDict
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import egm_ablations as abl  # noqa: E402
 from egm_reference import ATTENTIONS, POSITIONS, GPT, GPTConfig, MOPE_ADMISSIBILITY, MOPE_OMEGA_MAX  # noqa: E402
 from egmt_format import write_egmt  # noqa: E402
 
@@ -40,6 +45,16 @@ SEED = 20260526
 # Fixture weights are N(0, 0.3) instead of the paper's 0.02: with d = 16 the paper init gives near-uniform
 # attention, which would hide errors in masks, RoPE, ALiBi and the gates inside the tolerance.
 FIXTURE_WEIGHT_STD = 0.3
+# The conv fixture's lag range -2..2: long enough for both signs and two distances, short against T = 12.
+FIXTURE_CONV_MAX_LAG = 2
+# Ablation fixtures: every ablation kind with the learned table.
+ABLATION_FIXTURES = tuple((kind, "learned") for kind in abl.ABLATION_ATTENTIONS)
+# Relative distance every fixture keeps from a non-differentiable switch (clamp, projection, atan2 cut, |.|).
+KINK_MARGIN = 1e-4
+
+
+def conv_max_lag_for(attention):
+    return FIXTURE_CONV_MAX_LAG if attention == "conv" else 0
 
 
 def variant_name(attention, position):
@@ -63,8 +78,21 @@ def perturb_away_from_init(model, gen):
                 p.add_(noise(p, 0.3))                    # around ega_alpha_init
             elif name.startswith("mope."):
                 p.add_(noise(p, 0.1))                    # off the omega*sigma = 5 line, both sides
+            elif name.endswith("attn.lag_weight"):
+                p.add_(noise(p, 0.3))                    # around the one-hot w_{h,0} = 1
+            elif name.endswith("attn.scale_w"):
+                p.add_(noise(p, 0.5))                    # around 0 (uniform mix)
+            elif name.endswith(("attn.log_omega0", "attn.log_sigma")):
+                p.add_(noise(p, 0.1))                    # off omega*sigma = 5, both sides
+            elif name.endswith("attn.l_sim"):
+                p.add_(noise(p, 0.1))                    # around 1
+            elif name.endswith(("attn.l_E", "attn.l_phi", "attn.l_F")):
+                p.add_(noise(p, 0.5))                    # around 0.01: large enough that each term shows
     if hasattr(model, "mope"):
         check_mope_away_from_kinks(model.mope)
+    banks = [block.attn for block in model.h if hasattr(block.attn, "log_omega0")]
+    if banks:
+        check_morlet_bank_away_from_kinks(banks)
 
 
 def check_mope_away_from_kinks(mope):
@@ -84,12 +112,52 @@ def check_mope_away_from_kinks(mope):
         raise RuntimeError("MoPE fixture should exercise both projected and free pairs; change SEED")
 
 
+def check_morlet_bank_away_from_kinks(attns):
+    """Same as for MoPE, for the [H,4] Morlet bank parameters of every layer."""
+    omega_raw = torch.cat([torch.exp(a.log_omega0.double()).flatten() for a in attns])
+    sigma = torch.cat([torch.exp(a.log_sigma.double()).flatten() for a in attns])
+    omega = torch.clamp(omega_raw, max=abl.MORLET_OMEGA_MAX)
+    margins = [
+        (omega_raw / abl.MORLET_OMEGA_MAX - 1).abs().min().item(),
+        ((omega * sigma) / abl.MORLET_ADMISSIBILITY - 1).abs().min().item(),
+        (sigma / abl.MORLET_SIGMA_MIN - 1).abs().min().item(),
+    ]
+    if min(margins) < KINK_MARGIN:
+        raise RuntimeError(f"Morlet bank fixture parameters too close to a clamp/projection switch: {margins}")
+    projected = (omega * sigma < abl.MORLET_ADMISSIBILITY)
+    if projected.all() or not projected.any():
+        raise RuntimeError("Morlet bank fixture should exercise both projected and free pairs; change SEED")
+
+
+def check_activations_away_from_kinks(model, label):
+    """After a forward pass: the mq quantities must not sit on a switch of atan2 or |.|.
+
+    phi = atan2(im, re) jumps by 2 pi where im changes sign with re < 0; F = |E_t - E_{t-1}| has a kink
+    at 0. Row t = 0 is exempt from the first: im_0 = 0 exactly there (sin 0 = 0), and all four scales
+    share re_0 = m_0, so cos(mean phi) = cos(+-pi) = -1 whichever sign of zero an implementation gets.
+    """
+    for i, block in enumerate(model.h):
+        attn = block.attn
+        if attn.attention not in abl.MQ_ATTENTIONS:
+            continue
+        re, im = attn.last_bank                                                # [B,H,4,T]
+        angle = torch.atan2(im, re)[..., 1:]
+        cut_margin = (math.pi - angle.abs()).min().item()
+        E = (re ** 2 + im ** 2).mean(dim=2)                                    # [B,H,T]
+        flux_margin = ((E[..., 1:] - E[..., :-1]).abs() / E.abs().mean()).min().item()
+        if min(cut_margin, flux_margin) < KINK_MARGIN:
+            raise RuntimeError(f"{label}: layer {i} mq activations too close to a switch: "
+                               f"atan2 cut {cut_margin:.2e}, flux {flux_margin:.2e}; change SEED")
+
+
 def config_tensors(cfg):
     t = OrderedDict()
     for key in ("n_layer", "n_head", "d_model", "block_size", "vocab_size"):
         t[f"config.{key}"] = torch.tensor(getattr(cfg, key), dtype=torch.int64)
     for key in ("dropout", "ega_tau_init", "ega_alpha_init"):
         t[f"config.{key}"] = torch.tensor(getattr(cfg, key), dtype=torch.float32)
+    if cfg.attention in abl.ABLATION_ATTENTIONS:                              # the 21 main files stay as they were
+        t["config.conv_max_lag"] = torch.tensor(cfg.conv_max_lag, dtype=torch.int64)
     return t
 
 
@@ -97,7 +165,7 @@ def build_fixture(attention, position, size):
     """Returns (tensors, config dict) for one variant."""
     cfg = GPTConfig(n_layer=size["n_layer"], n_head=size["n_head"], d_model=size["d_model"],
                     block_size=size["block_size"], vocab_size=size["vocab_size"], dropout=0.0,
-                    attention=attention, position=position)
+                    attention=attention, position=position, conv_max_lag=conv_max_lag_for(attention))
     B, T, T2, V = size["batch"], size["block_size"], size["short_len"], size["vocab_size"]
 
     gen = torch.Generator().manual_seed(SEED)                  # same stream for every variant
@@ -114,12 +182,14 @@ def build_fixture(attention, position, size):
 
     model = model.double().eval()                              # eval: dropout off (it is 0 anyway)
     logits, loss = model(idx, targets)
+    check_activations_away_from_kinks(model, variant_name(attention, position) + " input")
     loss.backward()
     weights = [block.attn.last_weights for block in model.h]
     grads = OrderedDict((f"grad.{n}", p.grad) for n, p in model.named_parameters())
     with torch.no_grad():
         table = model.position_table(T)
         short_logits, short_loss = model(short_idx, short_targets)
+        check_activations_away_from_kinks(model, variant_name(attention, position) + " short")
         prefix = model.prefix_logits(idx)
 
     tensors = config_tensors(cfg)
@@ -151,21 +221,25 @@ def build_fixture(attention, position, size):
     return tensors, config
 
 
+def all_variants():
+    """(attention, position) of every fixture: the 21 main ones, then the 10 ablations."""
+    return [(a, p) for a in ATTENTIONS for p in POSITIONS] + list(ABLATION_FIXTURES)
+
+
 def write_all(out_dir, size):
     os.makedirs(out_dir, exist_ok=True)
     names = []
-    for attention in ATTENTIONS:
-        for position in POSITIONS:
-            name = variant_name(attention, position)
-            tensors, config = build_fixture(attention, position, size)
-            path = os.path.join(out_dir, name + ".egmt")
-            write_egmt(path + ".tmp", tensors)
-            os.replace(path + ".tmp", path)                    # never leave a half-written fixture
-            with open(os.path.join(out_dir, name + ".json.tmp"), "w") as f:
-                json.dump(config, f, indent=2, sort_keys=True)
-                f.write("\n")
-            os.replace(os.path.join(out_dir, name + ".json.tmp"), os.path.join(out_dir, name + ".json"))
-            names.append(name)
+    for attention, position in all_variants():
+        name = variant_name(attention, position)
+        tensors, config = build_fixture(attention, position, size)
+        path = os.path.join(out_dir, name + ".egmt")
+        write_egmt(path + ".tmp", tensors)
+        os.replace(path + ".tmp", path)                    # never leave a half-written fixture
+        with open(os.path.join(out_dir, name + ".json.tmp"), "w") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(os.path.join(out_dir, name + ".json.tmp"), os.path.join(out_dir, name + ".json"))
+        names.append(name)
     return names
 
 
