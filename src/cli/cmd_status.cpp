@@ -38,11 +38,13 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   fmt::print("{}\n", header);
   fmt::print("  {} cells: {} done, {} running, {} pending, {} failed ({} with no retries left), {} interrupted\n",
              p.total, p.done, p.running, p.pending, p.failed, p.exhausted, p.interrupted);
-  const double fraction = p.steps_total > 0 ? static_cast<double>(p.steps_done) / static_cast<double>(p.steps_total) : 0;
+  // Progress of what will run: cells out of retries leave the denominator.
+  const int64_t steps_to_run = p.steps_total - p.steps_given_up;
+  const double fraction = steps_to_run > 0 ? static_cast<double>(p.steps_done) / static_cast<double>(steps_to_run) : 1;
   std::string eta = "ETA unknown";
   if (p.eta_s) eta = *p.eta_s == 0 ? "nothing left to run" : "ETA " + db::format_duration(*p.eta_s);
-  fmt::print("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done,
-             p.steps_total, eta);
+  fmt::print("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
+             eta);
   if (p.running_cells.empty()) return;
   db::Table t;
   t.columns = {"running", "attempt", "step", "loss", "steps/s", "host", "device", "for"};

@@ -605,7 +605,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
   Transaction snapshot(connection_, Transaction::Kind::deferred);
   SweepProgress p;
   p.sweep = sweep(sweep_id);
-  int64_t done_steps = 0, exhausted_steps = 0;
+  int64_t done_steps = 0;
   {
     Statement s = connection_.prepare(
         "SELECT status, count(*), sum(max_steps), "
@@ -625,7 +625,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
         case CellStatus::failed:
           p.failed = n;
           p.exhausted = s.int64(3);
-          exhausted_steps = s.int64(4);
+          p.steps_given_up = s.int64(4);
           break;
         case CellStatus::interrupted: p.interrupted = n; break;
       }
@@ -675,7 +675,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
   }
   p.steps_done += done_steps;
   const int64_t runnable = p.total - p.done - p.exhausted;
-  const int64_t remaining = std::max<int64_t>(0, p.steps_total - exhausted_steps - p.steps_done);
+  const int64_t remaining = std::max<int64_t>(0, p.steps_total - p.steps_given_up - p.steps_done);
   double rate_sum = 0;
   for (const auto& r : p.running_cells) rate_sum += r.steps_per_s.value_or(0);
   if (runnable == 0) {

@@ -202,6 +202,7 @@ struct SweepProgress {
   int64_t exhausted = 0;
   int64_t interrupted = 0;
   int64_t steps_total = 0;       // sum of max_steps over all cells
+  int64_t steps_given_up = 0;    // max_steps of the `exhausted` cells (they will not run again)
   int64_t steps_done = 0;        // done cells' max_steps + running cells' latest step
   std::vector<RunningCell> running_cells;
   // Seconds until the runnable cells finish, from the running attempts' step

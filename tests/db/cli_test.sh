@@ -56,7 +56,10 @@ expect_in "status" "sweep demo" "$out"
 expect_in "status" "3 cells: 1 done, 1 running, 0 pending, 1 failed (1 with no retries left), 0 interrupted" "$out"
 expect_in "status" "ega-s0" "$out"
 expect_in "status" "20/100" "$out"
-expect_in "status" "120/300 steps" "$out"
+# 300 steps in all, 100 of them in the failed cell that has no retries left:
+# 120 of 200 done (60%), 80 to go at the running cell's 1 step/s.
+expect_in "status" " 60.0%  120/200 steps" "$out"
+expect_in "status" "ETA 1m 20s" "$out"
 
 run "status unknown sweep" 1 "$EGM" status --db "$DB" --sweep nope
 expect_in "status unknown sweep" "no sweep named 'nope'" "$err"

@@ -1,6 +1,7 @@
 // Writes the small results database the CLI test reads: one sweep "demo" with
 // a done cell, a running cell with two train metrics, and a failed cell whose
 // error needs CSV quoting.
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -37,8 +38,10 @@ int main(int argc, char** argv) {
   r.final_step = 100;
   db.finish_attempt(db.start_attempt(ids[0], info), RunStatus::done, "", r);
   const int64_t running = db.start_attempt(ids[1], info);
-  db.record_metrics({{ids[1], running, 10, "train", 2.5, 1e-3, 5000.0, 0},
-                     {ids[1], running, 20, "train", 2.25, 1e-3, 5000.0, 0}});
+  // Steps 10 and 20 ten seconds apart: 1 step/s.
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  db.record_metrics({{ids[1], running, 10, "train", 2.5, 1e-3, 5000.0, now - 20},
+                     {ids[1], running, 20, "train", 2.25, 1e-3, 5000.0, now - 10}});
   db.finish_attempt(db.start_attempt(ids[2], info), RunStatus::failed, "bad value, \"x\" at step 3");
   return 0;
 }

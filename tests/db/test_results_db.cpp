@@ -177,6 +177,9 @@ TEST(Attempts, ExhaustedFailuresAreNotRetried) {
   auto p = db.sweep_progress(sweep);
   EXPECT_EQ(p.failed, 1);
   EXPECT_EQ(p.exhausted, 1);
+  EXPECT_EQ(p.steps_given_up, 100);
+  ASSERT_TRUE(p.eta_s);
+  EXPECT_EQ(*p.eta_s, 0.0);  // nothing left that will run
 }
 
 TEST(Attempts, RunningCellFromAPreviousCoordinatorIsRecovered) {
