@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/ablation_attention.h"
 #include "model/attention_variants.h"
 #include "model/rotary.h"
 #include "util/error.h"
@@ -44,6 +45,17 @@ std::shared_ptr<AttentionImpl> make_attention(const std::string& kind, const Mod
   if (kind == "standard") return std::make_shared<StandardAttentionImpl>(config, layer);
   if (kind == "ega") return std::make_shared<EnergyGatedAttentionImpl>(config, layer);
   if (kind == "ega_causal") return std::make_shared<CausalEnergyGatedAttentionImpl>(config, layer);
+  // Ablations (ABLATIONS.md).
+  if (kind == "conv") return std::make_shared<ConvAttentionImpl>(config, layer);
+  if (kind == "ega2") return std::make_shared<MultiEnergyGatedAttentionImpl>(config, layer, /*n_projections=*/2);
+  if (kind == "ega4") return std::make_shared<MultiEnergyGatedAttentionImpl>(config, layer, /*n_projections=*/4);
+  if (kind == "ega_morlet") return std::make_shared<MorletGatedAttentionImpl>(config, layer);
+  if (kind == "ega_db2") return std::make_shared<DaubechiesGatedAttentionImpl>(config, layer, /*taps=*/4);
+  if (kind == "ega_db4") return std::make_shared<DaubechiesGatedAttentionImpl>(config, layer, /*taps=*/8);
+  if (kind == "mq_e" || kind == "mq_ep" || kind == "mq_ef" || kind == "mq_epf") {
+    const bool phase = kind == "mq_ep" || kind == "mq_epf", flux = kind == "mq_ef" || kind == "mq_epf";
+    return std::make_shared<MultiQuantityAttentionImpl>(config, layer, /*use_phase=*/phase, /*use_flux=*/flux);
+  }
   EGM_THROW(ConfigError, "unknown attention '{}'", kind);
 }
 
