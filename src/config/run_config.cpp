@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 #include "config/variants.h"
 #include "util/error.h"
@@ -133,7 +134,53 @@ void apply_sections(RunConfig& c, const json& j, const std::string& path, bool a
   }
 }
 
+// The model keys a JSON document sets itself ({"model": {...}} or flat "model.x").
+std::set<std::string> explicit_model_keys(const json& j) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "model" && value.is_object())
+      for (const auto& [k, v] : value.items()) keys.insert(k);
+    else if (key.rfind("model.", 0) == 0)
+      keys.insert(key.substr(6));
+  }
+  return keys;
+}
+
+json variant_options_or_empty(const std::string& variant) {
+  try {
+    return resolve_variant(variant).options;
+  } catch (const ConfigError&) {
+    return json::object();  // validate() reports the unknown variant
+  }
+}
+
+// Sets the options the variant fixes (conv_l8 -> conv_max_lag 8). A value the
+// user set explicitly must agree. Options fixed only by `previous_variant`
+// return to the preset's value, so switching variants leaves nothing behind.
+void apply_variant_options_checked(RunConfig& c, const std::set<std::string>& explicit_keys,
+                                   const std::string& previous_variant) {
+  const json options = variant_options_or_empty(c.model.variant);
+  const json previous = variant_options_or_empty(previous_variant);  // named: items() must not outlive it
+  for (const auto& [key, value] : previous.items()) {
+    if (options.contains(key) || explicit_keys.count(key)) continue;
+    const auto& f = model_fields().at(key);
+    f.read(c.model, f.write(preset_config(c.preset).model), "model." + key);
+  }
+  for (const auto& [key, value] : options.items()) {
+    const auto& f = model_fields().at(key);
+    EGM_REQUIRE(!explicit_keys.count(key) || f.write(c.model) == value, ConfigError,
+                "model.{}: variant '{}' fixes it to {}, got {}; drop the key or pick another variant", key,
+                c.model.variant, value.dump(), f.write(c.model).dump());
+    f.read(c.model, value, "model." + key);
+  }
+}
+
 }  // namespace
+
+void apply_variant_options(ModelConfig& model) {
+  const json options = variant_options_or_empty(model.variant);
+  for (const auto& [key, value] : options.items()) model_fields().at(key).read(model, value, "model." + key);
+}
 
 const std::vector<std::string>& preset_names() {
   static const std::vector<std::string> names = {"paper", "small", "tiny"};
@@ -193,13 +240,17 @@ RunConfig run_config_from_json(const json& j, const std::string& default_preset)
     preset = j["preset"].get<std::string>();
   }
   RunConfig c = preset_config(preset);
+  const std::string preset_variant = c.model.variant;
   apply_sections(c, j, "", /*allow_preset=*/true);
+  apply_variant_options_checked(c, explicit_model_keys(j), preset_variant);
   validate(c);
   return c;
 }
 
 void apply_overrides(RunConfig& c, const json& overrides) {
+  const std::string previous_variant = c.model.variant;
   apply_sections(c, overrides, "", /*allow_preset=*/false);
+  apply_variant_options_checked(c, explicit_model_keys(overrides), previous_variant);
   validate(c);
 }
 
@@ -214,6 +265,12 @@ void validate(const RunConfig& c) {
     VariantInfo v = resolve_variant(m.variant);
     if (v.attention == "conv" || m.conv_max_lag != 0)
       need(m.conv_max_lag >= 0, fmt::format("model.conv_max_lag must be >= 0, got {}", m.conv_max_lag));
+    for (const auto& [key, value] : v.options.items()) {
+      const json actual = model_fields().at(key).write(m);
+      need(actual == value, fmt::format("model.{} = {} conflicts with variant '{}', which fixes it to {} "
+                                        "(a config built in code needs apply_variant_options)",
+                                        key, actual.dump(), m.variant, value.dump()));
+    }
   } catch (const ConfigError& e) {
     problems.push_back(std::string("model.variant: ") + e.what());
   }

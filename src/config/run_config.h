@@ -61,6 +61,7 @@ struct RuntimeOptions {
   std::string data_path;            // corpus file; see data/corpus_locator.h
   std::string out_dir;              // run directory (checkpoints, metrics.jsonl)
   int64_t checkpoint_interval = 0;  // steps between checkpoints; 0 = at evals only
+  int64_t log_interval = 10;        // steps between progress records
   int64_t fail_at_step = -1;        // test-only failure injection (throws at that step)
 };
 
@@ -79,6 +80,12 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& defau
 // Applies overrides ({"model": {...}, "train": {...}}, or flat "model.n_layer")
 // onto an existing config, with the same checks. Validates.
 void apply_overrides(RunConfig& config, const nlohmann::json& overrides);
+
+// Sets the options the model's variant fixes (config/variants.cpp: conv_l8 ->
+// conv_max_lag 8, scale_init -> qk_scale_init). The JSON readers do this
+// themselves (refusing a conflicting explicit value); a config built in code
+// calls it after setting `variant`, or validate() refuses the mismatch.
+void apply_variant_options(ModelConfig& model);
 
 // Throws ConfigError with every problem found (sizes, divisibility, ranges, variant).
 void validate(const RunConfig& config);

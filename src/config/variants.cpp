@@ -9,7 +9,10 @@
 namespace egm {
 
 const std::vector<std::string>& attention_kinds() {
-  static const std::vector<std::string> kinds = {"standard", "ega", "ega_causal"};
+  static const std::vector<std::string> kinds = {"standard", "ega",     "ega_causal", "conv",
+                                                 "ega2",     "ega4",    "ega_morlet", "ega_db2",
+                                                 "ega_db4",  "mq_e",    "mq_ep",      "mq_ef",
+                                                 "mq_epf"};
   return kinds;
 }
 
@@ -33,6 +36,27 @@ const std::vector<VariantInfo>& named_variants() {
       {"nope", "standard", "none", json::object(), "no positional information"},
       {"ega_causal", "ega_causal", "learned", json::object(), "EGA with prefix statistics (causal)"},
       {"ega_causal_mope", "ega_causal", "mope", json::object(), "causal EGA + MoPE"},
+      // Ablations (SPEC.md section 5), defined in src/model/ABLATIONS.md.
+      {"conv_l4", "conv", "learned", json{{"conv_max_lag", 4}}, "lagged cross-correlation attention, lags -4..4"},
+      {"conv_l8", "conv", "learned", json{{"conv_max_lag", 8}}, "lagged cross-correlation attention, lags -8..8"},
+      {"conv_l16", "conv", "learned", json{{"conv_max_lag", 16}}, "lagged cross-correlation attention, lags -16..16"},
+      {"scale_init", "standard", "learned", json{{"qk_scale_init", true}},
+       "base with Q/K of head h initialised with std 0.02*(1+(h mod 4)/4)"},
+      {"ega2", "ega2", "learned", json::object(), "EGA with 2 energy projections per head, gates mixed"},
+      {"ega4", "ega4", "learned", json::object(), "EGA with 4 energy projections per head, gates mixed"},
+      {"ega_morlet", "ega_morlet", "learned", json::object(), "Morlet wavelet energy gate, 4 learned scales (EGA-M)"},
+      {"ega_db2", "ega_db2", "learned", json::object(), "fixed Daubechies db2 energy gate, 4 dilated scales"},
+      {"ega_db4", "ega_db4", "learned", json::object(), "fixed Daubechies db4 energy gate, 4 dilated scales"},
+      {"mq_e", "mq_e", "learned", json::object(), "multi-quantity attention: Morlet energy score term + gate"},
+      {"mq_ep", "mq_ep", "learned", json::object(), "multi-quantity attention: energy + phase coherence"},
+      {"mq_ef", "mq_ef", "learned", json::object(), "multi-quantity attention: energy + spectral flux"},
+      {"mq_epf", "mq_epf", "learned", json::object(), "multi-quantity attention: energy + phase + flux"},
+      {"ega_nope", "ega", "none", json::object(), "EGA without positional information"},
+      {"ega_alibi", "ega", "alibi", json::object(), "EGA with ALiBi, no table"},
+      {"ega_rope_only", "ega", "rope_only", json::object(), "EGA with RoPE on q,k, no table"},
+      {"ega_causal_nope", "ega_causal", "none", json::object(), "causal EGA without positional information"},
+      {"ega_causal_alibi", "ega_causal", "alibi", json::object(), "causal EGA with ALiBi, no table"},
+      {"ega_causal_rope_only", "ega_causal", "rope_only", json::object(), "causal EGA with RoPE on q,k, no table"},
   };
   return variants;
 }
@@ -57,7 +81,10 @@ VariantInfo resolve_variant(const std::string& name) {
 }
 
 bool attention_sees_future(const std::string& attention) {
-  return attention == "ega";
+  // Every gate or score term z-scored over the whole window reads keys after the query.
+  static const std::vector<std::string> over_t = {"ega",     "ega2", "ega4",  "ega_morlet", "ega_db2",
+                                                  "ega_db4", "mq_e", "mq_ep", "mq_ef",      "mq_epf"};
+  return std::find(over_t.begin(), over_t.end(), attention) != over_t.end();
 }
 
 }  // namespace egm
