@@ -1,0 +1,63 @@
+#include "cli/run_options.h"
+
+#include "data/corpus_source.h"
+#include "util/error.h"
+#include "util/files.h"
+
+namespace egm::cli {
+
+void add_run_config_flags(CLI::App* cmd, RunConfigFlags& f, bool with_runtime) {
+  cmd->add_option("--preset", f.preset, "paper, small or tiny")->capture_default_str();
+  cmd->add_option("--config", f.config_file, "a run config JSON file (its preset and values, then the flags)");
+  cmd->add_option("--variant", f.variant, "model variant (base, ega, mope, ega_mope, ... or ATTENTION+POSITION)");
+  cmd->add_option("--seed", f.seed, "seed: initialisation, data order and dropout");
+  cmd->add_option("--steps", f.steps, "optimiser steps (train.max_steps)");
+  cmd->add_option("--set", f.sets, "override a field: section.key=value, e.g. --set model.dropout=0 (repeatable)");
+  if (with_runtime) {
+    cmd->add_option("--threads", f.threads, "intra-op threads (0 = all cores; more than the free cores slows LibTorch sharply)")->capture_default_str();
+    cmd->add_option("--device", f.device, "cpu, cuda or cuda:N")->capture_default_str();
+    cmd->add_option("--data", f.data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
+  }
+}
+
+RunConfig resolve_run_config(const RunConfigFlags& f) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!f.config_file.empty()) {
+    try {
+      j = nlohmann::json::parse(read_file(f.config_file));
+    } catch (const nlohmann::json::parse_error& e) {
+      EGM_THROW(ConfigError, "{}: not valid JSON: {}", f.config_file, e.what());
+    }
+  }
+  RunConfig c = run_config_from_json(j, j.contains("preset") ? j["preset"].get<std::string>() : f.preset);
+  nlohmann::json overrides = nlohmann::json::object();
+  for (const std::string& s : f.sets) {
+    auto eq = s.find('=');
+    EGM_REQUIRE(eq != std::string::npos && eq > 0, ConfigError, "--set {}: expected section.key=value", s);
+    std::string key = s.substr(0, eq), text = s.substr(eq + 1);
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+      value = text;  // bare strings: --set model.variant=ega
+    }
+    EGM_REQUIRE(key.rfind("model.", 0) == 0 || key.rfind("train.", 0) == 0, ConfigError,
+                "--set {}: the key must start with model. or train.", s);
+    overrides[key] = value;
+  }
+  if (!f.variant.empty()) overrides["model.variant"] = f.variant;
+  if (f.seed >= 0) overrides["train.seed"] = f.seed;
+  if (f.steps >= 0) overrides["train.max_steps"] = f.steps;
+  apply_overrides(c, overrides);
+  return c;
+}
+
+RuntimeOptions resolve_runtime(const RunConfigFlags& f) {
+  RuntimeOptions r;
+  r.threads = f.threads;
+  r.device = f.device;
+  r.data_path = locate_corpus(f.data);
+  return r;
+}
+
+}  // namespace egm::cli

@@ -1,0 +1,286 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "egm/version_info.h"
+#include "train/evaluation.h"
+#include "train/loss_scaler.h"
+#include "train/lr_schedule.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/torch_compat.h"
+
+namespace egm {
+namespace {
+
+constexpr uint64_t kDropoutStream = 0x64726f70;  // "drop"
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+nlohmann::json params_record(int64_t step, const LearnedParams& params) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& p : params)
+    list.push_back({{"module", p.module}, {"layer", p.layer}, {"index", p.index}, {"name", p.name}, {"value", p.value}});
+  return {{"kind", "params"}, {"step", step}, {"params", list}};
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+double number_or_nan(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+}  // namespace
+
+torch::Device parse_device(const std::string& name) {
+  torch::Device device(torch::kCPU);
+  try {
+    device = torch::Device(name);
+  } catch (const std::exception&) {
+    EGM_THROW(ConfigError, "unknown device '{}'; use cpu, cuda or cuda:N", name);
+  }
+  if (device.is_cuda()) {
+    EGM_REQUIRE(torch::cuda::is_available(), ConfigError,
+                "device {} requested but this LibTorch has no CUDA or no GPU is visible", name);
+    EGM_REQUIRE(!device.has_index() || device.index() < static_cast<int>(torch::cuda::device_count()), ConfigError,
+                "device {} does not exist ({} GPUs visible)", name, torch::cuda::device_count());
+  }
+  EGM_REQUIRE(device.is_cpu() || device.is_cuda(), ConfigError, "device {} is not supported (cpu or cuda)", name);
+  return device;
+}
+
+Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus, MetricsSink& sink,
+                 Communicator* comm)
+    : config_(config),
+      runtime_(runtime),
+      sink_(sink),
+      comm_(comm ? *comm : static_cast<Communicator&>(local_comm_)),
+      device_(parse_device(runtime.device)),
+      sampler_(corpus, config.model.block_size, config.train.seed) {
+  if (config_.model.vocab_size != corpus.vocab_size()) {
+    log::debug("vocab_size {} -> {} (from the corpus)", config_.model.vocab_size, corpus.vocab_size());
+    config_.model.vocab_size = corpus.vocab_size();
+  }
+  validate(config_);
+  config_hash_ = egm::config_hash(config_);
+  const TrainConfig& t = config_.train;
+  EGM_REQUIRE(t.batch_size % comm_.size() == 0, ConfigError,
+              "train.batch_size {} is not divisible by the data-parallel degree {}", t.batch_size, comm_.size());
+  EGM_REQUIRE(t.precision == "fp32" || device_.is_cuda(), ConfigError,
+              "train.precision {} needs a CUDA device (this run is on {}); use fp32 on CPU", t.precision,
+              device_.str());
+  autocast_ = t.precision != "fp32";
+  autocast_dtype_ = t.precision == "fp16" ? at::kHalf : at::kBFloat16;
+  scaler_ = LossScaler(t.precision == "fp16");
+  local_batch_ = t.batch_size / comm_.size();
+  local_first_ = comm_.rank() * local_batch_;
+  // Debian's LibTorch runs one intra-op thread unless told; 0 means every core.
+  torch::set_num_threads(runtime_.threads > 0 ? runtime_.threads
+                                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+
+  model_ = build_model(config_.model, t.seed);
+  model_->to(device_);
+  optimizer_ = std::make_unique<torch::optim::AdamW>(
+      model_->parameters(), torch::optim::AdamWOptions(t.lr)
+                                .betas({t.beta1, t.beta2})
+                                .eps(t.adam_eps)
+                                .weight_decay(t.weight_decay));
+  // Dropout draws from the default generator of the device; each rank its own stream.
+  const uint64_t dropout_seed = derive_seed(t.seed, kDropoutStream, static_cast<uint64_t>(comm_.rank()));
+  for (const auto& d : rng_devices()) compat::default_generator(d).set_current_seed(dropout_seed);
+
+  if (!runtime_.out_dir.empty()) {
+    std::vector<std::string> problems;
+    auto loaded = load_checkpoint(runtime_.out_dir, *model_, *optimizer_, config_hash_, rng_devices(), &problems);
+    for (const auto& p : problems) {
+      log::warn("skipping checkpoint: {}", p);
+      emit({{"kind", "event"}, {"event", "checkpoint_skipped"}, {"message", p}});
+    }
+    if (loaded) {
+      state_ = loaded->state;
+      last_val_ = number_or_nan(state_.extra, "last_val");
+      last_train_ = number_or_nan(state_.extra, "last_train");
+      log::info("resumed from {} at step {}", loaded->path, state_.step);
+      emit({{"kind", "event"}, {"event", "resumed"}, {"step", state_.step}, {"path", loaded->path},
+            {"message", problems.empty() ? "resumed from the latest checkpoint"
+                                         : "resumed from an older checkpoint; newer ones were unusable"}});
+    } else if (!problems.empty()) {
+      emit({{"kind", "event"}, {"event", "restart_from_scratch"},
+            {"message", "no usable checkpoint; training from step 0"}});
+    }
+  }
+}
+
+std::vector<torch::Device> Trainer::rng_devices() const {
+  std::vector<torch::Device> devices{torch::kCPU};
+  if (device_.is_cuda()) devices.push_back(device_.has_index() ? device_ : torch::Device(torch::kCUDA, 0));
+  return devices;
+}
+
+void Trainer::emit(nlohmann::json record) {
+  if (comm_.rank() != 0) return;
+  sink_.emit(record);
+}
+
+torch::Tensor Trainer::train_step() {
+  const TrainConfig& t = config_.train;
+  model_->train();
+  const double lr = learning_rate(t, state_.step);
+  for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+
+  Batch b = sampler_.train_batch(state_.step, t.batch_size, local_first_, local_batch_);
+  torch::Tensor x = b.x.to(device_), y = b.y.to(device_);
+  torch::Tensor loss;
+  {
+    compat::AutocastGuard autocast(autocast_, autocast_dtype_);
+    loss = GPTImpl::loss(model_->forward(x), y);
+  }
+  optimizer_->zero_grad();
+  scaler_.scale(loss).backward();
+
+  std::vector<torch::Tensor> params = model_->parameters();
+  if (comm_.size() > 1) {
+    std::vector<torch::Tensor> grads;
+    for (auto& p : params)
+      if (p.grad().defined()) grads.push_back(p.grad());
+    comm_.allreduce_mean(grads);
+  }
+  if (scaler_.unscale_and_check(params)) {
+    if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, t.grad_clip);
+    optimizer_->step();
+  }
+  ++state_.step;
+  return loss.detach();
+}
+
+void Trainer::checkpoint() {
+  if (runtime_.out_dir.empty()) return;
+  state_.extra["last_val"] = number_or_null(last_val_);
+  state_.extra["last_train"] = number_or_null(last_train_);
+  if (comm_.rank() == 0) save_checkpoint(runtime_.out_dir, *model_, *optimizer_, state_, config_hash_, rng_devices());
+  comm_.barrier();  // nobody runs ahead of a checkpoint that may be read back
+  emit({{"kind", "checkpoint"}, {"step", state_.step}});
+}
+
+void Trainer::evaluate_and_record(double elapsed) {
+  const TrainConfig& t = config_.train;
+  EvalContext ctx{*model_, sampler_, device_, comm_, autocast_, autocast_dtype_};
+  last_train_ = evaluate_random_batches(ctx, Split::train, state_.step, t.eval_batches, t.batch_size);
+  last_val_ = evaluate_random_batches(ctx, Split::val, state_.step, t.eval_batches, t.batch_size);
+  emit({{"kind", "eval"}, {"step", state_.step}, {"split", "eval_train"}, {"loss", number_or_null(last_train_)}});
+  emit({{"kind", "eval"}, {"step", state_.step}, {"split", "eval_val"}, {"loss", number_or_null(last_val_)},
+        {"elapsed_s", elapsed}});
+  if (std::isfinite(last_val_) && last_val_ < state_.best_val) {
+    state_.best_val = last_val_;
+    state_.best_val_step = state_.step;
+  }
+  emit(params_record(state_.step, model_->learned_params()));
+}
+
+void Trainer::record_final_measurements(RunResult& r) {
+  const TrainConfig& t = config_.train;
+  EvalContext ctx{*model_, sampler_, device_, comm_, autocast_, autocast_dtype_};
+  if (t.full_val_eval) {
+    WindowsLoss full = evaluate_all_windows(ctx, Split::val, t.batch_size);
+    r.full_val = full.loss;
+    emit({{"kind", "final_eval"}, {"split", "val_full"}, {"loss", number_or_null(full.loss)}, {"windows", full.windows}});
+  }
+  if (t.ar_eval_windows > 0) {
+    AutoregressiveLoss ar = evaluate_autoregressive(ctx, t.ar_eval_windows);
+    r.ar_val = ar.prefix_loss;
+    r.ar_ref_val = ar.window_loss;
+    emit({{"kind", "final_eval"}, {"split", "val_ar"}, {"loss", number_or_null(ar.prefix_loss)}, {"windows", ar.windows}});
+    emit({{"kind", "final_eval"}, {"split", "val_ar_ref"}, {"loss", number_or_null(ar.window_loss)},
+          {"windows", ar.windows}});
+  }
+}
+
+RunResult Trainer::run(const std::function<bool()>& should_stop) {
+  const TrainConfig& t = config_.train;
+  RunResult result;
+  result.resumed_from_step = state_.step > 0 ? state_.step : -1;
+  auto fill = [&](RunResult& r) {
+    r.step = state_.step;
+    r.final_val = last_val_;
+    r.final_train = last_train_;
+    r.best_val = std::isfinite(state_.best_val) ? state_.best_val : NAN;
+  };
+  auto finish = [&](const std::string& status, const std::string& message) {
+    fill(result);
+    result.status = status;
+    result.message = message;
+    emit({{"kind", "status"}, {"status", status}, {"step", state_.step}, {"message", message},
+          {"final_val", number_or_null(result.final_val)}, {"best_val", number_or_null(result.best_val)},
+          {"full_val", number_or_null(result.full_val)}, {"ar_val", number_or_null(result.ar_val)},
+          {"ar_ref_val", number_or_null(result.ar_ref_val)}, {"tokens_per_s", number_or_null(result.tokens_per_s)}});
+    return result;
+  };
+
+  // A run that already finished (its final measurements are in the checkpoint) just reports them.
+  if (state_.step >= t.max_steps && state_.extra.contains("final")) {
+    const auto& f = state_.extra["final"];
+    result.full_val = number_or_nan(f, "full_val");
+    result.ar_val = number_or_nan(f, "ar_val");
+    result.ar_ref_val = number_or_nan(f, "ar_ref_val");
+    return finish("done", "already complete");
+  }
+
+  emit({{"kind", "status"}, {"status", "running"}, {"step", state_.step}, {"config_hash", config_hash_},
+        {"world_size", comm_.size()}, {"backend", comm_.backend()}, {"device", device_.str()},
+        {"torch_version", compat::torch_version()}, {"egm_commit", EGM_GIT_COMMIT},
+        {"threads", torch::get_num_threads()}});
+  const auto t0 = std::chrono::steady_clock::now();
+  if (state_.step == 0) evaluate_and_record(0.0);
+
+  const int64_t log_interval = std::max<int64_t>(1, runtime_.log_interval);
+  const int64_t start_step = state_.step;
+  auto last_log = std::chrono::steady_clock::now();
+  int64_t last_log_step = state_.step;
+  while (state_.step < t.max_steps) {
+    if (should_stop && should_stop()) {
+      checkpoint();
+      return finish("interrupted", fmt::format("stopped at step {} and checkpointed", state_.step));
+    }
+    if (runtime_.fail_at_step == state_.step)
+      EGM_THROW(Error, "injected failure at step {} (test-only fail_at_step)", state_.step);
+
+    torch::Tensor loss = train_step();
+    const bool at_eval = state_.step % t.eval_interval == 0 || state_.step == t.max_steps;
+    if (state_.step % log_interval == 0 || at_eval) {
+      std::vector<torch::Tensor> l{loss.to(torch::kFloat64)};
+      comm_.allreduce_mean(l);
+      const double value = l[0].item<double>();
+      const double dt = seconds_since(last_log);
+      const double tokens = static_cast<double>((state_.step - last_log_step) * t.batch_size * config_.model.block_size);
+      emit({{"kind", "progress"}, {"step", state_.step}, {"train_loss", number_or_null(value)},
+            {"lr", learning_rate(t, state_.step - 1)}, {"tokens_per_s", dt > 0 ? tokens / dt : 0.0},
+            {"elapsed_s", seconds_since(t0)}});
+      last_log = std::chrono::steady_clock::now();
+      last_log_step = state_.step;
+      if (!std::isfinite(value))
+        return finish("diverged", fmt::format("training loss became {} at step {}", value, state_.step));
+    }
+    if (at_eval) {
+      evaluate_and_record(seconds_since(t0));
+      if (!std::isfinite(last_val_))
+        return finish("diverged", fmt::format("validation loss became {} at step {}", last_val_, state_.step));
+      checkpoint();
+    } else if (runtime_.checkpoint_interval > 0 && state_.step % runtime_.checkpoint_interval == 0) {
+      checkpoint();
+    }
+  }
+  const double elapsed = seconds_since(t0);
+  result.tokens_per_s = elapsed > 0 ? static_cast<double>((state_.step - start_step) * t.batch_size *
+                                                          config_.model.block_size) / elapsed
+                                    : NAN;
+  record_final_measurements(result);
+  state_.extra["final"] = {{"full_val", number_or_null(result.full_val)}, {"ar_val", number_or_null(result.ar_val)},
+                           {"ar_ref_val", number_or_null(result.ar_ref_val)}};
+  checkpoint();
+  return finish("done", "");
+}
+
+}  // namespace egm
