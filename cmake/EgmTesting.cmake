@@ -8,9 +8,18 @@ function(egm_add_gtest name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main egm::warnings)
   target_compile_definitions(${name} PRIVATE
     EGM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" EGM_BINARY_DIR="${CMAKE_BINARY_DIR}")
-  set(props LABELS "${ARG_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=1")
+  set(props LABELS "${ARG_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=1;EGM_DATA=${EGM_TEST_DATA}")
   if(ARG_FIXTURES)
     list(APPEND props FIXTURES_REQUIRED "${ARG_FIXTURES}")
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
 endfunction()
+
+# The corpus tests read: $EGM_DATA at configure time, else the shared copy
+# beside the checkout (CI points EGM_DATA there too). Never a copy in the repo.
+if(DEFINED ENV{EGM_DATA} AND NOT "$ENV{EGM_DATA}" STREQUAL "")
+  set(EGM_TEST_DATA "$ENV{EGM_DATA}" CACHE FILEPATH "Corpus used by the tests")
+else()
+  get_filename_component(_egm_shared_corpus "${CMAKE_SOURCE_DIR}/../shared/data/tinyshakespeare/input.txt" ABSOLUTE)
+  set(EGM_TEST_DATA "${_egm_shared_corpus}" CACHE FILEPATH "Corpus used by the tests")
+endif()

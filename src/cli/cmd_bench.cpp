@@ -1,12 +1,62 @@
-// Placeholder until its issue lands: the verb exists so the CLI links.
+// egm bench: ms/step and tokens/s of a variant at a preset (a benchmark, not a test).
+#include <cstdio>
+
 #include "cli/commands.h"
-#include "util/error.h"
+#include "cli/run_options.h"
+#include "data/corpus.h"
+#include "train/step_benchmark.h"
+#include "util/files.h"
+#include "util/log.h"
 
 namespace egm::cli {
 
 void register_bench_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("bench", "(not built yet)");
-  cmd->callback([] { EGM_THROW(Error, "egm bench is not built yet"); });
+  auto* cmd = app.add_subcommand("bench", "time training steps: ms/step, tokens/s, MFU, memory");
+  auto flags = std::make_shared<RunConfigFlags>();
+  auto timed = std::make_shared<int64_t>(20);
+  auto warmup = std::make_shared<int64_t>(3);
+  auto json = std::make_shared<bool>(false);
+  add_run_config_flags(cmd, *flags);
+  cmd->add_option("--warmup", *warmup, "untimed steps first")->capture_default_str();
+  cmd->add_option("--timed-steps", *timed, "timed steps (the median is reported)")->capture_default_str();
+  cmd->add_flag("--json", *json, "one JSON object instead of text");
+  cmd->callback([=] {
+    RunConfigFlags f = *flags;
+    if (f.variant.empty()) f.variant = "base";
+    f.steps = -1;
+    RunConfig config = resolve_run_config(f);
+    RuntimeOptions runtime = resolve_runtime(f);
+    // Timing does not depend on the text: without the corpus, use random characters.
+    Corpus corpus = file_exists(runtime.data_path) ? Corpus::load(runtime.data_path) : [] {
+      log::warn("no corpus found; timing on random characters");
+      std::string text(1 << 20, ' ');
+      uint64_t x = 1;
+      for (char& ch : text) ch = static_cast<char>('A' + ((x = x * 6364136223846793005ULL + 1) >> 59));
+      return Corpus::from_text(text);
+    }();
+    config.model.vocab_size = corpus.vocab_size();
+    config.train.max_steps = std::max<int64_t>(config.train.max_steps, *warmup + *timed + 1);
+    StepBenchmark b = benchmark_steps(config, runtime, corpus, *warmup, *timed);
+    if (*json) {
+      nlohmann::json j = {{"variant", b.variant}, {"preset", b.preset}, {"threads", b.threads},
+                          {"ms_per_step", b.ms_per_step}, {"ms_per_step_min", b.ms_per_step_min},
+                          {"tokens_per_s", b.tokens_per_s}, {"parameters", b.parameters},
+                          {"achieved_gflops", b.achieved_gflops}, {"matmul_gflops", b.matmul_gflops},
+                          {"mfu", b.mfu}, {"peak_rss_mb", b.peak_rss_mb}, {"rss_growth_mb", b.rss_growth_mb},
+                          {"device", runtime.device}, {"steps", b.steps}};
+      std::printf("%s\n", j.dump().c_str());
+      return;
+    }
+    std::printf("%s @ %s, %d thread(s), %lld parameters\n", b.variant.c_str(), b.preset.c_str(), b.threads,
+                static_cast<long long>(b.parameters));
+    std::printf("%.2f ms/step (median of %lld, min %.2f)\n", b.ms_per_step, static_cast<long long>(b.steps),
+                b.ms_per_step_min);
+    std::printf("%.0f tokens/s\n", b.tokens_per_s);
+    if (b.matmul_gflops > 0)
+      std::printf("%.2f GFLOP/s model, %.2f GFLOP/s sgemm: MFU %.1f%%\n", b.achieved_gflops, b.matmul_gflops,
+                  100.0 * b.mfu);
+    std::printf("peak RSS %.0f MB, RSS growth over the timed steps %+.1f MB\n", b.peak_rss_mb, b.rss_growth_mb);
+  });
 }
 
 }  // namespace egm::cli

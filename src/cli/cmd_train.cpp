@@ -38,18 +38,20 @@ void register_train_command(CLI::App& app) {
     config.model.vocab_size = corpus.vocab_size();
 
     make_dirs(*out);
-    const std::string config_path = (std::filesystem::path(*out) / "config.json").string();
-    atomic_write_file(config_path, to_json(config).dump(2) + "\n");
-    if (!*quiet) std::printf("config %s\n%s\n", config_path.c_str(), to_json(config).dump().c_str());
-
     JsonLinesSink jsonl((std::filesystem::path(*out) / "metrics.jsonl").string());
     ProgressPrinter printer(stdout, config.train.max_steps);
     FanoutSink sink;
     sink.add(&jsonl);
     if (!*quiet) sink.add(&printer);
-
     install_stop_signal_handlers();
+    // The trainer checks any checkpoint already in --out against this config
+    // first; only then is config.json (re)written, so a refused resume leaves
+    // the directory as it was.
     Trainer trainer(config, runtime, corpus, sink);
+    const std::string config_path = (std::filesystem::path(*out) / "config.json").string();
+    atomic_write_file(config_path, to_json(config).dump(2) + "\n");
+    if (!*quiet) std::printf("config %s\n%s\n", config_path.c_str(), to_json(config).dump().c_str());
+
     RunResult r = trainer.run([] { return stop_requested(); });
     if (r.status == "diverged") throw CLI::RuntimeError(kExitDiverged);
     if (r.status == "interrupted") throw CLI::RuntimeError(kExitInterrupted);

@@ -1,0 +1,89 @@
+#include "train/step_benchmark.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "train/metrics_sink.h"
+#include "train/trainer.h"
+
+namespace egm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double proc_status_mb(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(std::string(field).size())) / 1024.0;  // kB
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+double measure_matmul_gflops(int64_t n, double seconds) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n}), c = torch::empty({n, n});
+  torch::mm_out(c, a, b);  // warm-up
+  int64_t reps = 0;
+  const auto t0 = Clock::now();
+  double elapsed = 0.0;
+  while (elapsed < seconds) {
+    torch::mm_out(c, a, b);
+    ++reps;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  return 2.0 * static_cast<double>(n * n * n) * static_cast<double>(reps) / elapsed / 1e9;
+}
+
+double training_flops_per_step(const RunConfig& c, int64_t parameters) {
+  const double d = static_cast<double>(c.model.d_model), T = static_cast<double>(c.model.block_size);
+  const double L = static_cast<double>(c.model.n_layer), V = static_cast<double>(c.model.vocab_size);
+  const double tokens = static_cast<double>(c.train.batch_size) * T;
+  // Non-embedding parameters, plus the tied LM head's V*d product that does run.
+  const double dense = static_cast<double>(parameters) - V * d - T * d + V * d;
+  return tokens * (6.0 * dense + 12.0 * L * T * d);
+}
+
+StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
+                              int64_t warmup_steps, int64_t timed_steps) {
+  MemorySink sink;
+  RuntimeOptions rt = runtime;
+  rt.out_dir.clear();  // benchmarks never checkpoint
+  Trainer trainer(config, rt, corpus, sink);
+  for (int64_t i = 0; i < warmup_steps; ++i) trainer.train_step().item<double>();
+  const double rss_after_warmup = proc_status_mb("VmRSS:");
+
+  std::vector<double> ms;
+  for (int64_t i = 0; i < timed_steps; ++i) {
+    const auto t0 = Clock::now();
+    trainer.train_step().item<double>();  // .item() waits for the step (CUDA too)
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  StepBenchmark b;
+  b.variant = config.model.variant;
+  b.preset = config.preset;
+  b.threads = torch::get_num_threads();
+  b.steps = timed_steps;
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  b.ms_per_step = sorted[sorted.size() / 2];  // median: robust to a noisy machine
+  b.ms_per_step_min = sorted.front();
+  const double tokens = static_cast<double>(config.train.batch_size * config.model.block_size);
+  b.tokens_per_s = tokens / (b.ms_per_step / 1e3);
+  b.parameters = trainer.model().num_parameters();
+  b.model_flops_per_step = training_flops_per_step(config, b.parameters);
+  b.achieved_gflops = b.model_flops_per_step / (b.ms_per_step / 1e3) / 1e9;
+  b.peak_rss_mb = proc_status_mb("VmHWM:");
+  b.rss_growth_mb = proc_status_mb("VmRSS:") - rss_after_warmup;
+  if (trainer.device().is_cpu()) {
+    b.matmul_gflops = measure_matmul_gflops();
+    b.mfu = b.achieved_gflops / b.matmul_gflops;
+  }
+  return b;
+}
+
+}  // namespace egm
