@@ -1,0 +1,102 @@
+// What the learned parameters say about the paper's mechanistic claims.
+//
+// MoPE (module "mope"): per run, the (omega, sigma) pairs at the last
+// recorded step against those at initialisation (step 0), the paper's sigma
+// regions (character [1,6), word [6,20), clause [20,55), sentence >= 55),
+// the share of pairs on the admissibility boundary omega * sigma = 5 now and
+// at init (every pair starts there, so "they all sit on the boundary" is only
+// news if they moved), how far each pair moved in (log omega, log sigma), and
+// a k-means clustering of (log omega, log sigma) with k chosen by the data
+// (gap statistic; BIC and silhouette alongside) to test the "four scales"
+// claim, for the learned pairs and, as a control, the initial ones.
+//
+// Gates (every other module, e.g. EGA's tau and alpha per layer and head):
+// mean and SD over seeds of each parameter at the last step, with its mean at
+// initialisation.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/sweep_data.h"
+#include "stats/kmeans_select.h"
+#include "stats/sigma_region.h"
+
+namespace egm::analysis {
+
+struct ParamOptions {
+  double boundary_tolerance = 1e-3;  // |omega * sigma / 5 - 1| <= this counts as on the boundary
+  std::size_t kmax = 8;
+  std::size_t gap_references = 20;
+  bool cluster = true;               // k-means (the slowest part); off for quick summaries
+};
+
+struct MopePair {
+  int64_t idx = 0;
+  double omega = 0.0;
+  double sigma = 0.0;
+  stats::SigmaRegion region = stats::SigmaRegion::character;
+  bool on_boundary = false;
+  bool has_init = false;  // the rest is NaN / default without step-0 rows
+  double omega0 = 0.0;
+  double sigma0 = 0.0;
+  stats::SigmaRegion region0 = stats::SigmaRegion::character;
+  bool on_boundary0 = false;
+  // Euclidean distance in (log omega, log sigma) between init and now.
+  double log_move = 0.0;
+  double sigma_ratio = 0.0;  // sigma / sigma0
+};
+
+struct MopeRun {
+  std::string variant;
+  std::string key;
+  int64_t seed = 0;
+  int64_t step = 0;        // the last step with MoPE rows
+  bool has_init = false;   // step-0 rows for every pair
+  std::vector<MopePair> pairs;
+  std::array<std::size_t, 5> regions{};       // indexed by stats::SigmaRegion
+  std::array<std::size_t, 5> regions_init{};
+  double boundary_share = 0.0;
+  double boundary_share_init = 0.0;           // NaN without init
+  double move_median = 0.0;                   // NaN without init
+  double move_max = 0.0;
+  double sigma_ratio_median = 0.0;
+  double sigma_ratio_max = 0.0;
+  bool clustered = false;
+  stats::KSelection clusters;                 // learned pairs
+  bool clustered_init = false;
+  stats::KSelection clusters_init;            // initial pairs (control)
+};
+
+// One learned gate parameter (e.g. EGA tau of layer 2, head 5) over seeds.
+struct GateParamStat {
+  std::string variant;
+  std::string module;
+  int64_t layer = -1;
+  int64_t idx = 0;
+  std::string name;
+  std::size_t n = 0;      // seeds
+  double mean = 0.0;
+  double sd = 0.0;        // NaN with one seed
+  double min = 0.0;
+  double max = 0.0;
+  bool has_init = false;
+  double init_mean = 0.0; // NaN without step-0 rows
+};
+
+struct ParamAnalysis {
+  double boundary_tolerance = 1e-3;
+  std::vector<MopeRun> mope;          // spec order of variants, then seed
+  std::vector<GateParamStat> gates;   // variant (spec order), module, name, layer, idx
+  std::vector<std::string> notes;     // what could not be analysed, and why
+};
+
+// `cells` are the cells that count (done); params come from data.params.
+ParamAnalysis analyze_params(const SweepData& data, const std::vector<const CellData*>& cells,
+                             const ParamOptions& options, std::uint64_t rng_seed);
+
+}  // namespace egm::analysis

@@ -1,0 +1,49 @@
+// The analysis for people and for scripts: the main 2x2 table with the
+// interaction verdict (what `egm analyze` prints first and what the quick
+// sweep prints at its end), the full text / Markdown report, the LaTeX table
+// in the paper's layout, and JSON with every number.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+#include "analysis/sweep_analysis.h"
+#include "db/results_db.h"
+
+namespace egm::analysis {
+
+enum class OutputFormat { table, csv, json, markdown };
+// "table" | "csv" | "json" | "markdown"; ConfigError lists them otherwise.
+OutputFormat parse_output_format(std::string_view name);
+
+// The headline: the 2x2 of cell means with intervals, the three deltas, the
+// sum of the parts, the interaction with its interval (t, bootstrap,
+// perplexity ratio), the verdict, the published interaction, and how many
+// cells were left out. Without 2x2 factors, the variant table with deltas.
+// With one seed it says that no interval exists instead of printing one.
+std::string render_main_table(const SweepAnalysis& analysis);
+// The same from the database: loads the sweep, analyses it (options as given)
+// and renders. Throws what analyze_sweep throws (ConfigError for an unknown
+// sweep or for cells run with mixed world sizes / backends).
+std::string render_main_table(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options = {});
+
+// Every section as aligned text tables (the main table first).
+std::string render_text(const SweepAnalysis& analysis);
+// Every section as Markdown (the main table in the paper's layout first).
+std::string render_markdown(const SweepAnalysis& analysis);
+// The paper's layout as a Markdown table: variant, attention, position, val
+// loss mean +- half-width (n), delta +- half-width, published, published delta,
+// then the interaction row.
+std::string render_markdown_main(const SweepAnalysis& analysis);
+// The same as a LaTeX table (booktabs), names escaped.
+std::string render_latex_main(const SweepAnalysis& analysis);
+// Every number of the analysis.
+nlohmann::json to_json(const SweepAnalysis& analysis);
+
+// format: table -> render_text, markdown -> render_markdown, csv -> the paper
+// table (tables.h paper_table), json -> to_json (indented).
+std::string render_analysis(const SweepAnalysis& analysis, OutputFormat format);
+
+}  // namespace egm::analysis

@@ -1,0 +1,496 @@
+#include "analysis/sweep_analysis.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "config/variants.h"
+#include "stats/distributions.h"
+#include "stats/multiple.h"
+#include "stats/paired.h"
+#include "stats/welch.h"
+#include "util/error.h"
+
+namespace egm::analysis {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string percent(double level) { return fmt::format("{:g}%", level * 100.0); }
+
+// Why a cell does not count for `metric`, or nullopt when it counts.
+std::optional<std::string> exclusion_reason(const CellData& cell, Metric metric) {
+  const db::CellRow& c = cell.row;
+  switch (c.status) {
+    case db::CellStatus::done:
+      if (cell.value(metric)) return std::nullopt;
+      return fmt::format("done, but no {} recorded", metric_name(metric));
+    case db::CellStatus::failed: {
+      const std::string error = c.last_error ? ": " + *c.last_error : "";
+      if (c.failures >= c.max_attempts)
+        return fmt::format("failed, out of retries ({}/{} attempts failed){}", c.failures, c.max_attempts, error);
+      return fmt::format("failed, will be retried ({}/{} failures so far){}", c.failures, c.max_attempts, error);
+    }
+    case db::CellStatus::running: return fmt::format("running (attempt {})", c.attempts);
+    case db::CellStatus::pending: return std::string("pending (not started)");
+    case db::CellStatus::interrupted: return fmt::format("interrupted after {} attempt(s); will resume", c.attempts);
+  }
+  return std::string("unknown status");
+}
+
+stats::SeedValues restrict_to(const stats::SeedValues& values, const std::vector<int64_t>& seeds) {
+  stats::SeedValues out;
+  for (int64_t s : seeds) out.emplace(s, values.at(s));
+  return out;
+}
+
+Estimate from_summary(const stats::Summary& s) {
+  Estimate e;
+  e.estimate = s.mean;
+  e.se = s.se;
+  e.df = s.n >= 2 ? static_cast<double>(s.n - 1) : kNaN;
+  e.ci_low = s.ci_low;
+  e.ci_high = s.ci_high;
+  e.has_interval = s.has_interval;
+  e.n = s.n;
+  return e;
+}
+
+Estimate from_contrast(const stats::ContrastResult& c, std::size_t n) {
+  Estimate e;
+  e.estimate = c.estimate;
+  e.se = c.se;
+  e.df = c.df;
+  e.ci_low = c.ci_low;
+  e.ci_high = c.ci_high;
+  e.has_interval = c.has_interval;
+  e.n = n;
+  return e;
+}
+
+// Shared by every comparison: which cell ran where, and the conflicts found.
+class Setups {
+ public:
+  explicit Setups(const SweepData& data) {
+    for (const auto& c : data.cells)
+      if (c.row.status == db::CellStatus::done) cells_[{c.row.variant, c.row.seed}] = &c;
+  }
+  // Records a conflict when the given cells (variant, seed) did not all run
+  // with one setup (a cell resumed under another setup conflicts by itself).
+  void require_same(const std::string& comparison, const std::vector<std::pair<std::string, int64_t>>& members) {
+    std::set<RunSetup> distinct;
+    std::vector<std::string> parts;
+    for (const auto& m : members) {
+      auto it = cells_.find(m);
+      if (it == cells_.end() || it->second->setups.empty()) continue;
+      std::vector<std::string> texts;
+      for (const auto& s : it->second->setups) {
+        distinct.insert(s);
+        texts.push_back(s.text());
+      }
+      parts.push_back(fmt::format("{}: {}", it->second->row.key, fmt::join(texts, " then ")));
+    }
+    if (distinct.size() <= 1) return;
+    SetupConflict c{comparison, fmt::format("{}", fmt::join(parts, "; "))};
+    const std::string id = c.comparison + "|" + c.detail;
+    if (seen_.insert(id).second) conflicts_.push_back(std::move(c));
+  }
+  const std::vector<SetupConflict>& conflicts() const { return conflicts_; }
+
+ private:
+  std::map<std::pair<std::string, int64_t>, const CellData*> cells_;
+  std::set<std::string> seen_;
+  std::vector<SetupConflict> conflicts_;
+};
+
+std::vector<std::pair<std::string, int64_t>> members_of(const std::vector<std::string>& variants,
+                                                        const std::vector<const stats::SeedValues*>& groups) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (size_t i = 0; i < variants.size(); ++i)
+    for (const auto& [seed, value] : *groups[i]) out.emplace_back(variants[i], seed);
+  return out;
+}
+
+std::vector<int64_t> shared_seeds(const std::vector<const stats::SeedValues*>& groups) {
+  std::vector<int64_t> shared;
+  for (const auto& [seed, value] : *groups.front()) {
+    bool everywhere = true;
+    for (const auto* g : groups) everywhere = everywhere && g->count(seed);
+    if (everywhere) shared.push_back(seed);
+  }
+  return shared;
+}
+
+std::vector<int64_t> unmatched_seeds(const std::vector<const stats::SeedValues*>& groups,
+                                     const std::vector<int64_t>& shared) {
+  std::set<int64_t> all;
+  for (const auto* g : groups)
+    for (const auto& [seed, value] : *g) all.insert(seed);
+  std::vector<int64_t> out;
+  for (int64_t s : all)
+    if (!std::binary_search(shared.begin(), shared.end(), s)) out.push_back(s);
+  return out;
+}
+
+// Pair by seed when the groups share at least two seeds, or are one and the
+// same single seed (then there is a difference but no interval).
+bool pairable(const std::vector<const stats::SeedValues*>& groups, const std::vector<int64_t>& shared) {
+  if (shared.size() >= 2) return true;
+  if (shared.size() != 1) return false;
+  return std::all_of(groups.begin(), groups.end(), [](const stats::SeedValues* g) { return g->size() == 1; });
+}
+
+std::string seed_list(const std::vector<int64_t>& seeds) { return fmt::format("{}", fmt::join(seeds, ", ")); }
+
+DeltaResult compare_with_baseline(const std::string& baseline, const stats::SeedValues& base,
+                                  const std::string& variant, const stats::SeedValues& values, Metric metric,
+                                  double level, Setups& setups) {
+  DeltaResult d;
+  d.variant = variant;
+  d.metric = metric;
+  const std::vector<const stats::SeedValues*> groups{&base, &values};
+  const std::vector<int64_t> shared = shared_seeds(groups);
+  const std::string comparison = fmt::format("delta({})", variant);
+  if (pairable(groups, shared)) {
+    d.paired = true;
+    d.seeds = shared;
+    d.unmatched_seeds = unmatched_seeds(groups, shared);
+    // x - y with x = baseline, y = variant: positive = the variant is better.
+    const stats::PairedResult r = stats::paired_compare(restrict_to(base, shared), restrict_to(values, shared), level);
+    d.per_seed = r.differences;
+    d.delta = from_summary(r.difference);
+    d.p = r.p_t;
+    d.has_wilcoxon = true;
+    d.wilcoxon = r.wilcoxon;
+    for (int64_t s : shared)
+      setups.require_same(fmt::format("{} seed {}", comparison, s), {{baseline, s}, {variant, s}});
+    if (shared.size() == 1) {
+      d.method = "one seed: the difference has no interval";
+    } else {
+      d.method = fmt::format("paired over {} shared seeds (t, df {}; Wilcoxon signed-rank, {})", shared.size(),
+                             shared.size() - 1, stats::wilcoxon_method_name(r.wilcoxon.method));
+    }
+    if (!d.unmatched_seeds.empty())
+      d.method += fmt::format("; seeds without a partner not used: {}", seed_list(d.unmatched_seeds));
+  } else {
+    const stats::WelchResult w = stats::welch_test(stats::values_of(base), stats::values_of(values), level);
+    d.delta = from_contrast(w.difference, std::min(base.size(), values.size()));
+    d.p = w.difference.p;
+    setups.require_same(comparison, members_of({baseline, variant}, groups));
+    d.method = w.difference.has_interval
+                   ? fmt::format("Welch, seeds differ ({} n={}, {} n={}; df {:.2f})", baseline, base.size(), variant,
+                                 values.size(), w.difference.df)
+                   : fmt::format("seeds differ and a side has one seed: no interval ({} n={}, {} n={})", baseline,
+                                 base.size(), variant, values.size());
+  }
+  if (!d.delta.has_interval) d.p = kNaN;
+  return d;
+}
+
+struct MetricComparisons {
+  std::vector<DeltaResult> deltas;
+  std::optional<InteractionAnalysis> interaction;
+  std::string no_interaction_reason;
+};
+
+const stats::SeedValues* values_for(const std::vector<VariantSummary>& variants, const std::string& name,
+                                    Metric metric) {
+  for (const auto& v : variants)
+    if (v.variant == name) return v.at(metric).by_seed.empty() ? nullptr : &v.at(metric).by_seed;
+  return nullptr;
+}
+
+std::optional<InteractionAnalysis> interaction_on(const std::vector<VariantSummary>& variants, const Factors& f,
+                                                  Metric metric, const AnalysisOptions& o, Setups& setups,
+                                                  std::string& why_not) {
+  const std::vector<std::string> names{f.base, f.a, f.b, f.ab};
+  std::vector<const stats::SeedValues*> groups;
+  for (const auto& name : names) {
+    const stats::SeedValues* g = values_for(variants, name, metric);
+    if (!g) {
+      why_not = fmt::format("variant {} has no done cell with {}", name, metric_name(metric));
+      return std::nullopt;
+    }
+    groups.push_back(g);
+  }
+  InteractionAnalysis ia;
+  ia.factors = f;
+  ia.metric = metric;
+  stats::InteractionOptions io;
+  io.level = o.level;
+  io.bootstrap_resamples = o.bootstrap_resamples;
+  io.bootstrap_seed = o.rng_seed;
+  const std::vector<int64_t> shared = shared_seeds(groups);
+  if (pairable(groups, shared)) {
+    ia.unmatched_seeds = unmatched_seeds(groups, shared);
+    std::vector<stats::SeedValues> r;
+    for (const auto* g : groups) r.push_back(restrict_to(*g, shared));
+    ia.result = stats::interaction_2x2(r[0], r[1], r[2], r[3], io);
+    for (int64_t s : shared)
+      setups.require_same(fmt::format("interaction seed {}", s),
+                          {{f.base, s}, {f.a, s}, {f.b, s}, {f.ab, s}});
+    // delta(a) + delta(b) per seed = 2 base - a - b.
+    std::vector<double> sums;
+    for (int64_t s : shared) sums.push_back(2.0 * r[0].at(s) - r[1].at(s) - r[2].at(s));
+    ia.sum_of_parts = from_summary(stats::paired_compare_differences(sums, o.level).difference);
+    if (!ia.unmatched_seeds.empty())
+      ia.result.method += fmt::format("; seeds missing from some cell not used: {}", seed_list(ia.unmatched_seeds));
+  } else {
+    ia.result = stats::interaction_2x2(*groups[0], *groups[1], *groups[2], *groups[3], io);
+    setups.require_same("interaction", members_of(names, groups));
+    const stats::ContrastResult c = stats::satterthwaite_interval(
+        {2.0, -1.0, -1.0}, {stats::values_of(*groups[0]), stats::values_of(*groups[1]), stats::values_of(*groups[2])},
+        o.level);
+    ia.sum_of_parts = from_contrast(c, std::min({groups[0]->size(), groups[1]->size(), groups[2]->size()}));
+  }
+  ia.verdict_text = verdict_sentence(ia.result.verdict, o.level);
+  return ia;
+}
+
+MetricComparisons compare(const std::vector<VariantSummary>& variants, const std::string& baseline,
+                          const std::optional<Factors>& factors, Metric metric, const AnalysisOptions& o,
+                          Setups& setups) {
+  MetricComparisons m;
+  if (const stats::SeedValues* base = baseline.empty() ? nullptr : values_for(variants, baseline, metric)) {
+    for (const auto& v : variants) {
+      if (v.variant == baseline || v.at(metric).by_seed.empty()) continue;
+      m.deltas.push_back(compare_with_baseline(baseline, *base, v.variant, v.at(metric).by_seed, metric, o.level,
+                                               setups));
+    }
+    // Holm over the variants that have a p-value.
+    std::vector<double> raw;
+    for (const auto& d : m.deltas)
+      if (!std::isnan(d.p)) raw.push_back(d.p);
+    const std::vector<double> adjusted = raw.empty() ? std::vector<double>{} : stats::holm_adjust(raw);
+    size_t next = 0;
+    for (auto& d : m.deltas) d.p_holm = std::isnan(d.p) ? kNaN : adjusted[next++];
+  }
+  if (factors)
+    m.interaction = interaction_on(variants, *factors, metric, o, setups, m.no_interaction_reason);
+  else
+    m.no_interaction_reason =
+        "no 2x2 factors: the spec names none and the sweep lacks one of ega, mope, ega_mope, base "
+        "(give --factors a,b,ab,base)";
+  return m;
+}
+
+bool inside(double x, double low, double high) { return x >= low && x <= high; }
+
+std::string setup_refusal(const std::vector<SetupConflict>& conflicts) {
+  std::string lines;
+  const size_t shown = std::min<size_t>(conflicts.size(), 12);
+  for (size_t i = 0; i < shown; ++i) lines += fmt::format("\n  {}: {}", conflicts[i].comparison, conflicts[i].detail);
+  if (conflicts.size() > shown) lines += fmt::format("\n  ... and {} more", conflicts.size() - shown);
+  return fmt::format(
+      "refusing to pair cells that ran with different world sizes or backends ({} comparisons):{}\n"
+      "A data-parallel run is not bitwise the same computation as a single-rank one, so such pairs mix a setup "
+      "effect into the deltas. Rerun the cells with one setup, or pass --allow-mixed-world-size to pair them "
+      "anyway (the conflicts are then listed as warnings).",
+      conflicts.size(), lines);
+}
+
+}  // namespace
+
+const char* verdict_label(stats::Verdict verdict) {
+  switch (verdict) {
+    case stats::Verdict::superadditive: return "superadditive";
+    case stats::Verdict::additive_consistent: return "additive-consistent";
+    case stats::Verdict::subadditive: return "subadditive";
+    case stats::Verdict::no_interval: return "no interval";
+  }
+  return "?";
+}
+
+std::string verdict_sentence(stats::Verdict verdict, double level) {
+  const std::string p = percent(level);
+  switch (verdict) {
+    case stats::Verdict::superadditive:
+      return fmt::format("superadditive: the {} interval of I lies above 0 (both together help more than the sum "
+                         "of the two gains)",
+                         p);
+    case stats::Verdict::additive_consistent:
+      return fmt::format("additive-consistent: the {} interval of I includes 0 (no evidence that the gains "
+                         "interact)",
+                         p);
+    case stats::Verdict::subadditive:
+      return fmt::format("subadditive: the {} interval of I lies below 0 (both together help less than the sum "
+                         "of the two gains)",
+                         p);
+    case stats::Verdict::no_interval:
+      return "no verdict: with one seed no interval exists (run more seeds)";
+  }
+  return "?";
+}
+
+const VariantSummary* SweepAnalysis::find_variant(const std::string& name) const {
+  for (const auto& v : variants)
+    if (v.variant == name) return &v;
+  return nullptr;
+}
+
+const DeltaResult* SweepAnalysis::find_delta(const std::string& variant) const {
+  for (const auto& d : deltas)
+    if (d.variant == variant) return &d;
+  return nullptr;
+}
+
+SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
+  stats::require_level(o.level);
+  SweepAnalysis a;
+  a.sweep = data.sweep.name;
+  a.description = data.spec.description;
+  a.metric = o.metric;
+  a.level = o.level;
+  a.rng_seed = o.rng_seed;
+  a.cells_total = data.cells.size();
+
+  // Variants in spec order, then any the cells name that the spec does not.
+  std::vector<std::string> names = data.spec.variants;
+  for (const auto& c : data.cells)
+    if (std::find(names.begin(), names.end(), c.row.variant) == names.end()) names.push_back(c.row.variant);
+  for (const auto& name : names) {
+    VariantSummary v;
+    v.variant = name;
+    v.attention = v.position = "?";
+    try {
+      const VariantInfo info = resolve_variant(name);
+      v.attention = info.attention;
+      v.position = info.position;
+    } catch (const ConfigError&) {
+      // A name this build does not know: the statistics do not need it.
+    }
+    for (Metric m : all_metrics()) {
+      MetricSummary s;
+      s.metric = m;
+      for (const auto& c : data.cells) {
+        if (c.row.variant != name || c.row.status != db::CellStatus::done) continue;
+        const std::optional<double> value = c.value(m);
+        if (!value || !std::isfinite(*value)) continue;
+        s.by_seed[c.row.seed] = *value;
+        for (const auto& setup : c.setups)
+          if (std::find(s.setups.begin(), s.setups.end(), setup) == s.setups.end()) s.setups.push_back(setup);
+      }
+      if (!s.by_seed.empty()) s.summary = stats::summarize(stats::values_of(s.by_seed), o.level);
+      v.metrics.push_back(std::move(s));
+    }
+    a.variants.push_back(std::move(v));
+  }
+
+  std::vector<const CellData*> done;
+  for (const auto& c : data.cells) {
+    if (c.row.status == db::CellStatus::done) done.push_back(&c);
+    if (std::optional<std::string> why = exclusion_reason(c, o.metric))
+      a.excluded.push_back({c.row.key, c.row.variant, c.row.seed, db::to_string(c.row.status), *why});
+    else if (std::isfinite(*c.value(o.metric)))
+      ++a.cells_used;
+    else
+      a.excluded.push_back({c.row.key, c.row.variant, c.row.seed, db::to_string(c.row.status),
+                            fmt::format("done, but {} is not finite", metric_name(o.metric))});
+  }
+
+  // Baseline and factors.
+  if (data.spec.baseline)
+    a.baseline = *data.spec.baseline;
+  else if (std::find(names.begin(), names.end(), "base") != names.end())
+    a.baseline = "base";
+  if (a.baseline.empty()) a.notes.push_back("no baseline (the spec names none and there is no variant 'base'): no deltas");
+  std::optional<Factors> factors = o.factors ? o.factors : data.spec.factors;
+  if (!factors) {
+    const Factors paper{"ega", "mope", "ega_mope", "base"};
+    bool all = true;
+    for (const auto& n : {paper.a, paper.b, paper.ab, paper.base})
+      all = all && std::find(names.begin(), names.end(), n) != names.end();
+    if (all) factors = paper;
+  }
+  if (o.factors)
+    for (const auto& n : {o.factors->a, o.factors->b, o.factors->ab, o.factors->base})
+      EGM_REQUIRE(std::find(names.begin(), names.end(), n) != names.end(), ConfigError,
+                  "--factors names '{}', which is not a variant of sweep {} (variants: {})", n, a.sweep,
+                  fmt::join(names, ", "));
+
+  Setups setups(data);
+  MetricComparisons main = compare(a.variants, a.baseline, factors, o.metric, o, setups);
+  a.deltas = std::move(main.deltas);
+  a.interaction = std::move(main.interaction);
+  a.no_interaction_reason = std::move(main.no_interaction_reason);
+
+  if (data.spec.published) {
+    const PublishedValues& pub = *data.spec.published;
+    PublishedComparison pc;
+    pc.source = pub.source;
+    pc.metric = pub.metric;
+    MetricComparisons other;
+    const bool same_metric = pub.metric == o.metric;
+    if (!same_metric) other = compare(a.variants, a.baseline, factors, pub.metric, o, setups);
+    const std::vector<DeltaResult>& deltas = same_metric ? a.deltas : other.deltas;
+    const std::optional<InteractionAnalysis>& interaction = same_metric ? a.interaction : other.interaction;
+    const auto base_published = pub.values.find(a.baseline);
+    for (const auto& v : a.variants) {
+      auto it = pub.values.find(v.variant);
+      if (it == pub.values.end()) continue;
+      PublishedRow row;
+      row.variant = v.variant;
+      row.published = it->second;
+      row.ours = v.at(pub.metric).summary;
+      row.has_interval = row.ours.has_interval;
+      row.prediction_low = row.prediction_high = kNaN;
+      if (row.has_interval) {
+        row.inside_ci = inside(row.published, row.ours.ci_low, row.ours.ci_high);
+        const double half = row.ours.t_crit * row.ours.sd * std::sqrt(1.0 + 1.0 / static_cast<double>(row.ours.n));
+        row.prediction_low = row.ours.mean - half;
+        row.prediction_high = row.ours.mean + half;
+        row.inside_prediction = inside(row.published, row.prediction_low, row.prediction_high);
+      }
+      if (base_published != pub.values.end() && v.variant != a.baseline) {
+        row.published_delta = base_published->second - row.published;
+        for (const auto& d : deltas)
+          if (d.variant == v.variant) {
+            row.our_delta = d.delta;
+            row.delta_inside = d.delta.has_interval && inside(*row.published_delta, d.delta.ci_low, d.delta.ci_high);
+          }
+      }
+      pc.rows.push_back(std::move(row));
+    }
+    if (factors) {
+      const Factors& f = *factors;
+      auto value = [&](const std::string& n) { return pub.values.find(n); };
+      if (value(f.a) != pub.values.end() && value(f.b) != pub.values.end() && value(f.ab) != pub.values.end() &&
+          value(f.base) != pub.values.end()) {
+        // I = A + B - AB - base on the published numbers.
+        pc.published_interaction = value(f.a)->second + value(f.b)->second - value(f.ab)->second -
+                                   value(f.base)->second;
+        pc.our_interaction = interaction;
+        if (interaction && interaction->result.interval.has_interval)
+          pc.interaction_inside = inside(*pc.published_interaction, interaction->result.interval.ci_low,
+                                         interaction->result.interval.ci_high);
+      }
+    }
+    a.published = std::move(pc);
+  }
+
+  a.setup_conflicts = setups.conflicts();
+  if (!a.setup_conflicts.empty() && !o.allow_mixed_setups) EGM_THROW(ConfigError, "{}", setup_refusal(a.setup_conflicts));
+
+  if (o.analyse_params) {
+    a.params = analyze_params(data, done, o.params, o.rng_seed);
+    const bool has_ega = std::any_of(a.params.gates.begin(), a.params.gates.end(),
+                                     [](const GateParamStat& g) { return g.module == "ega"; });
+    if (has_ega)
+      a.params.notes.push_back(
+          "the share of keys above the EGA gate threshold needs the model on validation text; the database does not "
+          "hold it, so it is not reported");
+  }
+  return a;
+}
+
+SweepAnalysis analyze_sweep(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options) {
+  return analyze_sweep(load_sweep(db, sweep), options);
+}
+
+}  // namespace egm::analysis

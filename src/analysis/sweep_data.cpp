@@ -1,0 +1,178 @@
+#include "analysis/sweep_data.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "db/sqlite.h"
+#include "util/error.h"
+
+namespace egm::analysis {
+
+namespace {
+
+constexpr const char* kMetricNames[] = {"final_val", "best_val", "full_val", "ar_val"};
+
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return "";
+  const auto last = s.find_last_not_of(" \t");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+}  // namespace
+
+const char* metric_name(Metric metric) { return kMetricNames[static_cast<int>(metric)]; }
+
+Metric parse_metric(std::string_view name) {
+  for (int i = 0; i < 4; ++i)
+    if (name == kMetricNames[i]) return static_cast<Metric>(i);
+  EGM_THROW(ConfigError, "unknown metric '{}'; valid: {}", std::string(name), fmt::join(kMetricNames, ", "));
+}
+
+const std::vector<Metric>& all_metrics() {
+  static const std::vector<Metric> metrics{Metric::final_val, Metric::best_val, Metric::full_val, Metric::ar_val};
+  return metrics;
+}
+
+const char* metric_description(Metric metric) {
+  switch (metric) {
+    case Metric::final_val: return "val loss at the final step (random eval batches; the paper's number)";
+    case Metric::best_val: return "lowest val loss over the periodic evals";
+    case Metric::full_val: return "val loss of a deterministic pass over every val window";
+    case Metric::ar_val: return "autoregressive (prefix-only) val loss";
+  }
+  return "?";
+}
+
+Factors parse_factors(std::string_view text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    parts.push_back(trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  const bool all_named = std::none_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); });
+  EGM_REQUIRE(parts.size() == 4 && all_named, ConfigError,
+              "--factors wants four variant names 'a,b,ab,base' (e.g. ega,mope,ega_mope,base), got '{}'",
+              std::string(text));
+  return Factors{parts[0], parts[1], parts[2], parts[3]};
+}
+
+SpecView read_spec_view(const std::string& spec_json) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(spec_json);
+  } catch (const nlohmann::json::exception& e) {
+    EGM_THROW(ConfigError, "the sweep's stored spec is not valid JSON: {}", e.what());
+  }
+  EGM_REQUIRE(j.is_object(), ConfigError, "the sweep's stored spec is not a JSON object");
+  SpecView v;
+  try {
+    v.description = j.value("description", "");
+    if (j.contains("variants")) v.variants = j.at("variants").get<std::vector<std::string>>();
+    if (j.contains("seeds"))
+      for (const auto& s : j.at("seeds")) v.seeds.push_back(s.get<int64_t>());
+    if (j.contains("baseline") && j.at("baseline").is_string()) v.baseline = j.at("baseline").get<std::string>();
+    if (j.contains("factors") && j.at("factors").is_object()) {
+      const auto& f = j.at("factors");
+      v.factors = Factors{f.at("a").get<std::string>(), f.at("b").get<std::string>(), f.at("ab").get<std::string>(),
+                          f.at("base").get<std::string>()};
+    }
+    if (j.contains("published") && j.at("published").is_object()) {
+      const auto& p = j.at("published");
+      PublishedValues pub;
+      pub.source = p.value("source", "");
+      pub.metric = parse_metric(p.value("metric", "final_val"));
+      if (p.contains("values")) pub.values = p.at("values").get<std::map<std::string, double>>();
+      v.published = std::move(pub);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    EGM_THROW(ConfigError, "the sweep's stored spec has an unexpected shape: {}", e.what());
+  }
+  return v;
+}
+
+std::string RunSetup::text() const {
+  return fmt::format("world {} / {}", world_size, backend.empty() ? "backend not recorded" : backend);
+}
+
+std::optional<double> CellData::value(Metric metric) const {
+  switch (metric) {
+    case Metric::final_val: return row.results.final_val;
+    case Metric::best_val: return row.results.best_val;
+    case Metric::full_val: return row.results.full_val;
+    case Metric::ar_val: return row.results.ar_val;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The attempts behind a done cell's result: the last done attempt, and while
+// an attempt resumed from a checkpoint, the attempt before it (which wrote it).
+std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attempts) {
+  std::vector<RunSetup> setups;
+  auto done = std::find_if(attempts.rbegin(), attempts.rend(),
+                           [](const db::RunRow* r) { return r->status == db::RunStatus::done; });
+  if (done == attempts.rend()) return setups;
+  for (auto it = done; it != attempts.rend(); ++it) {
+    const RunSetup s{(*it)->info.world_size, (*it)->info.backend};
+    if (std::find(setups.begin(), setups.end(), s) == setups.end()) setups.push_back(s);
+    if (!(*it)->info.resumed_from_step) break;
+  }
+  return setups;
+}
+
+}  // namespace
+
+SweepData load_sweep(db::ResultsDb& results, const std::string& name) {
+  // One read snapshot for everything below.
+  db::Transaction snapshot(results.connection(), db::Transaction::Kind::deferred);
+  std::optional<db::SweepRow> sweep = results.find_sweep(name);
+  if (!sweep) {
+    std::vector<std::string> names;
+    for (const auto& s : results.list_sweeps(true)) names.push_back(s.name);
+    EGM_THROW(ConfigError, "no sweep named '{}' in {}{}{}", name, results.path(), names.empty() ? "" : "; sweeps: ",
+              fmt::join(names, ", "));
+  }
+  SweepData data;
+  data.sweep = *sweep;
+  data.spec = read_spec_view(sweep->spec_json);
+
+  db::CellFilter filter;
+  filter.sweep_id = sweep->id;
+  const std::vector<db::CellRow> cells = results.list_cells(filter);
+  const std::vector<db::RunRow> runs = results.list_runs(filter);
+  std::map<int64_t, std::vector<const db::RunRow*>> runs_by_cell;  // in attempt order
+  for (const auto& r : runs) runs_by_cell[r.cell_id].push_back(&r);
+  for (const auto& c : cells) {
+    CellData d;
+    d.row = c;
+    if (c.status == db::CellStatus::done) d.setups = result_setups(runs_by_cell[c.id]);
+    data.cells.push_back(std::move(d));
+  }
+
+  db::Statement curves = results.connection().prepare(
+      "SELECT m.cell_id, m.step, m.loss FROM metrics m JOIN cells c ON c.id = m.cell_id "
+      "WHERE c.sweep_id = ? AND m.split = 'eval_val' AND m.loss IS NOT NULL ORDER BY m.cell_id, m.step");
+  curves.bind(1, sweep->id);
+  while (curves.step()) data.val_curves[curves.int64(0)].push_back({curves.int64(1), curves.real(2)});
+
+  db::Statement params = results.connection().prepare(
+      "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
+      "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "
+      "ORDER BY p.cell_id, p.step, p.module, p.layer, p.idx, p.name");
+  params.bind(1, sweep->id);
+  while (params.step())
+    data.params[params.int64(0)].push_back(
+        {params.int64(1), params.text(2), params.int64(3), params.int64(4), params.text(5), params.real(6)});
+  snapshot.commit();  // nothing was written; ends the read snapshot
+  return data;
+}
+
+}  // namespace egm::analysis

@@ -1,0 +1,104 @@
+// One sweep as the analysis sees it: the parts of its stored spec that steer
+// the statistics (variants, seeds, baseline, 2x2 factors, published values),
+// every cell with its results and the setup (world size, backend) of the
+// attempts that produced them, the eval_val curves and the learned
+// parameters. Read from the results database in one read snapshot, so a
+// coordinator writing meanwhile cannot make the pieces disagree.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/results_db.h"
+
+namespace egm::analysis {
+
+// The cells columns a statistic can be taken of.
+enum class Metric { final_val, best_val, full_val, ar_val };
+const char* metric_name(Metric metric);
+// "final_val" | "best_val" | "full_val" | "ar_val"; ConfigError lists them otherwise.
+Metric parse_metric(std::string_view name);
+const std::vector<Metric>& all_metrics();
+// One line for people: "final val loss (50 random batches at the last step, the paper's number)".
+const char* metric_description(Metric metric);
+
+// The 2x2 design: a and b each change one factor of base, ab changes both.
+struct Factors {
+  std::string a;
+  std::string b;
+  std::string ab;
+  std::string base;
+};
+// "a,b,ab,base" (four names, comma-separated); ConfigError otherwise.
+Factors parse_factors(std::string_view text);
+
+struct PublishedValues {
+  std::string source;
+  Metric metric = Metric::final_val;
+  std::map<std::string, double> values;  // variant -> published value
+};
+
+// What the analysis reads from the sweep's canonical spec JSON.
+struct SpecView {
+  std::string description;
+  std::vector<std::string> variants;  // spec order
+  std::vector<int64_t> seeds;
+  std::optional<std::string> baseline;
+  std::optional<Factors> factors;
+  std::optional<PublishedValues> published;
+};
+// Tolerant of missing optional fields; ConfigError when the JSON is unreadable.
+SpecView read_spec_view(const std::string& spec_json);
+
+// Where an attempt ran; cells compared with each other must agree on it.
+struct RunSetup {
+  int world_size = 1;
+  std::string backend;  // "single", "mpi", "nccl"; empty when the coordinator did not say
+  std::string text() const;  // "world 2 / nccl"
+  bool operator==(const RunSetup& o) const { return world_size == o.world_size && backend == o.backend; }
+  bool operator!=(const RunSetup& o) const { return !(*this == o); }
+  bool operator<(const RunSetup& o) const {
+    return world_size != o.world_size ? world_size < o.world_size : backend < o.backend;
+  }
+};
+
+struct CellData {
+  db::CellRow row;
+  // Setups of the attempts behind the result: the done attempt and, while an
+  // attempt resumed from a checkpoint, the attempt before it. Empty when the
+  // cell is not done.
+  std::vector<RunSetup> setups;
+  std::optional<double> value(Metric metric) const;
+};
+
+struct CurvePoint {
+  int64_t step = 0;
+  double loss = 0.0;
+};
+
+struct ParamRow {
+  int64_t step = 0;
+  std::string module;
+  int64_t layer = -1;
+  int64_t idx = 0;
+  std::string name;
+  double value = 0.0;
+};
+
+struct SweepData {
+  db::SweepRow sweep;
+  SpecView spec;
+  std::vector<CellData> cells;                             // every cell, in spec order
+  std::map<int64_t, std::vector<CurvePoint>> val_curves;   // cell id -> eval_val points by step (NULL losses skipped)
+  std::map<int64_t, std::vector<ParamRow>> params;         // cell id -> learned parameters, every step
+};
+
+// Reads sweep `name` (a superseded one by its NAME@ID). ConfigError naming the
+// sweeps that exist when there is no such sweep.
+SweepData load_sweep(db::ResultsDb& db, const std::string& name);
+
+}  // namespace egm::analysis

@@ -1,0 +1,335 @@
+#include "analysis/tables.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace egm::analysis {
+
+namespace {
+
+db::Value num(double x) { return std::isfinite(x) ? db::Value(x) : db::Value(); }
+db::Value count(std::size_t n) { return db::Value(static_cast<int64_t>(n)); }
+db::Value text(const std::string& s) { return db::Value(s); }
+db::Value yes_no(bool b) { return db::Value(std::string(b ? "yes" : "no")); }
+db::Value opt_num(const std::optional<double>& x) { return x ? num(*x) : db::Value(); }
+
+const PublishedRow* published_row(const SweepAnalysis& a, const std::string& variant) {
+  if (!a.published || a.published->metric != a.metric) return nullptr;
+  for (const auto& r : a.published->rows)
+    if (r.variant == variant) return &r;
+  return nullptr;
+}
+
+std::string seeds_text(const std::vector<int64_t>& seeds) { return fmt::format("{}", fmt::join(seeds, " ")); }
+
+}  // namespace
+
+db::Table paper_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"variant", "attention", "position", "n",      "mean",       "sd",     "ci_low",     "ci_high", "delta",
+               "delta_low", "delta_high", "p", "p_holm", "wilcoxon_p", "method", "published", "published_delta"};
+  for (const auto& v : a.variants) {
+    const stats::Summary& s = v.at(a.metric).summary;
+    std::vector<db::Value> row{text(v.variant), text(v.attention), text(v.position), count(s.n)};
+    if (s.n > 0)
+      for (double x : {s.mean, s.sd, s.ci_low, s.ci_high}) row.push_back(num(x));
+    else
+      row.insert(row.end(), 4, db::Value());
+    if (const DeltaResult* d = a.find_delta(v.variant)) {
+      for (double x : {d->delta.estimate, d->delta.ci_low, d->delta.ci_high, d->p, d->p_holm}) row.push_back(num(x));
+      row.push_back(d->has_wilcoxon ? num(d->wilcoxon.p) : db::Value());
+      row.push_back(text(d->method));
+    } else {
+      row.insert(row.end(), 6, db::Value());
+      row.push_back(text(v.variant == a.baseline ? "baseline" : ""));
+    }
+    const PublishedRow* p = published_row(a, v.variant);
+    row.push_back(p ? num(p->published) : db::Value());
+    row.push_back(p ? opt_num(p->published_delta) : db::Value());
+    t.rows.push_back(std::move(row));
+  }
+  if (a.interaction) {
+    const InteractionAnalysis& ia = *a.interaction;
+    const stats::ContrastResult& c = ia.result.interval;
+    std::vector<db::Value> row{text("interaction"), db::Value(), db::Value(), count(ia.result.n)};
+    row.insert(row.end(), 4, db::Value());
+    for (double x : {ia.result.estimate, c.ci_low, c.ci_high, c.p}) row.push_back(num(x));
+    row.push_back(db::Value());
+    row.push_back(db::Value());
+    row.push_back(text(ia.result.method));
+    row.push_back(db::Value());
+    row.push_back(a.published && a.published->metric == a.metric ? opt_num(a.published->published_interaction)
+                                                                  : db::Value());
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+db::Table summary_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"variant", "metric", "n", "mean", "sd", "se", "t_crit", "ci_low", "ci_high", "setups"};
+  for (const auto& v : a.variants)
+    for (const auto& m : v.metrics) {
+      if (m.summary.n == 0) continue;
+      const stats::Summary& s = m.summary;
+      std::vector<std::string> setups;
+      for (const auto& x : m.setups) setups.push_back(x.text());
+      t.rows.push_back({text(v.variant), text(metric_name(m.metric)), count(s.n), num(s.mean), num(s.sd), num(s.se),
+                        num(s.t_crit), num(s.ci_low), num(s.ci_high), text(fmt::format("{}", fmt::join(setups, "; ")))});
+    }
+  return t;
+}
+
+db::Table per_seed_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"variant", "seed", "final_val", "best_val", "full_val", "ar_val"};
+  for (const auto& v : a.variants) {
+    std::map<int64_t, std::vector<db::Value>> rows;
+    for (const auto& m : v.metrics)
+      for (const auto& [seed, value] : m.by_seed) {
+        auto& row = rows[seed];
+        if (row.empty()) row.assign(4, db::Value());
+        row[static_cast<size_t>(m.metric)] = num(value);
+      }
+    for (auto& [seed, values] : rows) {
+      std::vector<db::Value> row{text(v.variant), db::Value(seed)};
+      row.insert(row.end(), values.begin(), values.end());
+      t.rows.push_back(std::move(row));
+    }
+  }
+  return t;
+}
+
+db::Table delta_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"variant", "baseline", "metric", "paired", "n",       "delta",    "se",      "df",
+               "ci_low",  "ci_high",  "p",      "p_holm", "wilcoxon_v", "wilcoxon_p", "wilcoxon_method",
+               "seeds",   "per_seed", "unmatched_seeds", "method"};
+  for (const auto& d : a.deltas) {
+    std::vector<std::string> per_seed;
+    for (double x : d.per_seed) per_seed.push_back(fmt::format("{:.17g}", x));
+    t.rows.push_back({text(d.variant), text(a.baseline), text(metric_name(d.metric)), yes_no(d.paired),
+                      count(d.delta.n), num(d.delta.estimate), num(d.delta.se), num(d.delta.df), num(d.delta.ci_low),
+                      num(d.delta.ci_high), num(d.p), num(d.p_holm), d.has_wilcoxon ? num(d.wilcoxon.v) : db::Value(),
+                      d.has_wilcoxon ? num(d.wilcoxon.p) : db::Value(),
+                      d.has_wilcoxon ? text(stats::wilcoxon_method_name(d.wilcoxon.method)) : db::Value(),
+                      text(seeds_text(d.seeds)), text(fmt::format("{}", fmt::join(per_seed, " "))),
+                      text(seeds_text(d.unmatched_seeds)), text(d.method)});
+  }
+  return t;
+}
+
+db::Table interaction_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"quantity", "value"};
+  if (!a.interaction) return t;
+  const InteractionAnalysis& ia = *a.interaction;
+  const stats::InteractionResult& r = ia.result;
+  auto add = [&](const std::string& q, db::Value v) { t.rows.push_back({text(q), std::move(v)}); };
+  add("a", text(ia.factors.a));
+  add("b", text(ia.factors.b));
+  add("ab", text(ia.factors.ab));
+  add("base", text(ia.factors.base));
+  add("metric", text(metric_name(ia.metric)));
+  add("mean_base", num(r.mean_base));
+  add("mean_a", num(r.mean_a));
+  add("mean_b", num(r.mean_b));
+  add("mean_ab", num(r.mean_ab));
+  add("delta_a", num(r.delta_a));
+  add("delta_b", num(r.delta_b));
+  add("delta_ab", num(r.delta_ab));
+  add("sum_of_parts", num(ia.sum_of_parts.estimate));
+  add("sum_of_parts_low", num(ia.sum_of_parts.ci_low));
+  add("sum_of_parts_high", num(ia.sum_of_parts.ci_high));
+  add("estimate", num(r.estimate));
+  add("se", num(r.interval.se));
+  add("df", num(r.interval.df));
+  add("ci_low", num(r.interval.ci_low));
+  add("ci_high", num(r.interval.ci_high));
+  add("p", num(r.interval.p));
+  add("level", num(r.interval.level));
+  add("paired", yes_no(r.paired));
+  add("n", count(r.n));
+  add("bootstrap_low", r.has_bootstrap ? num(r.bootstrap.low) : db::Value());
+  add("bootstrap_high", r.has_bootstrap ? num(r.bootstrap.high) : db::Value());
+  add("bootstrap_resamples", r.has_bootstrap ? count(r.bootstrap.resamples) : db::Value());
+  add("bootstrap_seed", r.has_bootstrap ? db::Value(static_cast<int64_t>(r.bootstrap.seed)) : db::Value());
+  add("ratio_estimate", num(r.ratio_estimate));
+  add("ratio_low", num(r.ratio_low));
+  add("ratio_high", num(r.ratio_high));
+  add("verdict", text(verdict_label(r.verdict)));
+  add("method", text(r.method));
+  if (a.published && a.published->published_interaction) {
+    add("published", num(*a.published->published_interaction));
+    add("published_inside", yes_no(a.published->interaction_inside));
+  }
+  return t;
+}
+
+db::Table published_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"variant",         "published",      "n",       "mean",          "ci_low",          "ci_high",
+               "inside_ci",       "prediction_low", "prediction_high", "inside_prediction", "published_delta",
+               "our_delta",       "delta_low",      "delta_high",      "delta_inside"};
+  if (!a.published) return t;
+  for (const auto& r : a.published->rows) {
+    const bool measured = r.ours.n > 0;
+    t.rows.push_back({text(r.variant), num(r.published), count(r.ours.n), measured ? num(r.ours.mean) : db::Value(),
+                      num(r.ours.ci_low), num(r.ours.ci_high),
+                      r.has_interval ? yes_no(r.inside_ci) : db::Value(), num(r.prediction_low),
+                      num(r.prediction_high), r.has_interval ? yes_no(r.inside_prediction) : db::Value(),
+                      opt_num(r.published_delta), r.our_delta ? num(r.our_delta->estimate) : db::Value(),
+                      r.our_delta ? num(r.our_delta->ci_low) : db::Value(),
+                      r.our_delta ? num(r.our_delta->ci_high) : db::Value(),
+                      r.our_delta && r.our_delta->has_interval ? yes_no(r.delta_inside) : db::Value()});
+  }
+  return t;
+}
+
+db::Table excluded_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"cell", "variant", "seed", "status", "reason"};
+  for (const auto& e : a.excluded)
+    t.rows.push_back({text(e.key), text(e.variant), db::Value(e.seed), text(e.status), text(e.reason)});
+  return t;
+}
+
+db::Table setup_conflict_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"comparison", "cells"};
+  for (const auto& c : a.setup_conflicts) t.rows.push_back({text(c.comparison), text(c.detail)});
+  return t;
+}
+
+db::Table mope_run_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"run",           "variant",         "seed",       "step",        "pairs",          "below_1",
+               "character",     "word",            "clause",     "sentence",    "below_1_init",   "character_init",
+               "word_init",     "clause_init",     "sentence_init", "on_boundary", "on_boundary_init",
+               "move_median",   "move_max",        "sigma_ratio_median", "sigma_ratio_max", "k_gap", "k_bic",
+               "k_silhouette",  "k_gap_init"};
+  for (const auto& r : a.params.mope) {
+    std::vector<db::Value> row{text(r.key), text(r.variant), db::Value(r.seed), db::Value(r.step), count(r.pairs.size())};
+    for (auto n : r.regions) row.push_back(count(n));
+    for (auto n : r.regions_init) row.push_back(r.has_init ? count(n) : db::Value());
+    for (double x : {r.boundary_share, r.boundary_share_init, r.move_median, r.move_max, r.sigma_ratio_median,
+                     r.sigma_ratio_max})
+      row.push_back(num(x));
+    row.push_back(r.clustered ? count(r.clusters.gap_k) : db::Value());
+    row.push_back(r.clustered ? count(r.clusters.bic_k) : db::Value());
+    row.push_back(r.clustered && r.clusters.silhouette_k ? count(r.clusters.silhouette_k) : db::Value());
+    row.push_back(r.clustered_init ? count(r.clusters_init.gap_k) : db::Value());
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+db::Table mope_pair_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"run",      "variant", "seed",        "idx",          "omega0", "sigma0", "region0", "on_boundary0",
+               "omega",    "sigma",   "region",      "on_boundary",  "log_move", "sigma_ratio"};
+  for (const auto& r : a.params.mope)
+    for (const auto& p : r.pairs)
+      t.rows.push_back({text(r.key), text(r.variant), db::Value(r.seed), db::Value(p.idx), num(p.omega0),
+                        num(p.sigma0), p.has_init ? text(stats::sigma_region_name(p.region0)) : db::Value(),
+                        p.has_init ? yes_no(p.on_boundary0) : db::Value(), num(p.omega), num(p.sigma),
+                        text(stats::sigma_region_name(p.region)), yes_no(p.on_boundary), num(p.log_move),
+                        num(p.sigma_ratio)});
+  return t;
+}
+
+db::Table k_score_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"run", "pairs", "k", "within_ss", "gap", "gap_se", "bic", "silhouette", "chosen"};
+  auto add = [&](const std::string& run, const std::string& which, const stats::KSelection& s) {
+    for (const auto& k : s.scores) {
+      std::vector<std::string> chosen;
+      if (k.k == s.gap_k) chosen.push_back("gap");
+      if (k.k == s.bic_k) chosen.push_back("bic");
+      if (k.k == s.silhouette_k) chosen.push_back("silhouette");
+      t.rows.push_back({text(run), text(which), count(k.k), num(k.within_ss), num(k.gap), num(k.gap_se), num(k.bic),
+                        num(k.silhouette), text(fmt::format("{}", fmt::join(chosen, " ")))});
+    }
+  };
+  for (const auto& r : a.params.mope) {
+    if (r.clustered) add(r.key, "learned", r.clusters);
+    if (r.clustered_init) add(r.key, "init", r.clusters_init);
+  }
+  return t;
+}
+
+db::Table gate_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"variant", "module", "layer", "head", "name", "n", "mean", "sd", "min", "max", "init_mean"};
+  for (const auto& g : a.params.gates)
+    t.rows.push_back({text(g.variant), text(g.module), db::Value(g.layer), db::Value(g.idx), text(g.name), count(g.n),
+                      num(g.mean), num(g.sd), num(g.min), num(g.max), num(g.init_mean)});
+  return t;
+}
+
+db::Table gate_layer_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"variant", "module", "layer", "name", "heads", "seeds", "mean", "lowest_head", "highest_head",
+               "init_mean"};
+  struct Acc {
+    std::string variant;
+    std::vector<double> means;  // per head: the mean over seeds
+    std::size_t seeds = 0;
+    std::vector<double> init;
+  };
+  // Gates arrive in spec order of variants; keep it, then module, name, layer.
+  std::vector<std::string> variants;
+  std::map<std::tuple<std::size_t, std::string, std::string, int64_t>, Acc> acc;
+  for (const auto& g : a.params.gates) {
+    auto it = std::find(variants.begin(), variants.end(), g.variant);
+    if (it == variants.end()) it = variants.insert(variants.end(), g.variant);
+    Acc& x = acc[std::make_tuple(static_cast<std::size_t>(it - variants.begin()), g.module, g.name, g.layer)];
+    x.variant = g.variant;
+    x.means.push_back(g.mean);
+    x.seeds = std::max(x.seeds, g.n);
+    if (g.has_init) x.init.push_back(g.init_mean);
+  }
+  auto mean_of = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? std::numeric_limits<double>::quiet_NaN() : sum / static_cast<double>(v.size());
+  };
+  for (const auto& [key, x] : acc)
+    t.rows.push_back({text(x.variant), text(std::get<1>(key)), db::Value(std::get<3>(key)), text(std::get<2>(key)),
+                      count(x.means.size()), count(x.seeds), num(mean_of(x.means)),
+                      num(*std::min_element(x.means.begin(), x.means.end())),
+                      num(*std::max_element(x.means.begin(), x.means.end())), num(mean_of(x.init))});
+  return t;
+}
+
+std::string markdown_table(const db::Table& table, const db::FormatOptions& options) {
+  auto cell = [&](const db::Value& v) {
+    std::string s = db::value_text(v, options);
+    std::string out;
+    for (char c : s) {
+      if (c == '|') out += "\\|";
+      else if (c == '\n') out += ' ';
+      else out += c;
+    }
+    return out;
+  };
+  std::string md = "|";
+  for (const auto& c : table.columns) md += " " + c + " |";
+  md += "\n|";
+  for (size_t i = 0; i < table.columns.size(); ++i) md += "---|";
+  md += "\n";
+  for (const auto& row : table.rows) {
+    md += "|";
+    for (const auto& v : row) md += " " + cell(v) + " |";
+    md += "\n";
+  }
+  return md;
+}
+
+}  // namespace egm::analysis
