@@ -22,6 +22,13 @@ endif()
 if(TORCH_CXX_FLAGS)
   target_compile_options(egm_torch INTERFACE ${TORCH_CXX_FLAGS})
 endif()
+# <torch/torch.h> costs ~16 s of compile per translation unit (-O2). A
+# precompiled header (per target, propagated to everything linking egm::torch)
+# measured 30 s and 570 MB to build and ~6 s saved per unit, so it is opt-in.
+option(EGM_PRECOMPILE_TORCH "Precompile <torch/torch.h> per target (measured: saves ~6 s per unit after 30 s and 570 MB per target; off)" OFF)
+if(EGM_PRECOMPILE_TORCH)
+  target_precompile_headers(egm_torch INTERFACE <torch/torch.h>)
+endif()
 
 # NCCL: AUTO builds it when nccl.h, libnccl and the CUDA runtime are all found.
 set(EGM_HAVE_NCCL OFF)
