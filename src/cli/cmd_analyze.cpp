@@ -1,12 +1,67 @@
-// Placeholder until its issue lands: the verb exists so the CLI links.
+// egm analyze: the multi-seed statistics of one sweep, read from the results
+// database (read-only): per-variant summaries with Student-t intervals,
+// deltas against the baseline (paired by seed, Wilcoxon, Holm), the 2x2
+// interaction with its verdict, the published numbers side by side, and the
+// learned MoPE / gate parameters. src/analysis/README.md explains the output.
+#include <iostream>
+#include <memory>
+
+#include "analysis/render.h"
+#include "analysis/sweep_analysis.h"
 #include "cli/commands.h"
-#include "util/error.h"
+#include "db/results_db.h"
 
 namespace egm::cli {
+namespace {
+
+struct AnalyzeOptions {
+  std::string sweep;
+  std::string db;
+  std::string metric = "final_val";
+  double level = 0.95;
+  std::string factors;
+  std::string format = "table";
+  bool allow_mixed = false;
+  uint64_t seed = 12345;
+  bool no_params = false;
+};
+
+void run_analyze(const AnalyzeOptions& o) {
+  analysis::AnalysisOptions options;
+  options.metric = analysis::parse_metric(o.metric);
+  options.level = o.level;
+  if (!o.factors.empty()) options.factors = analysis::parse_factors(o.factors);
+  options.allow_mixed_setups = o.allow_mixed;
+  options.rng_seed = o.seed;
+  options.analyse_params = !o.no_params;
+  const analysis::OutputFormat format = analysis::parse_output_format(o.format);
+  db::ResultsDb results = db::open_for_reading(o.db);
+  const analysis::SweepAnalysis a = analysis::analyze_sweep(results, o.sweep, options);
+  std::cout << analysis::render_analysis(a, format);
+}
+
+}  // namespace
 
 void register_analyze_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("analyze", "(not built yet)");
-  cmd->callback([] { EGM_THROW(Error, "egm analyze is not built yet"); });
+  auto opts = std::make_shared<AnalyzeOptions>();
+  auto* cmd = app.add_subcommand("analyze", "multi-seed statistics of a sweep: intervals, deltas, 2x2 interaction");
+  cmd->add_option("sweep", opts->sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
+  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: final_val, best_val, "
+                                            "full_val or ar_val")
+      ->capture_default_str();
+  cmd->add_option("--level", opts->level, "confidence level of every interval")->capture_default_str();
+  cmd->add_option("--factors", opts->factors,
+                  "the 2x2 as a,b,ab,base (default: the spec's, else ega,mope,ega_mope,base)");
+  cmd->add_option("--format", opts->format, "table, csv (the paper table), json (everything) or markdown")
+      ->capture_default_str();
+  cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
+                "pair cells that ran with different world sizes or backends (refused otherwise)");
+  cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
+  cmd->add_flag("--no-params", opts->no_params, "skip the learned-parameter analysis (MoPE, gates)");
+  cmd->footer("Only cells with status done count; the others are listed with the reason. "
+              "delta = baseline - variant (positive = better); I = delta(ab) - delta(a) - delta(b).");
+  cmd->callback([opts] { run_analyze(*opts); });
 }
 
 }  // namespace egm::cli

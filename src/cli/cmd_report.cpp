@@ -1,12 +1,68 @@
-// Placeholder until its issue lands: the verb exists so the CLI links.
+// egm report: writes a folder with the paper-layout tables (Markdown, LaTeX,
+// CSV), the full analysis (Markdown, text, JSON), per-section CSVs and
+// gnuplot plots (PNG, SVG) for one sweep, linked from DIR/index.md. Reads the
+// results database read-only. Without gnuplot the tables are still written.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "analysis/render.h"
+#include "analysis/report.h"
 #include "cli/commands.h"
-#include "util/error.h"
+#include "db/results_db.h"
 
 namespace egm::cli {
+namespace {
+
+struct ReportCliOptions {
+  std::string sweep;
+  std::string db;
+  std::string out;
+  std::string metric = "final_val";
+  double level = 0.95;
+  std::string factors;
+  bool allow_mixed = false;
+  uint64_t seed = 12345;
+  std::string gnuplot = "gnuplot";
+};
+
+void run_report(const ReportCliOptions& o) {
+  analysis::ReportOptions options;
+  options.out_dir = o.out;
+  options.gnuplot = o.gnuplot;
+  options.analysis.metric = analysis::parse_metric(o.metric);
+  options.analysis.level = o.level;
+  if (!o.factors.empty()) options.analysis.factors = analysis::parse_factors(o.factors);
+  options.analysis.allow_mixed_setups = o.allow_mixed;
+  options.analysis.rng_seed = o.seed;
+  db::ResultsDb results = db::open_for_reading(o.db);
+  const analysis::ReportResult r = analysis::write_report(results, o.sweep, options);
+  std::cout << analysis::render_main_table(r.analysis) << "\n";
+  fmt::print("wrote {} files to {} (start with {}/index.md)\n", r.files.size(), r.out_dir, r.out_dir);
+  if (!r.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", r.plot_message);
+}
+
+}  // namespace
 
 void register_report_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("report", "(not built yet)");
-  cmd->callback([] { EGM_THROW(Error, "egm report is not built yet"); });
+  auto opts = std::make_shared<ReportCliOptions>();
+  auto* cmd = app.add_subcommand("report", "tables (Markdown, LaTeX, CSV, JSON) and plots of a sweep in a folder");
+  cmd->add_option("sweep", opts->sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
+  cmd->add_option("--out", opts->out, "output folder (created; files in it are replaced)")->required();
+  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: final_val, best_val, "
+                                            "full_val or ar_val")
+      ->capture_default_str();
+  cmd->add_option("--level", opts->level, "confidence level of every interval")->capture_default_str();
+  cmd->add_option("--factors", opts->factors,
+                  "the 2x2 as a,b,ab,base (default: the spec's, else ega,mope,ega_mope,base)");
+  cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
+                "pair cells that ran with different world sizes or backends (refused otherwise)");
+  cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
+  cmd->add_option("--gnuplot", opts->gnuplot, "gnuplot program (name on $PATH or path; empty: no plots)")
+      ->capture_default_str();
+  cmd->callback([opts] { run_report(*opts); });
 }
 
 }  // namespace egm::cli
