@@ -92,16 +92,22 @@ std::optional<Plot> val_curve_plot(const SweepData& data, const SweepAnalysis& a
                             i, colour(i), gp_quote(fmt::format("{} ({} seeds)", curves[i].first, seeds)));
   }
   plot_cmd += "\n";
-  std::string body = "set multiplot layout 1,2 title " +
+  // A zoom on the second half needs at least two steps to show.
+  const bool zoom = max_step >= 2;
+  std::string body = std::string(zoom ? "set multiplot layout 1,2 title " : "set title ") +
                      gp_quote(fmt::format("sweep {}: val loss (eval_val), line = mean, band = min..max over seeds "
                                           "(done cells)",
                                           a.sweep)) +
                      "\n";
   body += "set grid\nset xlabel 'step'\nset ylabel 'val loss (nats)'\nset key top right\n";
   body += "set style fill transparent solid 0.18 noborder\n";
-  body += "set title 'all steps'\nset autoscale x\n" + plot_cmd;
-  body += fmt::format("set title 'second half (zoom)'\nset xrange [{}:{}]\n", max_step / 2, max_step) + plot_cmd;
-  body += "unset multiplot\nset autoscale x\n";
+  if (zoom) {
+    body += "set title 'all steps'\nset autoscale x\n" + plot_cmd;
+    body += fmt::format("set title 'second half (zoom)'\nset xrange [{}:{}]\n", max_step / 2, max_step) + plot_cmd;
+    body += "unset multiplot\nset autoscale x\n";
+  } else {
+    body += plot_cmd;
+  }
   atomic_write_file(dir + "/val_curves.dat", dat);
   atomic_write_file(dir + "/val_curves.gp", two_terminal_script("val_curves", body, 1400, 600));
   files.push_back("plots/val_curves.dat");
