@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# egm analyze and egm report end to end on the databases make_fixture writes:
+# output, formats, exit statuses, refusals, and that nothing changes the file.
+#   cli_test.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
+set -u
+EGM=$1
+FIXTURE=$2
+WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK"
+"$FIXTURE" "$WORK" || { echo "fixture failed"; exit 1; }
+DB=$WORK/main.sqlite
+MIXED=$WORK/mixed.sqlite
+PY=/usr/bin/python3
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+run() {  # run NAME EXPECTED_STATUS CMD...: stdout in $out, stderr in $err
+  local name=$1 expected=$2
+  shift 2
+  out=$("$@" 2>"$WORK/stderr") ; status=$?
+  err=$(cat "$WORK/stderr")
+  if [ "$expected" = 0 ] && [ "$status" != 0 ]; then fail "$name: exit $status, stderr: $err"; fi
+  if [ "$expected" != 0 ] && [ "$status" = 0 ]; then fail "$name: exit 0, expected failure; stdout: $out"; fi
+}
+expect_in() {  # expect_in NAME TEXT HAYSTACK
+  case "$3" in *"$2"*) ;; *) fail "$1: missing '$2' in: $3" ;; esac
+}
+
+before=$(sha256sum "$DB" | cut -d' ' -f1)
+
+run "analyze" 0 "$EGM" analyze fixture --db "$DB"
+expect_in "analyze" "sweep fixture" "$out"
+expect_in "analyze" "base: 1.5000 ± 0.0497 (3)" "$out"
+expect_in "analyze" "interaction I = delta(ega_mope) - delta(ega) - delta(mope) = +0.0600" "$out"
+expect_in "analyze" "verdict: superadditive" "$out"
+expect_in "analyze" "published I = +0.0589" "$out"
+expect_in "analyze" "MoPE (omega, sigma) per run" "$out"
+
+run "analyze csv" 0 "$EGM" analyze fixture --db "$DB" --format csv
+expect_in "analyze csv" "variant,attention,position,n,mean,sd,ci_low,ci_high,delta" "$out"
+expect_in "analyze csv" "base,standard,learned,3,1.5," "$out"
+
+run "analyze json" 0 "$EGM" analyze fixture --db "$DB" --format json --no-params
+echo "$out" > "$WORK/analysis.json"
+verdict=$($PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['interaction']['verdict'], round(d['interaction']['estimate'], 10))" "$WORK/analysis.json") \
+  || fail "analyze json: not JSON"
+[ "$verdict" = "superadditive 0.06" ] || fail "analyze json: got '$verdict'"
+
+run "analyze markdown" 0 "$EGM" analyze fixture --db "$DB" --format markdown --no-params
+expect_in "analyze markdown" "| ega_mope | ega | mope | 1.3800 ± 0.0248 (3) |" "$out"
+
+run "analyze best_val" 0 "$EGM" analyze fixture --db "$DB" --metric best_val --no-params
+expect_in "analyze best_val" "lowest val loss" "$out"
+
+run "one seed" 0 "$EGM" analyze one_seed --db "$DB" --no-params
+expect_in "one seed" "no interval exists" "$out"
+expect_in "one seed" "no verdict" "$out"
+
+run "bad metric" 1 "$EGM" analyze fixture --db "$DB" --metric val
+expect_in "bad metric" "unknown metric 'val'" "$err"
+run "bad sweep" 1 "$EGM" analyze nope --db "$DB"
+expect_in "bad sweep" "no sweep named 'nope'" "$err"
+run "bad factors" 1 "$EGM" analyze fixture --db "$DB" --factors ega,mope
+expect_in "bad factors" "a,b,ab,base" "$err"
+
+run "mixed refused" 1 "$EGM" analyze fixture --db "$MIXED"
+expect_in "mixed refused" "--allow-mixed-world-size" "$err"
+expect_in "mixed refused" "ega-s1: world 2 / mpi" "$err"
+run "mixed allowed" 0 "$EGM" analyze fixture --db "$MIXED" --allow-mixed-world-size --no-params
+expect_in "mixed allowed" "WARNING" "$out"
+
+run "report" 0 "$EGM" report fixture --db "$DB" --out "$WORK/report"
+expect_in "report" "verdict: superadditive" "$out"
+for f in index.md main.md main.tex main.csv analysis.json plots/interaction.gp; do
+  [ -s "$WORK/report/$f" ] || fail "report: $f missing or empty"
+done
+if command -v gnuplot >/dev/null; then
+  for f in val_curves omega_sigma interaction; do
+    [ -s "$WORK/report/plots/$f.png" ] || fail "report: plots/$f.png missing"
+    [ -s "$WORK/report/plots/$f.svg" ] || fail "report: plots/$f.svg missing"
+  done
+fi
+run "report without gnuplot" 0 "$EGM" report fixture --db "$DB" --out "$WORK/report2" --gnuplot "$WORK/none/gnuplot"
+expect_in "report without gnuplot" "gnuplot not found" "$err"
+[ -s "$WORK/report2/main.tex" ] || fail "report without gnuplot: no tables"
+run "report needs --out" 1 "$EGM" report fixture --db "$DB"
+
+after=$(sha256sum "$DB" | cut -d' ' -f1)
+[ "$before" = "$after" ] || fail "the database changed"
+
+if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all egm analyze/report checks passed"

@@ -1,0 +1,145 @@
+// Learned parameters of the fixture (tests/analysis/fixture.h) against the
+// values it was built from: MoPE regions, boundary shares, movement, the
+// chosen number of clusters; EGA tau and alpha per layer and head.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/sweep_analysis.h"
+#include "fixture.h"
+#include "test_helpers.h"
+
+namespace {
+
+using namespace egm;
+using namespace egm::analysis;
+namespace fx = egm::testing;
+using egm::testing::ScratchDir;
+
+constexpr double kTol = 1e-10;
+
+class Params : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db::ResultsDb db(dir_.file("r.sqlite"), db::OpenMode::read_write_create);
+    fx::write_fixture(db);
+    analysis_ = analyze_sweep(db, "fixture");
+  }
+  const MopeRun& run(const std::string& key) const {
+    for (const auto& r : analysis_.params.mope)
+      if (r.key == key) return r;
+    throw std::runtime_error("no MoPE run " + key);
+  }
+  ScratchDir dir_;
+  SweepAnalysis analysis_;
+};
+
+TEST_F(Params, MopeRunsInSpecOrder) {
+  ASSERT_EQ(analysis_.params.mope.size(), 6u);  // mope and ega_mope, 3 seeds each
+  EXPECT_EQ(analysis_.params.mope[0].key, "mope-s0");
+  EXPECT_EQ(analysis_.params.mope[3].key, "ega_mope-s0");
+  for (const auto& r : analysis_.params.mope) {
+    EXPECT_EQ(r.step, 100);
+    EXPECT_TRUE(r.has_init);
+    EXPECT_EQ(r.pairs.size(), 12u);
+  }
+}
+
+TEST_F(Params, SigmaRegionsNowAndAtInit) {
+  const MopeRun& r = run("mope-s1");
+  // Learned sigmas x 1.01: 2.02 2.121 2.222 | 8.08 8.484 8.888 | 30.3 31.815 33.33 | 70.7 74.235 77.77:
+  // three each in character, word, clause and sentence, none below 1.
+  const std::array<std::size_t, 5> now{0, 3, 3, 3, 3};
+  EXPECT_EQ(r.regions, now);
+  // Init sigma0 = 5 / f, f in [1, 0.99 pi]: from 5 down to 5 / 3.110 = 1.608: all character.
+  const std::array<std::size_t, 5> init{0, 12, 0, 0, 0};
+  EXPECT_EQ(r.regions_init, init);
+}
+
+TEST_F(Params, BoundaryShareNowAndAtInit) {
+  const MopeRun& r = run("ega_mope-s2");
+  // Pairs 1 and 7 have omega = 6 / sigma (omega * sigma = 6, 20% off); the other 10 sit on 5.
+  EXPECT_NEAR(r.boundary_share, 10.0 / 12.0, kTol);
+  EXPECT_FALSE(r.pairs[1].on_boundary);
+  EXPECT_TRUE(r.pairs[2].on_boundary);
+  // Every pair starts on omega * sigma = 5.
+  EXPECT_NEAR(r.boundary_share_init, 1.0, kTol);
+}
+
+TEST_F(Params, MovementInLogSpace) {
+  const MopeRun& r = run("mope-s0");
+  // Pair 0: (omega0, sigma0) = (1, 5) -> (5/2, 2): d log omega = log 2.5,
+  // d log sigma = log 0.4 = -log 2.5, distance sqrt 2 * log 2.5 = 1.295837.
+  EXPECT_NEAR(r.pairs[0].omega0, 1.0, kTol);
+  EXPECT_NEAR(r.pairs[0].sigma0, 5.0, kTol);
+  EXPECT_NEAR(r.pairs[0].log_move, std::sqrt(2.0) * std::log(2.5), kTol);
+  EXPECT_NEAR(r.pairs[0].sigma_ratio, 0.4, kTol);
+  // Pair 11: f = 0.99 pi, sigma0 = 5 / (0.99 pi) -> sigma 77, omega 5/77:
+  // both coordinates move by log(77 * 0.99 pi / 5).
+  const double d = std::log(77.0 * 0.99 * M_PI / 5.0);
+  EXPECT_NEAR(r.pairs[11].log_move, std::sqrt(2.0) * d, 1e-9);
+  EXPECT_NEAR(r.move_max, std::sqrt(2.0) * d, 1e-9);
+  // The median of 12 moves is the mean of the 6th and 7th smallest (type 7 at p = .5).
+  std::vector<double> moves;
+  for (const auto& p : r.pairs) moves.push_back(p.log_move);
+  std::sort(moves.begin(), moves.end());
+  EXPECT_NEAR(r.move_median, (moves[5] + moves[6]) / 2, kTol);
+}
+
+TEST_F(Params, ClusteringFindsTheFourBuiltInScales) {
+  // Learned (log omega, log sigma) form four tight groups (one per region,
+  // spread <= log 1.1 in sigma and log 1.2 in omega within a group, >= log 2.1
+  // between neighbours): the gap statistic picks 4.
+  const MopeRun& r = run("mope-s0");
+  ASSERT_TRUE(r.clustered);
+  EXPECT_EQ(r.clusters.gap_k, 4u);
+  EXPECT_EQ(r.clusters.chosen_k, 4u);
+  EXPECT_EQ(r.clusters.scores.size(), 8u);  // k = 1 .. kmax = 8, one score row each
+  for (std::size_t size : r.clusters.chosen().sizes) EXPECT_EQ(size, 3u);
+  ASSERT_TRUE(r.clustered_init);  // the initial pairs are clustered too, as a control
+  EXPECT_EQ(r.clusters_init.scores.size(), 8u);
+}
+
+TEST_F(Params, EgaTauAndAlphaPerLayerAndHeadOverSeeds) {
+  // 2 variants (ega, ega_mope) x 2 layers x 2 heads x {tau, alpha}.
+  ASSERT_EQ(analysis_.params.gates.size(), 16u);
+  const GateParamStat* tau = nullptr;
+  const GateParamStat* alpha = nullptr;
+  for (const auto& g : analysis_.params.gates)
+    if (g.variant == "ega" && g.layer == 1 && g.idx == 1) (g.name == "tau" ? tau : alpha) = &g;
+  ASSERT_NE(tau, nullptr);
+  ASSERT_NE(alpha, nullptr);
+  // tau(l1, h1) = .1 + .05 + .01 seed = .15 .16 .17: mean .16, sd .01; init 0.
+  EXPECT_EQ(tau->n, 3u);
+  EXPECT_NEAR(tau->mean, 0.16, kTol);
+  EXPECT_NEAR(tau->sd, 0.01, kTol);
+  EXPECT_NEAR(tau->min, 0.15, kTol);
+  EXPECT_NEAR(tau->init_mean, 0.0, kTol);
+  // alpha(h1) = 2.1 - .02 seed = 2.10 2.08 2.06: mean 2.08, sd .02; init 2.
+  EXPECT_NEAR(alpha->mean, 2.08, kTol);
+  EXPECT_NEAR(alpha->sd, 0.02, kTol);
+  EXPECT_NEAR(alpha->init_mean, 2.0, kTol);
+  // The gate-threshold share is not in the database: said so.
+  bool said = false;
+  for (const auto& n : analysis_.params.notes) said = said || n.find("gate threshold") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST_F(Params, NoInitRowsMeansNoComparison) {
+  ScratchDir other;
+  db::ResultsDb db(other.file("n.sqlite"), db::OpenMode::read_write_create);
+  const int64_t cell = fx::write_fixture(db, {}).at("mope-s0");
+  // Remove the step-0 rows of one run through SQL (the coordinator never deletes; a worker may not report step 0).
+  db.connection().execute("DELETE FROM params WHERE cell_id = ? AND step = 0", cell);
+  const SweepAnalysis a = analyze_sweep(db, "fixture");
+  const MopeRun* r = nullptr;
+  for (const auto& x : a.params.mope)
+    if (x.key == "mope-s0") r = &x;
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(r->has_init);
+  EXPECT_TRUE(std::isnan(r->boundary_share_init));
+  EXPECT_TRUE(std::isnan(r->move_median));
+  EXPECT_NEAR(r->boundary_share, 10.0 / 12.0, kTol);
+}
+
+}  // namespace
