@@ -236,10 +236,13 @@ std::optional<Plot> interaction_plot(const SweepAnalysis& a, const std::string& 
   }
   const std::string pct = fmt::format("{:g}%", a.level * 100);
   std::string body = "set grid ytics\nset xrange [-0.6:4.6]\nset key outside bottom center horizontal\n";
+  body += "set offsets 0, 0, graph 0.08, graph 0.08\n";  // keep markers off the frame
   body += fmt::format("set ylabel 'val loss difference (nats), positive = better than {}'\n", f.base);
   body += "set title " +
-          gp_quote(fmt::format("sweep {}: is {} more than the sum of its parts? verdict: {}", a.sweep, f.ab,
-                               verdict_label(r.verdict))) +
+          gp_quote(fmt::format("sweep {}: is {} more than the sum of its parts? {}", a.sweep, f.ab,
+                               r.verdict == stats::Verdict::no_interval
+                                   ? std::string("no verdict: one seed, no interval")
+                                   : fmt::format("verdict: {}", verdict_label(r.verdict)))) +
           "\n";
   body += "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb 'gray30'\n";
   body += "plot 'interaction.dat' using 1:3:xticlabels(2) with points pt 7 ps 1.4 lc rgb '#1f77b4' title "
