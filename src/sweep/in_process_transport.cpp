@@ -1,0 +1,47 @@
+#include "sweep/in_process_transport.h"
+
+#include "util/error.h"
+
+namespace egm::sweep {
+namespace {
+
+class Endpoint : public Transport {
+ public:
+  Endpoint(InProcessHub& hub, int rank) : hub_(hub), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return hub_.size(); }
+  void send(int dest, const std::string& bytes) override { hub_.deliver(rank_, dest, bytes); }
+  std::optional<Envelope> try_receive() override { return hub_.take(rank_); }
+
+ private:
+  InProcessHub& hub_;
+  int rank_;
+};
+
+}  // namespace
+
+InProcessHub::InProcessHub(int size) : mailboxes_(static_cast<size_t>(size)) {
+  EGM_CHECK(size >= 1, "InProcessHub needs at least one rank, got {}", size);
+}
+
+std::unique_ptr<Transport> InProcessHub::endpoint(int rank) {
+  EGM_CHECK(rank >= 0 && rank < size(), "rank {} of {}", rank, size());
+  return std::make_unique<Endpoint>(*this, rank);
+}
+
+void InProcessHub::deliver(int source, int dest, const std::string& bytes) {
+  EGM_CHECK(dest >= 0 && dest < size(), "send from rank {} to rank {} of {}", source, dest, size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  mailboxes_[static_cast<size_t>(dest)].push_back(Envelope{source, bytes});
+}
+
+std::optional<Envelope> InProcessHub::take(int dest) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& box = mailboxes_[static_cast<size_t>(dest)];
+  if (box.empty()) return std::nullopt;
+  Envelope e = std::move(box.front());
+  box.pop_front();
+  return e;
+}
+
+}  // namespace egm::sweep

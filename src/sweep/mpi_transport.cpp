@@ -1,0 +1,35 @@
+#include "sweep/mpi_transport.h"
+
+#include <climits>
+
+#include "util/error.h"
+
+namespace egm::sweep {
+
+MpiTransport::MpiTransport(MPI_Comm parent) : comm_(MpiComm::duplicate(parent)) {
+  rank_ = comm_.rank();
+  size_ = comm_.size();
+}
+
+void MpiTransport::send(int dest, const std::string& bytes) {
+  EGM_CHECK(dest >= 0 && dest < size_, "send to rank {} of {}", dest, size_);
+  EGM_CHECK(bytes.size() <= static_cast<size_t>(INT_MAX), "message of {} bytes is too large for MPI", bytes.size());
+  EGM_MPI_CHECK(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, kProtocolTag, comm_.get()));
+}
+
+std::optional<Envelope> MpiTransport::try_receive() {
+  int flag = 0;
+  MPI_Status status;
+  EGM_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, kProtocolTag, comm_.get(), &flag, &status));
+  if (!flag) return std::nullopt;
+  int count = 0;
+  EGM_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &count));
+  Envelope e;
+  e.source = status.MPI_SOURCE;
+  e.bytes.resize(static_cast<size_t>(count));
+  EGM_MPI_CHECK(MPI_Recv(e.bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, kProtocolTag, comm_.get(),
+                         MPI_STATUS_IGNORE));
+  return e;
+}
+
+}  // namespace egm::sweep

@@ -1,0 +1,352 @@
+#include "sweep/protocol.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "util/error.h"
+
+namespace egm::sweep {
+namespace {
+
+using json = nlohmann::json;
+
+void put_u16(std::string& out, uint16_t v) {
+  out.push_back(static_cast<char>(v & 0xff));
+  out.push_back(static_cast<char>((v >> 8) & 0xff));
+}
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint16_t get_u16(std::string_view s, size_t at) {
+  return static_cast<uint16_t>(static_cast<unsigned char>(s[at]) | (static_cast<unsigned char>(s[at + 1]) << 8));
+}
+uint32_t get_u32(std::string_view s, size_t at) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
+  return v;
+}
+
+bool known_kind(uint16_t k) {
+  switch (static_cast<Kind>(k)) {
+    case Kind::hello:
+    case Kind::records:
+    case Kind::result:
+    case Kind::failed:
+    case Kind::bye:
+    case Kind::assign:
+    case Kind::stop:
+    case Kind::shutdown:
+      return true;
+  }
+  return false;
+}
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// Reads the fields of one message body; every problem names the kind and field.
+class Reader {
+ public:
+  Reader(const json& body, const char* kind, const std::string& from) : body_(body), kind_(kind), from_(from) {}
+
+  const json& field(const char* name) const {
+    auto it = body_.find(name);
+    if (it == body_.end()) fail(name, "is missing");
+    return *it;
+  }
+  bool has(const char* name) const { return body_.contains(name) && !body_[name].is_null(); }
+
+  std::string text(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_string()) fail(name, "must be a string, got " + std::string(v.type_name()));
+    return v.get<std::string>();
+  }
+  std::string text_or(const char* name, const std::string& fallback) const { return has(name) ? text(name) : fallback; }
+  int64_t integer(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_number_integer()) fail(name, "must be an integer, got " + std::string(v.type_name()));
+    return v.get<int64_t>();
+  }
+  int64_t integer_or(const char* name, int64_t fallback) const { return has(name) ? integer(name) : fallback; }
+  uint64_t unsigned_integer(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_number_unsigned()) fail(name, "must be a non-negative integer, got " + v.dump());
+    return v.get<uint64_t>();
+  }
+  // A number, or null for NaN.
+  double real(const char* name) const {
+    if (!body_.contains(name) || body_[name].is_null()) return NAN;
+    const json& v = body_[name];
+    if (!v.is_number()) fail(name, "must be a number or null, got " + std::string(v.type_name()));
+    return v.get<double>();
+  }
+  const json& object(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_object()) fail(name, "must be an object, got " + std::string(v.type_name()));
+    return v;
+  }
+  const json& array(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_array()) fail(name, "must be an array, got " + std::string(v.type_name()));
+    return v;
+  }
+
+  [[noreturn]] void fail(const char* name, const std::string& what) const {
+    EGM_THROW(ProtocolError, "{} message from {}: field '{}' {}", kind_, from_, name, what);
+  }
+
+ private:
+  const json& body_;
+  const char* kind_;
+  const std::string& from_;
+};
+
+RunOutcome outcome_from_reader(const Reader& r);
+
+RunSettings settings_from_json(const Reader& r) {
+  RunSettings s;
+  s.out_dir = r.text("out_dir");
+  s.threads = static_cast<int>(r.integer("threads"));
+  s.device = r.text("device");
+  s.fail_at_step = r.integer_or("fail_at_step", -1);
+  s.checkpoint_interval = r.integer_or("checkpoint_interval", 0);
+  s.log_interval = r.integer_or("log_interval", 10);
+  return s;
+}
+
+Message body_from_json(Kind kind, const json& body, const std::string& from) {
+  Reader r(body, kind_name(kind), from);
+  switch (kind) {
+    case Kind::hello: {
+      Hello h;
+      h.protocol_version = static_cast<int>(r.integer("protocol_version"));
+      h.host = r.text("host");
+      h.pid = r.integer_or("pid", 0);
+      h.local_rank = static_cast<int>(r.integer_or("local_rank", -1));
+      h.device = r.text_or("device", "cpu");
+      h.threads = static_cast<int>(r.integer_or("threads", 1));
+      h.cores = static_cast<int>(r.integer_or("cores", 1));
+      h.torch_version = r.text_or("torch_version", "");
+      h.git_commit = r.text_or("git_commit", "");
+      h.corpus_path = r.text_or("corpus_path", "");
+      h.corpus_sha256 = r.text_or("corpus_sha256", "");
+      h.error = r.text_or("error", "");
+      return h;
+    }
+    case Kind::records: {
+      Records m;
+      m.cell_id = r.integer("cell_id");
+      m.run_id = r.integer("run_id");
+      for (const json& rec : r.array("records")) {
+        if (!rec.is_object() || !rec.contains("kind") || !rec["kind"].is_string())
+          r.fail("records", "must hold objects with a string 'kind', got " + rec.dump().substr(0, 80));
+        m.records.push_back(rec);
+      }
+      return m;
+    }
+    case Kind::result: {
+      Result m;
+      m.cell_id = r.integer("cell_id");
+      m.run_id = r.integer("run_id");
+      m.result = outcome_from_reader(Reader(r.object("result"), "RESULT result", from));
+      m.signal = static_cast<int>(r.integer_or("signal", 0));
+      return m;
+    }
+    case Kind::failed: {
+      Failed m;
+      m.cell_id = r.integer("cell_id");
+      m.run_id = r.integer("run_id");
+      m.error = r.text("error");
+      m.where = r.text_or("where", "");
+      m.step = r.integer_or("step", -1);
+      return m;
+    }
+    case Kind::bye:
+      return Bye{r.text_or("error", "")};
+    case Kind::assign: {
+      Assign m;
+      m.cell_id = r.integer("cell_id");
+      m.run_id = r.integer("run_id");
+      m.attempt = static_cast<int>(r.integer("attempt"));
+      m.cell_key = r.text("cell_key");
+      m.variant = r.text("variant");
+      m.seed = r.unsigned_integer("seed");
+      m.config = r.object("config");
+      m.runtime = settings_from_json(Reader(r.object("runtime"), "ASSIGN runtime", from));
+      for (const json& g : r.array("group")) {
+        if (!g.is_number_integer()) r.fail("group", "must hold rank numbers, got " + g.dump());
+        m.group.push_back(g.get<int>());
+      }
+      if (m.group.empty()) r.fail("group", "is empty");
+      return m;
+    }
+    case Kind::stop:
+      return Stop{r.text_or("reason", ""), static_cast<int>(r.integer_or("signal", 0))};
+    case Kind::shutdown:
+      return Shutdown{r.text_or("reason", "")};
+  }
+  EGM_THROW(ProtocolError, "unknown message kind {}", static_cast<int>(kind));
+}
+
+}  // namespace
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::hello: return "HELLO";
+    case Kind::records: return "RECORDS";
+    case Kind::result: return "RESULT";
+    case Kind::failed: return "FAILED";
+    case Kind::bye: return "BYE";
+    case Kind::assign: return "ASSIGN";
+    case Kind::stop: return "STOP";
+    case Kind::shutdown: return "SHUTDOWN";
+  }
+  return "?";
+}
+
+Kind kind_of(const Message& message) {
+  return std::visit(
+      [](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Hello>) return Kind::hello;
+        if constexpr (std::is_same_v<T, Records>) return Kind::records;
+        if constexpr (std::is_same_v<T, Result>) return Kind::result;
+        if constexpr (std::is_same_v<T, Failed>) return Kind::failed;
+        if constexpr (std::is_same_v<T, Bye>) return Kind::bye;
+        if constexpr (std::is_same_v<T, Assign>) return Kind::assign;
+        if constexpr (std::is_same_v<T, Stop>) return Kind::stop;
+        if constexpr (std::is_same_v<T, Shutdown>) return Kind::shutdown;
+      },
+      message);
+}
+
+json to_json(const RunOutcome& o) {
+  return {{"status", o.status},
+          {"message", o.message},
+          {"step", o.step},
+          {"resumed_from_step", o.resumed_from_step},
+          {"final_val", number_or_null(o.final_val)},
+          {"best_val", number_or_null(o.best_val)},
+          {"final_train", number_or_null(o.final_train)},
+          {"full_val", number_or_null(o.full_val)},
+          {"ar_val", number_or_null(o.ar_val)},
+          {"ar_ref_val", number_or_null(o.ar_ref_val)},
+          {"tokens_per_s", number_or_null(o.tokens_per_s)}};
+}
+
+RunOutcome outcome_from_json(const json& j) {
+  static const std::string from = "JSON";
+  EGM_REQUIRE(j.is_object(), ProtocolError, "run outcome: expected a JSON object, got {}", j.type_name());
+  return outcome_from_reader(Reader(j, "run outcome", from));
+}
+
+namespace {
+RunOutcome outcome_from_reader(const Reader& r) {
+  RunOutcome o;
+  o.status = r.text("status");
+  if (o.status != "done" && o.status != "diverged" && o.status != "interrupted")
+    r.fail("status", "must be done, diverged or interrupted, got '" + o.status + "'");
+  o.message = r.text_or("message", "");
+  o.step = r.integer("step");
+  o.resumed_from_step = r.integer_or("resumed_from_step", -1);
+  o.final_val = r.real("final_val");
+  o.best_val = r.real("best_val");
+  o.final_train = r.real("final_train");
+  o.full_val = r.real("full_val");
+  o.ar_val = r.real("ar_val");
+  o.ar_ref_val = r.real("ar_ref_val");
+  o.tokens_per_s = r.real("tokens_per_s");
+  return o;
+}
+}  // namespace
+
+json to_json(const Message& message) {
+  return std::visit(
+      [](const auto& m) -> json {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Hello>) {
+          return {{"protocol_version", m.protocol_version}, {"host", m.host}, {"pid", m.pid},
+                  {"local_rank", m.local_rank}, {"device", m.device}, {"threads", m.threads},
+                  {"cores", m.cores}, {"torch_version", m.torch_version}, {"git_commit", m.git_commit},
+                  {"corpus_path", m.corpus_path}, {"corpus_sha256", m.corpus_sha256}, {"error", m.error}};
+        } else if constexpr (std::is_same_v<T, Records>) {
+          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"records", m.records}};
+        } else if constexpr (std::is_same_v<T, Result>) {
+          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"result", to_json(m.result)}, {"signal", m.signal}};
+        } else if constexpr (std::is_same_v<T, Failed>) {
+          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"error", m.error}, {"where", m.where},
+                  {"step", m.step}};
+        } else if constexpr (std::is_same_v<T, Bye>) {
+          return {{"error", m.error}};
+        } else if constexpr (std::is_same_v<T, Assign>) {
+          const RunSettings& s = m.runtime;
+          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"attempt", m.attempt},
+                  {"cell_key", m.cell_key}, {"variant", m.variant}, {"seed", m.seed}, {"config", m.config},
+                  {"runtime", {{"out_dir", s.out_dir}, {"threads", s.threads}, {"device", s.device},
+                               {"fail_at_step", s.fail_at_step}, {"checkpoint_interval", s.checkpoint_interval},
+                               {"log_interval", s.log_interval}}},
+                  {"group", m.group}};
+        } else if constexpr (std::is_same_v<T, Stop>) {
+          return {{"reason", m.reason}, {"signal", m.signal}};
+        } else {
+          static_assert(std::is_same_v<T, Shutdown>);
+          return {{"reason", m.reason}};
+        }
+      },
+      message);
+}
+
+std::string encode_frame(uint16_t version, uint16_t kind, const std::string& body) {
+  EGM_CHECK(body.size() <= UINT32_MAX, "message body of {} bytes is too large", body.size());
+  std::string out;
+  out.reserve(kHeaderSize + body.size());
+  out.append(kProtocolMagic, sizeof kProtocolMagic);
+  put_u16(out, version);
+  put_u16(out, kind);
+  put_u32(out, static_cast<uint32_t>(body.size()));
+  put_u32(out, 0);
+  out += body;
+  return out;
+}
+
+std::string encode(const Message& message) {
+  // Replace invalid UTF-8 (e.g. a path in an error text) instead of throwing.
+  const std::string body = to_json(message).dump(-1, ' ', false, json::error_handler_t::replace);
+  return encode_frame(kProtocolVersion, static_cast<uint16_t>(kind_of(message)), body);
+}
+
+Message decode(std::string_view bytes, const std::string& from) {
+  EGM_REQUIRE(bytes.size() >= kHeaderSize, ProtocolError,
+              "message from {} is {} bytes, shorter than the {}-byte egm sweep protocol header; is {} an egm process?",
+              from, bytes.size(), kHeaderSize, from);
+  EGM_REQUIRE(std::memcmp(bytes.data(), kProtocolMagic, sizeof kProtocolMagic) == 0, ProtocolError,
+              "message from {} does not start with the egm sweep protocol magic 'EGMP'; is {} an egm process?", from,
+              from);
+  const uint16_t version = get_u16(bytes, 4);
+  EGM_REQUIRE(version == kProtocolVersion, ProtocolError,
+              "protocol version mismatch: {} speaks egm sweep protocol v{}, this process speaks v{}; build "
+              "egm-coordinator and egm-worker from the same egm version",
+              from, version, kProtocolVersion);
+  const uint16_t kind = get_u16(bytes, 6);
+  EGM_REQUIRE(known_kind(kind), ProtocolError,
+              "message from {} has unknown kind {} (protocol v{} knows HELLO=1, RECORDS=2, RESULT=3, FAILED=4, BYE=5, "
+              "ASSIGN=16, STOP=17, SHUTDOWN=18)",
+              from, kind, kProtocolVersion);
+  const uint32_t length = get_u32(bytes, 8);
+  EGM_REQUIRE(length == bytes.size() - kHeaderSize, ProtocolError,
+              "{} message from {}: header says {} body bytes, the message holds {}",
+              kind_name(static_cast<Kind>(kind)), from, length, bytes.size() - kHeaderSize);
+  json body;
+  try {
+    body = json::parse(bytes.substr(kHeaderSize));
+  } catch (const json::parse_error& e) {
+    EGM_THROW(ProtocolError, "{} message from {}: body is not valid JSON: {}", kind_name(static_cast<Kind>(kind)),
+              from, e.what());
+  }
+  EGM_REQUIRE(body.is_object(), ProtocolError, "{} message from {}: body must be a JSON object, got {}",
+              kind_name(static_cast<Kind>(kind)), from, body.type_name());
+  return body_from_json(static_cast<Kind>(kind), body, from);
+}
+
+}  // namespace egm::sweep

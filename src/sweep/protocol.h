@@ -1,0 +1,218 @@
+// The sweep protocol: the messages egm-coordinator (rank 0) and egm-worker
+// (ranks 1..N) exchange over MPI, their encoding, and the rules of the
+// conversation. Both executables are built from this one header, so a
+// coordinator and a worker from different egm builds notice at the first
+// message (a version mismatch names both versions).
+//
+// ---- Wire format -----------------------------------------------------------
+// One message = one MPI_Send of bytes (MPI_BYTE, tag kProtocolTag) on the
+// protocol's own duplicated communicator:
+//
+//   offset  size  field
+//   0       4     magic "EGMP"
+//   4       2     protocol version (uint16, little-endian)     = kProtocolVersion
+//   6       2     kind (uint16, little-endian)                 see Kind below
+//   8       4     body length in bytes (uint32, little-endian)
+//   12      4     reserved, 0
+//   16      n     body: one JSON object (UTF-8); NaN/inf are written as null
+//
+// decode() checks, in order: length >= 16, magic, version (a mismatch is a
+// ProtocolError naming both versions), kind, body length, JSON, and the
+// fields of the kind (a missing or mistyped field names the field).
+//
+// ---- Messages ----------------------------------------------------------------
+// worker -> coordinator
+//   HELLO    {protocol_version, host, pid, local_rank, device, threads, cores,
+//             torch_version, git_commit, corpus_path, corpus_sha256, error}
+//            first message of every worker. A non-empty `error` means the
+//            worker cannot work (e.g. no corpus); the coordinator stops the sweep.
+//   RECORDS  {cell_id, run_id, records: [trainer record, ...]}
+//            the records of train/metrics_sink.h, each with "time" (UNIX s)
+//            added; batched: sent every ~0.5 s and at once for status,
+//            checkpoint, final_eval and event records.
+//   RESULT   {cell_id, run_id, result: RunOutcome, signal}
+//            the run ended: done, diverged, or interrupted (checkpointed).
+//            `signal` != 0: the worker itself received that signal (mpirun and
+//            srun forward SIGUSR2/SIGTERM to every rank).
+//   FAILED   {cell_id, run_id, error, where, step}
+//            the run threw; `where` is egm::Error::where() ("file:line on host
+//            (rank r)") when known, `step` the last step reported or -1.
+//   BYE      {error}
+//            the answer to SHUTDOWN (nothing left in flight), or a worker
+//            leaving on its own because of `error`.
+// coordinator -> worker
+//   ASSIGN   {cell_id, run_id, attempt, cell_key, variant, seed, config,
+//             runtime: {out_dir, threads, device, fail_at_step,
+//             checkpoint_interval, log_interval}, group}
+//            train one cell. `config` is the full RunConfig JSON; out_dir is
+//            derived from the cell (sweep/run_dirs.h), so a retry or a resume
+//            finds its checkpoint there. `group` lists the world ranks that
+//            train this run together (data parallelism, issue 4); today it is
+//            always [the receiving worker].
+//   STOP     {reason, signal}
+//            checkpoint the current run now and answer RESULT "interrupted";
+//            ignored by an idle worker.
+//   SHUTDOWN {reason}
+//            leave: finish what is in flight (a busy worker treats it as STOP
+//            first), answer BYE, MPI_Finalize, exit 0.
+//
+// ---- Conversation --------------------------------------------------------------
+//   worker: HELLO, then for each ASSIGN: RECORDS* then exactly one RESULT or
+//   FAILED; then, after SHUTDOWN, BYE. MPI keeps the order of messages between
+//   two ranks, so a run's records always arrive before its RESULT.
+//   coordinator: ASSIGN only to a worker that said HELLO and is idle (it has
+//   answered its last ASSIGN); the database attempt is started before ASSIGN
+//   and ended when RESULT/FAILED arrives. The coordinator is the only writer
+//   of the database.
+//
+// ---- Shutdown ------------------------------------------------------------------
+//   normal: every cell is done or out of retries -> SHUTDOWN to all, wait for
+//     every BYE, MPI_Finalize, exit 0 (1 when a cell failed for good).
+//   signal (SIGUSR2: Slurm's time-limit warning; SIGTERM; SIGINT) on the
+//     coordinator, or a RESULT carrying a signal: STOP to every busy worker,
+//     wait (bounded) for their RESULTs so the checkpoints are on disk, mark
+//     those attempts interrupted (no retry budget used), SHUTDOWN, wait for
+//     BYEs, exit 75 (EX_TEMPFAIL: "requeue me", slurm/README.md).
+//   fatal error on the coordinator (bad spec, database error, protocol
+//     mismatch): STOP to busy workers, SHUTDOWN to all, exit 2.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace egm::sweep {
+
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr char kProtocolMagic[4] = {'E', 'G', 'M', 'P'};
+inline constexpr std::size_t kHeaderSize = 16;
+inline constexpr int kProtocolTag = 7;  // one MPI tag; the kind is in the header
+inline constexpr int kCoordinatorRank = 0;
+
+enum class Kind : uint16_t {
+  hello = 1,
+  records = 2,
+  result = 3,
+  failed = 4,
+  bye = 5,
+  assign = 16,
+  stop = 17,
+  shutdown = 18,
+};
+const char* kind_name(Kind kind);
+
+// ---- message bodies --------------------------------------------------------------
+
+struct Hello {
+  int protocol_version = kProtocolVersion;
+  std::string host;
+  int64_t pid = 0;
+  int local_rank = -1;
+  std::string device = "cpu";
+  int threads = 1;   // intra-op threads the worker runs with unless ASSIGN says otherwise
+  int cores = 1;     // hardware threads on its node
+  std::string torch_version;
+  std::string git_commit;
+  std::string corpus_path;
+  std::string corpus_sha256;
+  std::string error;  // non-empty: this worker cannot train (the sweep stops)
+};
+
+// How a run is trained (RuntimeOptions minus what the worker knows itself).
+struct RunSettings {
+  std::string out_dir;
+  int threads = 1;
+  std::string device = "cpu";
+  int64_t fail_at_step = -1;  // test-only failure injection (EGM_TEST_FAIL)
+  int64_t checkpoint_interval = 0;
+  int64_t log_interval = 10;
+};
+
+struct Assign {
+  int64_t cell_id = 0;
+  int64_t run_id = 0;
+  int attempt = 1;
+  std::string cell_key;
+  std::string variant;
+  uint64_t seed = 0;
+  nlohmann::json config = nlohmann::json::object();  // RunConfig JSON
+  RunSettings runtime;
+  std::vector<int> group;  // world ranks training this run; group[0] leads (records, checkpoints)
+};
+
+struct Records {
+  int64_t cell_id = 0;
+  int64_t run_id = 0;
+  std::vector<nlohmann::json> records;
+};
+
+// egm::RunResult (train/trainer.h) without torch, so the coordinator needs none.
+struct RunOutcome {
+  std::string status;              // done | diverged | interrupted
+  std::string message;
+  int64_t step = 0;
+  int64_t resumed_from_step = -1;  // -1: from scratch
+  double final_val = NAN;
+  double best_val = NAN;
+  double final_train = NAN;
+  double full_val = NAN;
+  double ar_val = NAN;
+  double ar_ref_val = NAN;
+  double tokens_per_s = NAN;
+};
+
+struct Result {
+  int64_t cell_id = 0;
+  int64_t run_id = 0;
+  RunOutcome result;
+  int signal = 0;  // the worker received this signal itself (0: none)
+};
+
+struct Failed {
+  int64_t cell_id = 0;
+  int64_t run_id = 0;
+  std::string error;
+  std::string where;
+  int64_t step = -1;
+};
+
+struct Bye {
+  std::string error;  // empty: an orderly answer to SHUTDOWN
+};
+
+struct Stop {
+  std::string reason;
+  int signal = 0;
+};
+
+struct Shutdown {
+  std::string reason;
+};
+
+using Message = std::variant<Hello, Records, Result, Failed, Bye, Assign, Stop, Shutdown>;
+
+Kind kind_of(const Message& message);
+
+// ---- encoding ------------------------------------------------------------------
+
+// Header + JSON body, ready for MPI_Send.
+std::string encode(const Message& message);
+// The inverse. Throws ProtocolError naming `from` (e.g. "rank 3") and what is
+// wrong: too short, bad magic, another protocol version (both versions named),
+// unknown kind, body length, invalid JSON, a missing or mistyped field.
+Message decode(std::string_view bytes, const std::string& from);
+
+// For tests of the error paths: a frame with any version, kind and body.
+std::string encode_frame(uint16_t version, uint16_t kind, const std::string& body);
+
+// JSON forms of the bodies (also the body of the frame).
+nlohmann::json to_json(const Message& message);
+nlohmann::json to_json(const RunOutcome& outcome);
+RunOutcome outcome_from_json(const nlohmann::json& j);
+
+}  // namespace egm::sweep
