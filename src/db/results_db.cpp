@@ -445,6 +445,14 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   return run_id;
 }
 
+void ResultsDb::set_resumed_from_step(int64_t run_id, int64_t step) {
+  require_writable("set_resumed_from_step");
+  Transaction tx(connection_);
+  const int64_t changed = connection_.execute("UPDATE runs SET resumed_from_step = ? WHERE id = ?", step, run_id);
+  EGM_REQUIRE(changed == 1, DbError, "{}: no run with id {}", path(), run_id);
+  tx.commit();
+}
+
 void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::string& error,
                                const CellResults& results) {
   require_writable("finish_attempt");

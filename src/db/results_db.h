@@ -280,6 +280,9 @@ class ResultsDb {
   // interrupted (preempted, worker lost): does not count as a failure.
   void finish_attempt(int64_t run_id, RunStatus status, const std::string& error = "",
                       const CellResults& results = {});
+  // Records the checkpoint step a running attempt resumed from: the worker
+  // learns it after start_attempt, when the trainer has loaded the checkpoint.
+  void set_resumed_from_step(int64_t run_id, int64_t step);
   RunRow run(int64_t run_id);
   std::vector<RunRow> list_runs(const CellFilter& filter = {});
 
