@@ -1,0 +1,594 @@
+#include "coordinator/coordinator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "coordinator/record_mapping.h"
+#include "coordinator/summary.h"
+#include "db/sqlite.h"
+#include "egm/version_info.h"
+#include "slurm/slurm_env.h"
+#include "sweep/run_dirs.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/process_info.h"
+#include "util/stop_signal.h"
+
+namespace egm::coordinator {
+namespace {
+
+using sweep::Received;
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGUSR2: return "SIGUSR2";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGHUP: return "SIGHUP";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string describe_signal(int sig) {
+  switch (sig) {
+    case SIGUSR2: return "SIGUSR2 (time-limit warning)";
+    case SIGTERM: return "SIGTERM (preemption or cancel)";
+    case SIGINT: return "SIGINT (Ctrl-C)";
+    default: break;
+  }
+  const char* name = signal_name(sig);
+  return name ? std::string(name) : fmt::format("signal {}", sig);
+}
+
+std::string interruption_kind(int sig) {
+  const char* name = signal_name(sig);
+  return "interrupted_" + (name ? lower(name) : fmt::format("signal{}", sig));
+}
+
+Coordinator::Coordinator(CoordinatorOptions options, sweep::Transport& transport, std::FILE* out)
+    : options_(std::move(options)),
+      transport_(transport),
+      out_(out),
+      view_(out, options_.view, options_.plain_interval_s),
+      host_(process_info().host) {
+  if (options_.db_path.empty()) options_.db_path = db::default_db_path();
+  for (int r = 1; r < transport_.size(); ++r) workers_.push_back(WorkerSlot{r, WorkerState::starting, {}, {}});
+}
+
+Coordinator::~Coordinator() = default;
+
+int Coordinator::run() {
+  try {
+    EGM_REQUIRE(transport_.size() >= 2, ConfigError,
+                "no workers: start egm-coordinator with workers, e.g. mpirun -np 1 egm-coordinator SPEC : -np 2 "
+                "egm-worker (or use egm sweep)");
+    setup();
+    return main_loop();
+  } catch (const std::exception& e) {
+    fail_hard(e);
+    return kExitError;
+  }
+}
+
+// ---- setup -----------------------------------------------------------------------
+
+void Coordinator::setup() {
+  // A bad spec throws here, before the database is opened (spec/sweep_setup.h).
+  setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(options_.spec_path, options_.db_path,
+                                                               options_.new_sweep));
+  const db::SweepRow& sweep = setup_->sweep.sweep;
+  sweep_id_ = sweep.id;
+  sweep_name_ = sweep.name;
+  if (setup_->sweep.superseded_as)
+    say(fmt::format("the previous sweep '{}' is kept as '{}' (--new-sweep)", sweep_name_, *setup_->sweep.superseded_as));
+
+  const sweep::SweepDir dir =
+      sweep::prepare_sweep_dir(options_.runs_dir, {sweep.id, sweep.name, sweep.spec_hash, sweep.created_at});
+  if (dir.moved_aside) {
+    const std::string text = fmt::format("{} belonged to another sweep named '{}'; moved aside to {}", dir.path,
+                                         sweep_name_, *dir.moved_aside);
+    db().record_event({sweep_id_, std::nullopt, std::nullopt, "runs_dir_moved", text, 0});
+    say(text);
+  }
+  const int recovered = db().recover_interrupted(sweep_id_, "the coordinator stopped before the attempt ended");
+  if (recovered > 0)
+    say(fmt::format("{} cell{} left running by an earlier coordinator will resume from their checkpoints", recovered,
+                    recovered == 1 ? "" : "s"));
+
+  db::CellFilter filter;
+  filter.sweep_id = sweep_id_;
+  for (db::CellRow& row : db().list_cells(filter)) {
+    const int64_t id = row.id;
+    cells_[id] = CellSlot{std::move(row), CellState::done};
+  }
+  for (const db::CellRow& row : db().cells_to_run(sweep_id_)) {
+    cells_.at(row.id).state = CellState::queued;
+    queue_.push_back(row.id);
+  }
+  int64_t done = 0, exhausted = 0;
+  for (auto& [id, c] : cells_) {
+    if (c.state == CellState::queued) continue;
+    if (c.row.status == db::CellStatus::done) {
+      ++done;
+    } else {
+      c.state = CellState::exhausted;  // failed with no retries left
+      ++exhausted;
+    }
+  }
+  if (const auto slurm = slurm::read_slurm_env(); slurm.job_id)
+    db().set_slurm_job_id(sweep_id_, std::to_string(*slurm.job_id));
+  db().set_sweep_status(sweep_id_, db::SweepStatus::running);
+  db().record_event({sweep_id_, std::nullopt, std::nullopt, "coordinator_started",
+                     fmt::format("coordinator on {} with {} workers; runs in {}; egm {}", host_, workers_.size(),
+                                 dir.path, EGM_GIT_COMMIT),
+                     0});
+  say(fmt::format("sweep {}: {} cells ({} done, {} to run{}), {} worker{}, db {}, runs {}", sweep_name_,
+                  cells_.size(), done, queue_.size(), exhausted ? fmt::format(", {} failed for good", exhausted) : "",
+                  workers_.size(), workers_.size() == 1 ? "" : "s", db().path(), dir.path));
+}
+
+// ---- the loop ----------------------------------------------------------------------
+
+int Coordinator::main_loop() {
+  while (true) {
+    if (!stopping_ && stop_requested()) begin_stop(stop_signal());
+    bool got = false;
+    for (int i = 0; i < 64; ++i) {  // drain a burst, then look after the rest
+      std::optional<Received> r = sweep::try_receive_message(transport_);
+      if (!r) break;
+      handle(*r);
+      got = true;
+    }
+    if (!stopping_ && stop_requested()) begin_stop(stop_signal());
+    if (!stopping_) assign_idle_workers();
+    if (!stopping_ && queue_.empty() && busy_workers() == 0) return finish_normally();
+    if (stopping_) {
+      if (Clock::now() >= stop_deadline_) stop_overdue_jobs();
+      if (busy_workers() == 0) return finish_interrupted();
+    }
+    if (!stopping_ && live_workers() == 0)
+      EGM_THROW(Error, "every worker has left; {} cell{} not run", queue_.size(), queue_.size() == 1 ? "" : "s");
+    show_view();
+    if (!got) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Coordinator::handle(const Received& r) {
+  EGM_REQUIRE(r.source >= 1 && r.source < transport_.size(), ProtocolError, "message from unexpected rank {}",
+              r.source);
+  WorkerSlot& w = worker(r.source);
+  if (const auto* m = std::get_if<sweep::Hello>(&r.message)) return on_hello(w, *m);
+  if (const auto* m = std::get_if<sweep::Records>(&r.message)) return on_records(w, *m);
+  if (const auto* m = std::get_if<sweep::Result>(&r.message)) return on_result(w, *m);
+  if (const auto* m = std::get_if<sweep::Failed>(&r.message)) return on_failed(w, *m);
+  if (const auto* m = std::get_if<sweep::Bye>(&r.message)) return on_bye(w, *m);
+  EGM_THROW(ProtocolError, "rank {} sent {}, which only the coordinator sends", r.source,
+            sweep::kind_name(sweep::kind_of(r.message)));
+}
+
+void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
+  EGM_REQUIRE(w.state == WorkerState::starting, ProtocolError, "rank {} said HELLO twice", w.rank);
+  EGM_REQUIRE(m.protocol_version == sweep::kProtocolVersion, ProtocolError,
+              "protocol version mismatch: rank {} speaks egm sweep protocol v{}, this coordinator v{}", w.rank,
+              m.protocol_version, sweep::kProtocolVersion);
+  EGM_REQUIRE(m.error.empty(), ConfigError, "worker rank {} on {} cannot train: {}", w.rank, m.host, m.error);
+  if (corpus_sha256_.empty()) {
+    corpus_sha256_ = m.corpus_sha256;
+  } else {
+    EGM_REQUIRE(m.corpus_sha256 == corpus_sha256_, ConfigError,
+                "workers read different corpora: rank {} has {} (sha256 {}), an earlier worker sha256 {}; give every "
+                "worker the same --data",
+                w.rank, m.corpus_path, m.corpus_sha256, corpus_sha256_);
+  }
+  if (m.git_commit != EGM_GIT_COMMIT)
+    log::warn("worker rank {} runs egm {}, the coordinator {}", w.rank, m.git_commit, EGM_GIT_COMMIT);
+  w.hello = m;
+  w.state = WorkerState::idle;
+  log::debug("worker rank {} on {}: {} cores, torch {}, corpus {}", w.rank, m.host, m.cores, m.torch_version,
+             m.corpus_path);
+}
+
+Coordinator::Job* Coordinator::current_job(WorkerSlot& w, int64_t cell_id, int64_t run_id, const char* kind) {
+  if (w.job && w.job->cell_id == cell_id && w.job->run_id == run_id) return &*w.job;
+  // A late message about an attempt already closed (e.g. after a STOP timeout).
+  log::warn("rank {} sent {} for run {} (cell {}), which it is not running; ignored", w.rank, kind, run_id, cell_id);
+  return nullptr;
+}
+
+void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
+  Job* job = current_job(w, m.cell_id, m.run_id, "RECORDS");
+  if (!job) return;
+  const CellSlot& cell = cells_.at(m.cell_id);
+  const MappedRecords mapped = map_records(m.records, {sweep_id_, m.cell_id, m.run_id, cell.row.max_steps});
+  {
+    // One message, one transaction: readers see all of it or none.
+    db::Transaction tx(db().connection());
+    db().record_batch(mapped.batch);
+    if (mapped.resumed_from_step && !job->resumed_recorded) db().set_resumed_from_step(m.run_id, *mapped.resumed_from_step);
+    tx.commit();
+  }
+  if (mapped.resumed_from_step) job->resumed_recorded = true;
+  if (mapped.progress) {
+    const ProgressPoint& p = *mapped.progress;
+    if (!job->first_progress) {
+      job->first_progress = {p.step, p.time};
+    } else if (p.time > job->first_progress->second && p.step > job->first_progress->first) {
+      job->steps_per_s =
+          static_cast<double>(p.step - job->first_progress->first) / (p.time - job->first_progress->second);
+    }
+    job->step = p.step;
+    job->loss = p.loss;
+    job->tokens_per_s = p.tokens_per_s;
+  }
+}
+
+void Coordinator::on_result(WorkerSlot& w, const sweep::Result& m) {
+  Job* job = current_job(w, m.cell_id, m.run_id, "RESULT");
+  if (!job) return;
+  const sweep::RunOutcome& o = m.result;
+  CellSlot& cell = cells_.at(m.cell_id);
+  const std::string& key = cell.row.key;
+  if (o.resumed_from_step >= 0 && !job->resumed_recorded) db().set_resumed_from_step(m.run_id, o.resumed_from_step);
+  const double took = seconds_between(job->started, Clock::now());
+
+  if (o.status == "done") {
+    db::CellResults results;
+    results.final_val = finite(o.final_val);
+    results.best_val = finite(o.best_val);
+    results.full_val = finite(o.full_val);
+    results.ar_val = finite(o.ar_val);
+    results.ar_ref_val = finite(o.ar_ref_val);
+    results.final_step = o.step;
+    db().finish_attempt(m.run_id, db::RunStatus::done, "", results);
+    cell.state = CellState::done;
+    cell.row.status = db::CellStatus::done;
+    say(fmt::format("done    {} (attempt {}, {}): final val {}", key, job->attempt, format_duration_short(took),
+                    results.final_val ? fmt::format("{:.4f}", *results.final_val) : "n/a"));
+  } else if (o.status == "diverged") {
+    const std::string error = "diverged: " + o.message;
+    db().finish_attempt(m.run_id, db::RunStatus::failed, error);
+    requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} {}", key, job->attempt, error));
+  } else {  // interrupted: checkpointed; does not use the retry budget
+    std::string why;
+    if (stopping_) {
+      why = "interrupted by " + describe_signal(stop_signal_);
+    } else if (m.signal != 0) {
+      why = "interrupted by " + describe_signal(m.signal) + " on the worker";
+    } else {
+      why = "interrupted";
+    }
+    const std::string text = fmt::format("{} at step {}; checkpointed", why, o.step);
+    db().finish_attempt(m.run_id, db::RunStatus::interrupted, text);
+    ++interrupted_attempts_;
+    cell.row.status = db::CellStatus::interrupted;
+    cell.state = CellState::queued;
+    if (!stopping_) queue_.push_front(m.cell_id);  // continue it first
+    say(fmt::format("stopped {} (attempt {}): {}", key, job->attempt, text));
+    // mpirun and srun forward signals to every rank: a worker that saw one
+    // first means the job is being stopped.
+    if (m.signal != 0 && !stopping_) request_stop(m.signal);
+  }
+  w.job.reset();
+  w.state = WorkerState::idle;
+}
+
+void Coordinator::on_failed(WorkerSlot& w, const sweep::Failed& m) {
+  Job* job = current_job(w, m.cell_id, m.run_id, "FAILED");
+  if (!job) return;
+  const std::string error = m.where.empty() ? m.error : fmt::format("{} [at {}]", m.error, m.where);
+  db().finish_attempt(m.run_id, db::RunStatus::failed, error);
+  requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} failed{}: {}", cells_.at(m.cell_id).row.key, job->attempt,
+                                            m.step >= 0 ? fmt::format(" at step {}", m.step) : "", m.error));
+  w.job.reset();
+  w.state = WorkerState::idle;
+}
+
+void Coordinator::on_bye(WorkerSlot& w, const sweep::Bye& m) {
+  if (!m.error.empty()) log::error("worker rank {} left: {}", w.rank, m.error);
+  if (w.job) {
+    const std::string text = fmt::format("worker rank {} left{}{}", w.rank, m.error.empty() ? "" : ": ", m.error);
+    db().finish_attempt(w.job->run_id, db::RunStatus::interrupted, text);
+    CellSlot& cell = cells_.at(w.job->cell_id);
+    cell.row.status = db::CellStatus::interrupted;
+    cell.state = CellState::queued;
+    queue_.push_front(w.job->cell_id);
+    w.job.reset();
+  }
+  w.state = WorkerState::gone;
+}
+
+void Coordinator::requeue_or_give_up(int64_t cell_id, const std::string& what) {
+  CellSlot& cell = cells_.at(cell_id);
+  cell.row = db().cell(cell_id);  // failures as the database counts them
+  if (cell.row.failures < cell.row.max_attempts) {
+    cell.state = CellState::queued;
+    queue_.push_back(cell_id);  // retried after the cells waiting now
+    say(fmt::format("failed  {} (failure {} of {} allowed; will retry)", what, cell.row.failures,
+                    cell.row.max_attempts));
+  } else {
+    cell.state = CellState::exhausted;
+    say(fmt::format("failed  {} (failure {} of {} allowed; giving up on this cell)", what, cell.row.failures,
+                    cell.row.max_attempts));
+  }
+}
+
+// ---- assignment --------------------------------------------------------------------
+
+void Coordinator::assign_idle_workers() {
+  for (WorkerSlot& w : workers_) {
+    if (queue_.empty()) return;
+    if (w.state != WorkerState::idle) continue;
+    const int64_t cell_id = queue_.front();
+    queue_.pop_front();
+    assign(w, cell_id);
+  }
+}
+
+void Coordinator::assign(WorkerSlot& w, int64_t cell_id) {
+  CellSlot& cell = cells_.at(cell_id);
+  EGM_CHECK(cell.row.status != db::CellStatus::done, "cell {} is done; it must not run again", cell.row.key);
+  db::RunInfo info;
+  info.host = w.hello.host;
+  info.device = options_.device;
+  info.world_size = 1;
+  info.backend = "none";
+  info.torch_version = w.hello.torch_version;
+  info.git_commit = w.hello.git_commit;
+  const int64_t run_id = db().start_attempt(cell_id, info);
+  const int attempt = cell.row.attempts + 1;  // what start_attempt numbered it
+  cell.row.attempts = attempt;
+  cell.row.status = db::CellStatus::running;
+  cell.state = CellState::running;
+
+  sweep::Assign a;
+  a.cell_id = cell_id;
+  a.run_id = run_id;
+  a.attempt = attempt;
+  a.cell_key = cell.row.key;
+  a.variant = cell.row.variant;
+  a.seed = static_cast<uint64_t>(cell.row.seed);
+  a.config = nlohmann::json::parse(cell.row.config_json);
+  a.runtime.out_dir = sweep::run_dir(options_.runs_dir, sweep_name_, cell.row.key, cell.row.config_hash);
+  a.runtime.threads = options_.threads_per_worker;
+  a.runtime.device = options_.device;
+  a.runtime.fail_at_step = injected_fail_step(options_.injected_failures, a.variant, a.seed, attempt);
+  a.runtime.checkpoint_interval = options_.checkpoint_interval;
+  a.runtime.log_interval = options_.log_interval;
+  a.group = {w.rank};
+  sweep::send_message(transport_, w.rank, a);
+
+  Job job;
+  job.cell_id = cell_id;
+  job.run_id = run_id;
+  job.attempt = attempt;
+  job.started = Clock::now();
+  w.job = job;
+  w.state = WorkerState::busy;
+  say(fmt::format("start   {} (attempt {}) on worker {} ({})", cell.row.key, attempt, w.rank, w.hello.host));
+}
+
+// ---- stopping and shutting down ----------------------------------------------------
+
+void Coordinator::begin_stop(int sig) {
+  stopping_ = true;
+  stop_signal_ = sig;
+  stop_deadline_ = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.stop_timeout_s * 1000));
+  const int busy = busy_workers();
+  const std::string text = fmt::format("interrupted by {}: checkpointing {} running cell{}", describe_signal(sig), busy,
+                                       busy == 1 ? "" : "s");
+  db().record_event({sweep_id_, std::nullopt, std::nullopt, interruption_kind(sig), text, 0});
+  say(text);
+  for (WorkerSlot& w : workers_) {
+    if (w.state != WorkerState::busy || !w.job) continue;
+    sweep::send_message(transport_, w.rank, sweep::Stop{"interrupted by " + describe_signal(sig), sig});
+    w.job->stop_sent = true;
+  }
+}
+
+void Coordinator::stop_overdue_jobs() {
+  for (WorkerSlot& w : workers_) {
+    if (w.state != WorkerState::busy || !w.job) continue;
+    const std::string text = fmt::format(
+        "interrupted by {}; no answer to STOP within {:.0f} s (the next attempt resumes from the last checkpoint)",
+        describe_signal(stop_signal_), options_.stop_timeout_s);
+    db().finish_attempt(w.job->run_id, db::RunStatus::interrupted, text);
+    ++interrupted_attempts_;
+    say(fmt::format("stopped {}: {}", cells_.at(w.job->cell_id).row.key, text));
+    w.job.reset();
+    w.state = WorkerState::idle;
+    workers_left_in_order_ = false;  // it may still be busy: do not wait for it in MPI_Finalize
+  }
+}
+
+void Coordinator::shutdown_workers(const std::string& reason, bool record) {
+  for (WorkerSlot& w : workers_)
+    if (w.state != WorkerState::gone) sweep::send_message(transport_, w.rank, sweep::Shutdown{reason});
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.bye_timeout_s * 1000));
+  while (live_workers() > 0 && Clock::now() < deadline) {
+    std::optional<Received> r;
+    try {
+      r = sweep::wait_message(transport_, std::chrono::milliseconds(100));
+    } catch (const std::exception& e) {
+      if (record) throw;
+      log::warn("while shutting down: {}", e.what());
+      continue;
+    }
+    if (!r) continue;
+    if (record) {
+      handle(*r);
+    } else if (r->source >= 1 && r->source < transport_.size() && std::holds_alternative<sweep::Bye>(r->message)) {
+      worker(r->source).state = WorkerState::gone;
+    }
+  }
+  if (live_workers() > 0) {
+    log::error("{} worker{} did not answer SHUTDOWN within {:.0f} s", live_workers(), live_workers() == 1 ? "" : "s",
+               options_.bye_timeout_s);
+    workers_left_in_order_ = false;
+  }
+}
+
+int Coordinator::finish_normally() {
+  shutdown_workers("the sweep is finished", /*record=*/true);
+  db::CellFilter filter;
+  filter.sweep_id = sweep_id_;
+  const std::vector<db::CellRow> cells = db().list_cells(filter);
+  const std::vector<std::string> failed = failed_cell_lines(cells);
+  const int64_t done = std::count_if(cells.begin(), cells.end(),
+                                     [](const db::CellRow& c) { return c.status == db::CellStatus::done; });
+  db().set_sweep_status(sweep_id_, failed.empty() ? db::SweepStatus::done : db::SweepStatus::failed);
+  db().record_event({sweep_id_, std::nullopt, std::nullopt, failed.empty() ? "sweep_done" : "sweep_failed",
+                     fmt::format("{} of {} cells done, {} failed for good", done, cells.size(), failed.size()), 0});
+  show_view(/*force=*/true);
+  view_.close();
+  print_sweep_summary(db(), cells, setup_->spec, out_);
+  const std::string elapsed = format_duration_short(seconds_between(started_, Clock::now()));
+  if (!failed.empty()) {
+    std::fprintf(stderr, "egm-coordinator: sweep %s finished in %s with %zu cell%s failed for good (see above)\n",
+                 sweep_name_.c_str(), elapsed.c_str(), failed.size(), failed.size() == 1 ? "" : "s");
+    return kExitCellsFailed;
+  }
+  std::fprintf(out_, "sweep %s: all %lld cells done (%s)\n", sweep_name_.c_str(), static_cast<long long>(done),
+               elapsed.c_str());
+  std::fflush(out_);
+  return kExitDone;
+}
+
+int Coordinator::finish_interrupted() {
+  shutdown_workers("interrupted by " + describe_signal(stop_signal_), /*record=*/true);
+  db().set_sweep_status(sweep_id_, db::SweepStatus::interrupted);
+  show_view(/*force=*/true);
+  view_.close();
+  std::fprintf(out_,
+               "sweep %s interrupted by %s: %d running attempt%s checkpointed; run the same command again to resume "
+               "(exit %d)\n",
+               sweep_name_.c_str(), describe_signal(stop_signal_).c_str(), interrupted_attempts_,
+               interrupted_attempts_ == 1 ? "" : "s", kExitInterrupted);
+  std::fflush(out_);
+  return kExitInterrupted;
+}
+
+void Coordinator::fail_hard(const std::exception& error) {
+  view_.close();
+  std::fprintf(stderr, "egm-coordinator: error: %s\n", error.what());
+  if (const auto* e = dynamic_cast<const Error*>(&error); e && !e->where().empty())
+    log::debug("raised at {}", e->where());
+  // Let running cells checkpoint, then send everyone home without writing
+  // more: the database may be the problem. The next start recovers the
+  // attempts left 'running'.
+  try {
+    for (WorkerSlot& w : workers_)
+      if (w.state == WorkerState::busy) sweep::send_message(transport_, w.rank, sweep::Stop{"coordinator error", 0});
+    shutdown_workers(std::string("coordinator error: ") + error.what(), /*record=*/false);
+  } catch (const std::exception& e) {
+    log::error("while stopping the workers: {}", e.what());
+    workers_left_in_order_ = false;
+  }
+  if (setup_) {
+    try {
+      db().set_sweep_status(sweep_id_, db::SweepStatus::interrupted);
+    } catch (const std::exception&) {
+      // The database itself may be what failed; recovery happens at the next start.
+    }
+  }
+}
+
+// ---- view --------------------------------------------------------------------------
+
+void Coordinator::say(const std::string& line) {
+  if (view_.mode() == ViewMode::none) {
+    log::info("{}", line);
+    return;
+  }
+  view_.message(line);
+}
+
+void Coordinator::show_view(bool force) {
+  if (!force && !view_.due()) return;
+  if (view_.mode() == ViewMode::none) return;
+  view_.show(build_view());
+}
+
+SweepView Coordinator::build_view() const {
+  SweepView v;
+  v.sweep = sweep_name_;
+  v.total = static_cast<int64_t>(cells_.size());
+  v.elapsed_s = seconds_between(started_, Clock::now());
+  double steps_to_run = 0, steps_done = 0, queued_steps = 0;
+  for (const auto& [id, c] : cells_) {
+    if (c.state == CellState::exhausted) {
+      ++v.failed;
+      continue;
+    }
+    steps_to_run += static_cast<double>(c.row.max_steps);
+    if (c.state == CellState::done) {
+      ++v.done;
+      steps_done += static_cast<double>(c.row.max_steps);
+    } else if (c.state == CellState::queued) {
+      ++v.pending;  // waiting in the queue, or stopped and waiting for the next run
+      queued_steps += static_cast<double>(c.row.max_steps);
+    }
+  }
+  std::vector<double> remaining, rates;
+  for (const WorkerSlot& w : workers_) {
+    if (w.state != WorkerState::busy || !w.job) continue;
+    const Job& j = *w.job;
+    const CellSlot& c = cells_.at(j.cell_id);
+    ++v.running;
+    const double left = static_cast<double>(c.row.max_steps - j.step.value_or(0));
+    steps_done += static_cast<double>(j.step.value_or(0));
+    remaining.push_back(left);
+    rates.push_back(j.steps_per_s);
+    CellLine line;
+    line.key = c.row.key;
+    line.variant = c.row.variant;
+    line.seed = static_cast<uint64_t>(c.row.seed);
+    line.worker = w.rank;
+    line.attempt = j.attempt;
+    line.step = j.step;
+    line.max_steps = c.row.max_steps;
+    line.loss = j.loss;
+    line.tokens_per_s = j.tokens_per_s;
+    if (j.steps_per_s > 0) line.eta_s = left / j.steps_per_s;
+    v.cells.push_back(line);
+  }
+  v.fraction = steps_to_run > 0 ? steps_done / steps_to_run : 1.0;
+  v.eta_s = sweep_eta(remaining, rates, queued_steps);
+  if (stopping_) v.note = fmt::format("stopping: waiting for {} checkpoint{}", v.running, v.running == 1 ? "" : "s");
+  return v;
+}
+
+// ---- bookkeeping -------------------------------------------------------------------
+
+int Coordinator::busy_workers() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(), [](const WorkerSlot& w) { return w.state == WorkerState::busy; }));
+}
+
+int Coordinator::live_workers() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(), [](const WorkerSlot& w) { return w.state != WorkerState::gone; }));
+}
+
+Coordinator::WorkerSlot& Coordinator::worker(int rank) { return workers_.at(static_cast<size_t>(rank - 1)); }
+
+}  // namespace egm::coordinator

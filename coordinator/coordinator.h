@@ -1,0 +1,152 @@
+// The sweep coordinator (rank 0): opens the sweep in the results database,
+// hands cells to idle workers in spec order (dynamic load balancing), writes
+// everything the workers report, retries failed cells while their budget
+// lasts, and turns a stop signal into checkpoints and exit 75. The protocol it
+// speaks is written down in src/sweep/protocol.h; the life cycle of cells and
+// attempts in src/db/README.md. It is the only writer of the database.
+//
+// The transport is an interface so the same logic runs over MPI (the
+// egm-coordinator binary) and over threads (tests).
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/failure_injection.h"
+#include "coordinator/live_view.h"
+#include "db/results_db.h"
+#include "spec/sweep_setup.h"
+#include "sweep/transport.h"
+
+namespace egm::coordinator {
+
+// Exit codes of egm-coordinator (and so of `egm sweep`).
+inline constexpr int kExitDone = 0;          // every cell done
+inline constexpr int kExitCellsFailed = 1;   // the sweep ran to its end, some cell failed for good
+inline constexpr int kExitError = 2;         // bad spec, database or protocol error: nothing (more) ran
+inline constexpr int kExitInterrupted = 75;  // EX_TEMPFAIL: stopped by a signal, checkpointed; run again to resume
+
+struct CoordinatorOptions {
+  std::string spec_path;
+  std::string db_path;            // empty: db::default_db_path()
+  std::string runs_dir = "runs";  // cells train in RUNS_DIR/<sweep>/<key>-<hash12>
+  bool new_sweep = false;
+  int threads_per_worker = 1;
+  std::string device = "cpu";
+  int64_t checkpoint_interval = 0;  // 0: checkpoint at each eval (and on STOP)
+  int64_t log_interval = 10;        // steps between progress records
+  double stop_timeout_s = 120;      // after a stop signal: how long to wait for the checkpoints
+  double bye_timeout_s = 30;        // after SHUTDOWN: how long to wait for the workers to leave
+  ViewMode view = ViewMode::automatic;
+  double plain_interval_s = 10;     // status line period when the view is plain
+  std::vector<InjectedFailure> injected_failures;  // test-only (EGM_TEST_FAIL)
+};
+
+class Coordinator {
+ public:
+  Coordinator(CoordinatorOptions options, sweep::Transport& transport, std::FILE* out = stdout);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Runs the sweep to its end (or to a stop signal); returns the exit code.
+  // Errors are reported on stderr and become kExitError.
+  int run();
+  // False when a worker did not answer SHUTDOWN in time; the caller then ends
+  // the job with MPI_Abort instead of waiting in MPI_Finalize.
+  bool workers_left_in_order() const { return workers_left_in_order_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  struct Job {
+    int64_t cell_id = 0;
+    int64_t run_id = 0;
+    int attempt = 0;
+    Clock::time_point started;
+    bool stop_sent = false;
+    bool resumed_recorded = false;
+    std::optional<int64_t> step;
+    std::optional<double> loss, tokens_per_s;
+    std::optional<std::pair<int64_t, double>> first_progress;  // (step, time) of the attempt's first record
+    double steps_per_s = 0;
+  };
+  enum class WorkerState { starting, idle, busy, gone };
+  struct WorkerSlot {
+    int rank = 0;
+    WorkerState state = WorkerState::starting;
+    sweep::Hello hello;
+    std::optional<Job> job;
+  };
+  enum class CellState { queued, running, done, exhausted };
+  struct CellSlot {
+    db::CellRow row;
+    CellState state = CellState::done;
+  };
+
+  void setup();
+  int main_loop();
+  int finish_normally();
+  int finish_interrupted();
+  void fail_hard(const std::exception& error);
+
+  void handle(const sweep::Received& received);
+  void on_hello(WorkerSlot& w, const sweep::Hello& m);
+  void on_records(WorkerSlot& w, const sweep::Records& m);
+  void on_result(WorkerSlot& w, const sweep::Result& m);
+  void on_failed(WorkerSlot& w, const sweep::Failed& m);
+  void on_bye(WorkerSlot& w, const sweep::Bye& m);
+  Job* current_job(WorkerSlot& w, int64_t cell_id, int64_t run_id, const char* kind);
+
+  void assign_idle_workers();
+  void assign(WorkerSlot& w, int64_t cell_id);
+  void requeue_or_give_up(int64_t cell_id, const std::string& what);
+  void begin_stop(int signal_number);
+  void stop_overdue_jobs();
+  // SHUTDOWN to every worker still here, then waits for their BYEs
+  // (`record`: keep writing what arrives meanwhile).
+  void shutdown_workers(const std::string& reason, bool record);
+
+  void show_view(bool force = false);
+  SweepView build_view() const;
+  void say(const std::string& line);
+
+  int busy_workers() const;
+  int live_workers() const;
+  WorkerSlot& worker(int rank);
+  db::ResultsDb& db() { return setup_->db; }
+
+  CoordinatorOptions options_;
+  sweep::Transport& transport_;
+  std::FILE* out_;
+  LiveView view_;
+  Clock::time_point started_ = Clock::now();
+
+  std::unique_ptr<spec::SweepSetup> setup_;
+  int64_t sweep_id_ = 0;
+  std::string sweep_name_;
+  std::string host_;
+  std::vector<WorkerSlot> workers_;  // index = rank - 1
+  std::map<int64_t, CellSlot> cells_;
+  std::deque<int64_t> queue_;        // cell ids, in the order they will be handed out
+  std::string corpus_sha256_;
+
+  bool stopping_ = false;
+  int stop_signal_ = 0;
+  Clock::time_point stop_deadline_;
+  int interrupted_attempts_ = 0;
+  bool workers_left_in_order_ = true;
+};
+
+// "SIGUSR2 (time-limit warning)", "SIGTERM (preemption or cancel)", ...
+std::string describe_signal(int signal_number);
+// The events.kind of an interruption: "interrupted_sigusr2", ...
+std::string interruption_kind(int signal_number);
+
+}  // namespace egm::coordinator

@@ -1,0 +1,73 @@
+// egm-coordinator: rank 0 of a sweep. Launched next to the workers:
+//   mpirun -np 1 egm-coordinator SPEC [options] : -np N egm-worker [--data PATH]
+// (`egm sweep` builds that command). Exit codes: 0 every cell done, 1 some
+// cell failed for good, 2 error, 75 interrupted by a signal (resume by running
+// the same command again). See coordinator/README.md.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "coordinator/coordinator.h"
+#include "coordinator/failure_injection.h"
+#include "sweep/mpi_scope.h"
+#include "sweep/mpi_transport.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/stop_signal.h"
+
+int main(int argc, char** argv) {
+  using namespace egm::coordinator;
+  CoordinatorOptions o;
+  std::string view = "auto";
+  bool verbose = false;
+  CLI::App app{"egm-coordinator: rank 0 of an egm sweep (start it with `egm sweep`)"};
+  app.add_option("spec", o.spec_path, "experiment spec (JSON, experiments/README.md)")->required();
+  app.add_option("--db", o.db_path, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  app.add_option("--runs-dir", o.runs_dir, "where cells train: RUNS_DIR/<sweep>/<cell>-<config hash>")
+      ->capture_default_str();
+  app.add_flag("--new-sweep", o.new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
+  app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads of each worker's run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--device", o.device, "device of the runs (cpu, cuda, cuda:N)")->capture_default_str();
+  app.add_option("--checkpoint-every", o.checkpoint_interval, "also checkpoint every N steps (default: at each eval)");
+  app.add_option("--log-every", o.log_interval, "progress record every N steps")->capture_default_str();
+  app.add_option("--stop-timeout", o.stop_timeout_s, "seconds to wait for checkpoints after a stop signal")
+      ->capture_default_str();
+  app.add_option("--view", view, "live view: auto (a terminal: redraw in place), tty, plain (a status line every "
+                                 "--status-every seconds) or none")
+      ->capture_default_str();
+  app.add_option("--status-every", o.plain_interval_s, "seconds between plain status lines")->capture_default_str();
+  app.add_flag("-v,--verbose", verbose, "debug logging");
+  try {
+    app.parse(argc, argv);
+    o.view = parse_view_mode(view);
+    o.injected_failures = injected_failures_from_env();  // test-only
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitError;
+  } catch (const egm::Error& e) {
+    std::fprintf(stderr, "egm-coordinator: error: %s\n", e.what());
+    return kExitError;
+  }
+  if (verbose) egm::log::set_level(egm::log::Level::debug);
+
+  // Before MPI starts, so a signal that arrives early is not lost either.
+  egm::install_stop_signal_handlers();
+  try {
+    egm::sweep::MpiScope mpi(&argc, &argv);
+    int code = kExitError;
+    bool in_order = true;
+    {
+      egm::sweep::MpiTransport transport;
+      Coordinator coordinator(o, transport);
+      code = coordinator.run();
+      in_order = coordinator.workers_left_in_order();
+    }
+    // A worker that did not leave would hang MPI_Finalize: end the job instead.
+    if (!in_order) mpi.abort(code);
+    return code;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "egm-coordinator: error: %s\n", e.what());
+    return kExitError;
+  }
+}

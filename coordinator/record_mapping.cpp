@@ -1,0 +1,108 @@
+#include "coordinator/record_mapping.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "util/error.h"
+
+namespace egm::coordinator {
+namespace {
+
+using json = nlohmann::json;
+
+std::optional<double> number(const json& r, const char* key) {
+  if (!r.contains(key) || !r[key].is_number()) return std::nullopt;  // null = NaN
+  return r[key].get<double>();
+}
+
+int64_t integer(const json& r, const char* key) {
+  EGM_REQUIRE(r.contains(key) && r[key].is_number_integer(), ProtocolError, "{} record without an integer '{}': {}",
+              r.value("kind", "?"), key, r.dump().substr(0, 200));
+  return r[key].get<int64_t>();
+}
+
+std::string text(const json& r, const char* key) {
+  EGM_REQUIRE(r.contains(key) && r[key].is_string(), ProtocolError, "{} record without a string '{}': {}",
+              r.value("kind", "?"), key, r.dump().substr(0, 200));
+  return r[key].get<std::string>();
+}
+
+}  // namespace
+
+MappedRecords map_records(const std::vector<json>& records, const RecordContext& ctx) {
+  MappedRecords out;
+  auto metric = [&](int64_t step, std::string split, std::optional<double> loss, double time) {
+    db::MetricPoint m;
+    m.cell_id = ctx.cell_id;
+    m.run_id = ctx.run_id;
+    m.step = step;
+    m.split = std::move(split);
+    m.loss = loss;
+    m.time = time;
+    return m;
+  };
+  auto event = [&](std::string kind, std::string message, double time) {
+    db::EventInput e;
+    e.sweep_id = ctx.sweep_id;
+    e.cell_id = ctx.cell_id;
+    e.run_id = ctx.run_id;
+    e.kind = std::move(kind);
+    e.message = std::move(message);
+    e.time = time;
+    return e;
+  };
+
+  for (const json& r : records) {
+    const std::string kind = text(r, "kind");
+    const double time = number(r, "time").value_or(0.0);
+    if (kind == "progress") {
+      db::MetricPoint m = metric(integer(r, "step"), "train", number(r, "train_loss"), time);
+      m.lr = number(r, "lr");
+      m.tokens_per_s = number(r, "tokens_per_s");
+      out.progress = ProgressPoint{m.step, m.loss, m.tokens_per_s, time};
+      out.batch.metrics.push_back(std::move(m));
+    } else if (kind == "eval") {
+      out.batch.metrics.push_back(metric(integer(r, "step"), text(r, "split"), number(r, "loss"), time));
+    } else if (kind == "final_eval") {
+      out.batch.metrics.push_back(metric(ctx.final_step, text(r, "split"), number(r, "loss"), time));
+    } else if (kind == "params") {
+      const int64_t step = integer(r, "step");
+      EGM_REQUIRE(r.contains("params") && r["params"].is_array(), ProtocolError, "params record without a list: {}",
+                  r.dump().substr(0, 200));
+      for (const json& p : r["params"]) {
+        db::ParamValue v;
+        v.cell_id = ctx.cell_id;
+        v.run_id = ctx.run_id;
+        v.step = step;
+        v.module = text(p, "module");
+        v.layer = integer(p, "layer");
+        v.idx = integer(p, "index");
+        v.name = text(p, "name");
+        v.value = number(p, "value").value_or(NAN);
+        out.batch.params.push_back(std::move(v));
+      }
+    } else if (kind == "checkpoint") {
+      const int64_t step = integer(r, "step");
+      out.checkpoint_step = step;
+      out.batch.events.push_back(event("checkpoint", fmt::format("checkpoint at step {}", step), time));
+    } else if (kind == "event") {
+      const std::string name = text(r, "event");
+      std::string message = r.value("message", std::string());
+      if (r.contains("step") && r["step"].is_number_integer()) {
+        const int64_t step = r["step"].get<int64_t>();
+        message += fmt::format(" (step {})", step);
+        if (name == "resumed") out.resumed_from_step = step;
+      }
+      if (r.contains("path") && r["path"].is_string()) message += ": " + r["path"].get<std::string>();
+      out.batch.events.push_back(event(name, message, time));
+    } else if (kind == "status") {
+      // The run's start and end; RESULT carries the outcome, start_attempt the setup.
+    } else {
+      out.batch.events.push_back(event("unknown_record", r.dump().substr(0, 500), time));
+    }
+  }
+  return out;
+}
+
+}  // namespace egm::coordinator

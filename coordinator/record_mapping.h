@@ -1,0 +1,49 @@
+// Trainer records (train/metrics_sink.h) -> rows of the results database.
+// One RECORDS message becomes one RecordBatch, written in one transaction:
+//   progress   -> metrics, split "train" (loss = train_loss, lr, tokens_per_s)
+//   eval       -> metrics, split eval_train / eval_val
+//   final_eval -> metrics, split val_full / val_ar / val_ar_ref, at the final step
+//   params     -> params (module, layer, index -> idx, name, value, step)
+//   checkpoint -> event "checkpoint"
+//   event      -> event of the record's own name (resumed, checkpoint_skipped, ...)
+//   status     -> nothing (RESULT carries the outcome)
+// A record's "time" (added by the worker when it was emitted) becomes the
+// row's time.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "db/results_db.h"
+
+namespace egm::coordinator {
+
+struct RecordContext {
+  int64_t sweep_id = 0;
+  int64_t cell_id = 0;
+  int64_t run_id = 0;
+  int64_t final_step = 0;  // the step final_eval records belong to (the cell's max_steps)
+};
+
+// The latest training progress in a batch, for the live view.
+struct ProgressPoint {
+  int64_t step = 0;
+  std::optional<double> loss;
+  std::optional<double> tokens_per_s;
+  double time = 0;
+};
+
+struct MappedRecords {
+  db::RecordBatch batch;
+  std::optional<int64_t> resumed_from_step;  // from a "resumed" event
+  std::optional<ProgressPoint> progress;     // the last progress record
+  std::optional<int64_t> checkpoint_step;    // the last checkpoint record
+};
+
+// Throws ProtocolError naming the record when a known kind lacks a field.
+MappedRecords map_records(const std::vector<nlohmann::json>& records, const RecordContext& context);
+
+}  // namespace egm::coordinator
