@@ -1,0 +1,49 @@
+#include "workers/forwarding_sink.h"
+
+#include <algorithm>
+#include <string>
+
+namespace egm::worker {
+namespace {
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool flush_now(const std::string& kind) {
+  return kind == "status" || kind == "checkpoint" || kind == "final_eval" || kind == "event";
+}
+
+}  // namespace
+
+ForwardingSink::ForwardingSink(sweep::Transport& transport, int64_t cell_id, int64_t run_id, double flush_interval_s,
+                               int coordinator_rank)
+    : transport_(transport),
+      cell_id_(cell_id),
+      run_id_(run_id),
+      flush_interval_s_(flush_interval_s),
+      coordinator_(coordinator_rank) {}
+
+void ForwardingSink::emit(const nlohmann::json& record) {
+  nlohmann::json r = record;
+  r["time"] = unix_seconds();
+  if (r.contains("step") && r["step"].is_number_integer()) last_step_ = std::max(last_step_, r["step"].get<int64_t>());
+  const std::string kind = r.value("kind", "");
+  buffer_.push_back(std::move(r));
+  const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush_).count();
+  if (flush_now(kind) || since >= flush_interval_s_ || buffer_.size() >= 1000) flush();
+}
+
+void ForwardingSink::flush() {
+  last_flush_ = std::chrono::steady_clock::now();
+  if (buffer_.empty()) return;
+  sweep::Records m;
+  m.cell_id = cell_id_;
+  m.run_id = run_id_;
+  m.records = std::move(buffer_);
+  buffer_.clear();
+  sweep::send_message(transport_, coordinator_, m);
+  ++messages_sent_;
+}
+
+}  // namespace egm::worker

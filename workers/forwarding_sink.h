@@ -1,0 +1,40 @@
+// The worker's MetricsSink: stamps each trainer record with the time it was
+// emitted and forwards the records to the coordinator in RECORDS messages.
+// Records are batched (one message, one database transaction): a batch goes
+// out every `flush_interval_s`, and at once for the records someone waits for
+// (status, checkpoint, final_eval, event), so a checkpoint is in the database
+// as soon as it is on disk.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "sweep/transport.h"
+#include "train/metrics_sink.h"
+
+namespace egm::worker {
+
+class ForwardingSink : public MetricsSink {
+ public:
+  ForwardingSink(sweep::Transport& transport, int64_t cell_id, int64_t run_id, double flush_interval_s = 0.5,
+                 int coordinator_rank = sweep::kCoordinatorRank);
+  void emit(const nlohmann::json& record) override;
+  // Sends what is buffered (nothing when empty).
+  void flush();
+  // The highest "step" seen in any record; -1 before the first.
+  int64_t last_step() const { return last_step_; }
+  int64_t messages_sent() const { return messages_sent_; }
+
+ private:
+  sweep::Transport& transport_;
+  int64_t cell_id_, run_id_;
+  double flush_interval_s_;
+  int coordinator_;
+  std::vector<nlohmann::json> buffer_;
+  std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
+  int64_t last_step_ = -1;
+  int64_t messages_sent_ = 0;
+};
+
+}  // namespace egm::worker

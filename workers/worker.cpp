@@ -1,0 +1,175 @@
+#include "workers/worker.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "config/run_config.h"
+#include "data/corpus_source.h"
+#include "egm/version_info.h"
+#include "util/error.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/process_info.h"
+#include "util/stop_signal.h"
+#include "util/torch_compat.h"
+#include "workers/forwarding_sink.h"
+
+namespace egm::worker {
+
+sweep::RunOutcome to_outcome(const RunResult& r) {
+  sweep::RunOutcome o;
+  o.status = r.status;
+  o.message = r.message;
+  o.step = r.step;
+  o.resumed_from_step = r.resumed_from_step;
+  o.final_val = r.final_val;
+  o.best_val = r.best_val;
+  o.final_train = r.final_train;
+  o.full_val = r.full_val;
+  o.ar_val = r.ar_val;
+  o.ar_ref_val = r.ar_ref_val;
+  o.tokens_per_s = r.tokens_per_s;
+  return o;
+}
+
+Worker::Worker(WorkerOptions options, sweep::Transport& transport)
+    : options_(std::move(options)), transport_(transport) {}
+
+void Worker::send(const sweep::Message& message) {
+  sweep::send_message(transport_, sweep::kCoordinatorRank, message);
+}
+
+sweep::Hello Worker::hello() {
+  sweep::Hello h;
+  const ProcessInfo& info = process_info();
+  h.host = info.host;
+  h.pid = static_cast<int64_t>(getpid());
+  h.local_rank = info.local_rank;
+  h.device = "cpu";
+  h.threads = 1;
+  h.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  h.torch_version = compat::torch_version();
+  h.git_commit = EGM_GIT_COMMIT;
+  try {
+    // Loaded once; every run of this worker reads the same tokens.
+    const std::string path = std::filesystem::absolute(locate_corpus(options_.data_path)).string();
+    h.corpus_path = path;
+    corpus_ = Corpus::load(path);
+    h.corpus_sha256 = corpus_->sha256();
+  } catch (const std::exception& e) {
+    h.error = corpus_error_ = e.what();
+  }
+  return h;
+}
+
+int Worker::run() {
+  try {
+    send(hello());
+    while (true) {
+      std::optional<sweep::Received> r = sweep::wait_message(transport_, std::chrono::milliseconds(200));
+      if (!r) continue;
+      EGM_REQUIRE(r->source == sweep::kCoordinatorRank, ProtocolError, "message from rank {}; workers only talk to the "
+                  "coordinator (rank 0)", r->source);
+      if (const auto* a = std::get_if<sweep::Assign>(&r->message)) {
+        train(*a);
+        if (shutdown_) {
+          send(sweep::Bye{});
+          return 0;
+        }
+      } else if (std::holds_alternative<sweep::Stop>(r->message)) {
+        // A STOP that crossed this worker's RESULT: nothing is running.
+      } else if (std::holds_alternative<sweep::Shutdown>(r->message)) {
+        send(sweep::Bye{});
+        return 0;
+      } else {
+        EGM_THROW(ProtocolError, "the coordinator sent {}, which only workers send",
+                  sweep::kind_name(sweep::kind_of(r->message)));
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "egm-worker rank %d: error: %s\n", transport_.rank(), e.what());
+    try {
+      send(sweep::Bye{e.what()});
+    } catch (const std::exception&) {
+      // The coordinator may be unreachable; the launcher ends the job.
+    }
+    return 2;
+  }
+}
+
+bool Worker::should_stop() {
+  if (stop_requested()) {
+    signal_ = stop_signal();
+    return true;
+  }
+  while (std::optional<sweep::Received> r = sweep::try_receive_message(transport_)) {
+    if (std::holds_alternative<sweep::Stop>(r->message)) {
+      stop_ = true;
+    } else if (std::holds_alternative<sweep::Shutdown>(r->message)) {
+      shutdown_ = true;
+    } else {
+      EGM_THROW(ProtocolError, "the coordinator sent {} while this worker was training",
+                sweep::kind_name(sweep::kind_of(r->message)));
+    }
+  }
+  return stop_ || shutdown_;
+}
+
+void Worker::train(const sweep::Assign& a) {
+  stop_ = false;
+  signal_ = 0;
+  if (stop_requested()) {
+    // A signal already stopped this worker: take no new work.
+    sweep::Result result{a.cell_id, a.run_id, {}, stop_signal()};
+    result.result.status = "interrupted";
+    result.result.message = "the worker had been signalled to stop before the run started";
+    send(result);
+    return;
+  }
+  ForwardingSink sink(transport_, a.cell_id, a.run_id);
+  try {
+    EGM_REQUIRE(a.group.size() == 1 && a.group[0] == transport_.rank(), ConfigError,
+                "data-parallel runs (a group of {} ranks) are not supported by this egm-worker yet", a.group.size());
+    EGM_REQUIRE(corpus_.has_value(), IoError, "no corpus: {}", corpus_error_);
+    RunConfig config = run_config_from_json(a.config);
+    RuntimeOptions runtime;
+    runtime.threads = a.runtime.threads;
+    runtime.device = a.runtime.device;
+    runtime.data_path = corpus_->path();
+    runtime.out_dir = a.runtime.out_dir;
+    runtime.checkpoint_interval = a.runtime.checkpoint_interval;
+    runtime.log_interval = a.runtime.log_interval;
+    runtime.fail_at_step = a.runtime.fail_at_step;
+
+    make_dirs(runtime.out_dir);
+    atomic_write_file((std::filesystem::path(runtime.out_dir) / "config.json").string(),
+                      to_json(config).dump(2) + "\n");
+    // The run folder keeps its own record too (appended on resume), as `egm train` writes it.
+    JsonLinesSink jsonl((std::filesystem::path(runtime.out_dir) / "metrics.jsonl").string());
+    FanoutSink sinks;
+    sinks.add(&sink);
+    sinks.add(&jsonl);
+
+    Trainer trainer(config, runtime, *corpus_, sinks);
+    const RunResult r = trainer.run([this] { return should_stop(); });
+    sink.flush();
+    send(sweep::Result{a.cell_id, a.run_id, to_outcome(r), r.status == "interrupted" ? signal_ : 0});
+  } catch (const ProtocolError&) {
+    throw;  // the conversation itself is broken
+  } catch (const Error& e) {
+    sink.flush();
+    send(sweep::Failed{a.cell_id, a.run_id, e.what(), e.where(), sink.last_step()});
+  } catch (const std::exception& e) {
+    sink.flush();
+    send(sweep::Failed{a.cell_id, a.run_id, e.what(), fmt::format("on {} (rank {})", process_info().host,
+                                                                   transport_.rank()), sink.last_step()});
+  } catch (...) {
+    sink.flush();
+    send(sweep::Failed{a.cell_id, a.run_id, "unknown exception", "", sink.last_step()});
+  }
+}
+
+}  // namespace egm::worker

@@ -1,0 +1,54 @@
+// The sweep worker (ranks 1..N): says HELLO, then trains each cell the
+// coordinator assigns and reports how it ended, until SHUTDOWN. The protocol
+// is written down in src/sweep/protocol.h.
+//
+// A run stops early, checkpointed, when the coordinator sends STOP or
+// SHUTDOWN, or when this process receives SIGUSR2/SIGTERM/SIGINT (the flag of
+// util/stop_signal.h, which main() installs): the worker never dies of the
+// signal; it reports RESULT "interrupted" (with the signal) and waits for
+// SHUTDOWN. Every exception of a run becomes a FAILED message with its text
+// and where it was raised; the worker then takes the next cell.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "data/corpus.h"
+#include "sweep/protocol.h"
+#include "sweep/transport.h"
+#include "train/trainer.h"
+
+namespace egm::worker {
+
+struct WorkerOptions {
+  std::string data_path;  // --data; empty: $EGM_DATA, else the default cache
+};
+
+// egm::RunResult as the protocol carries it.
+sweep::RunOutcome to_outcome(const RunResult& result);
+
+class Worker {
+ public:
+  Worker(WorkerOptions options, sweep::Transport& transport);
+  // Until SHUTDOWN: 0. A protocol breakdown (e.g. another protocol version):
+  // an error on stderr and 2.
+  int run();
+
+ private:
+  sweep::Hello hello();
+  void train(const sweep::Assign& assign);
+  // The trainer's should_stop: a local signal, or STOP/SHUTDOWN from the coordinator.
+  bool should_stop();
+  void send(const sweep::Message& message);
+
+  WorkerOptions options_;
+  sweep::Transport& transport_;
+  std::optional<Corpus> corpus_;
+  std::string corpus_error_;
+  bool stop_ = false;      // STOP for the current run
+  bool shutdown_ = false;  // SHUTDOWN arrived (while training)
+  int signal_ = 0;         // the local signal that stopped the current run
+};
+
+}  // namespace egm::worker
