@@ -1,0 +1,402 @@
+// The coordinator's logic over the in-process transport, against scripted
+// workers (threads): scheduling in spec order to whichever worker is idle,
+// exactly one done attempt per cell, retries and giving up, stop signals
+// (exit 75, attempts interrupted, budget untouched, resume), and the errors
+// that end a sweep before it starts (bad spec, protocol mismatch, a worker
+// that cannot train). No MPI, no torch: the workers answer from a script.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "coordinator/coordinator.h"
+#include "db/results_db.h"
+#include "sweep/in_process_transport.h"
+#include "util/files.h"
+#include "util/sha256.h"
+#include "util/stop_signal.h"
+
+namespace fs = std::filesystem;
+namespace es = egm::sweep;
+namespace ec = egm::coordinator;
+namespace edb = egm::db;
+
+namespace {
+
+constexpr const char* kSpec = R"({
+  "name": "inproc",
+  "preset": "tiny",
+  "variants": ["base", "ega", "mope", "ega_mope"],
+  "seeds": [0, 1],
+  "steps": 40,
+  "retries": 1
+})";
+
+// The final loss a scripted worker reports for a cell: distinct per cell.
+double scripted_loss(const es::Assign& a) { return 1.0 + static_cast<double>(a.cell_id) / 100.0; }
+
+void send_done(es::Transport& t, const es::Assign& a, int64_t steps = 40) {
+  es::Records r{a.cell_id, a.run_id, {}};
+  r.records.push_back({{"kind", "progress"}, {"step", steps / 2}, {"train_loss", 2.0}, {"lr", 1e-3},
+                       {"tokens_per_s", 1000.0}, {"time", 1000.0}});
+  nlohmann::json sigma = {{"module", "mope"}, {"layer", -1}, {"index", 0}, {"name", "sigma"}, {"value", 0.5}};
+  r.records.push_back(
+      {{"kind", "params"}, {"step", steps}, {"time", 1001.0}, {"params", nlohmann::json::array({sigma})}});
+  es::send_message(t, 0, r);
+  es::Result res{a.cell_id, a.run_id, {}, 0};
+  res.result.status = "done";
+  res.result.step = steps;
+  res.result.final_val = scripted_loss(a);
+  res.result.best_val = scripted_loss(a) - 0.01;
+  es::send_message(t, 0, res);
+}
+
+using AssignHandler = std::function<void(es::Transport&, const es::Assign&)>;
+
+struct FakeWorker {
+  std::unique_ptr<es::Transport> transport;
+  AssignHandler on_assign = [](es::Transport& t, const es::Assign& a) { send_done(t, a); };
+  std::function<void(es::Transport&)> say_hello = [](es::Transport& t) {
+    es::Hello h;
+    h.host = "fakehost";
+    h.torch_version = "fake";
+    h.git_commit = "fake";
+    h.corpus_sha256 = "same";
+    es::send_message(t, 0, h);
+  };
+  std::vector<es::Assign> assigned;
+  bool got_shutdown = false;
+
+  void run() {
+    say_hello(*transport);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = es::wait_message(*transport, std::chrono::milliseconds(50));
+      if (!r) continue;
+      if (auto* a = std::get_if<es::Assign>(&r->message)) {
+        assigned.push_back(*a);
+        on_assign(*transport, *a);
+      } else if (std::holds_alternative<es::Shutdown>(r->message)) {
+        got_shutdown = true;
+        es::send_message(*transport, 0, es::Bye{});
+        return;
+      }
+    }
+  }
+};
+
+class CoordinatorInProcess : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    egm::clear_stop_request();
+    dir_ = fs::temp_directory_path() /
+           ("egm_test_coordinator_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+            "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    write_spec(kSpec);
+  }
+  void TearDown() override {
+    egm::clear_stop_request();
+    fs::remove_all(dir_);
+  }
+
+  void write_spec(const std::string& text) { std::ofstream(spec_path()) << text; }
+  std::string spec_path() const { return (dir_ / "spec.json").string(); }
+  std::string db_path() const { return (dir_ / "results.sqlite").string(); }
+
+  ec::CoordinatorOptions options() const {
+    ec::CoordinatorOptions o;
+    o.spec_path = spec_path();
+    o.db_path = db_path();
+    o.runs_dir = (dir_ / "runs").string();
+    o.view = ec::ViewMode::none;
+    o.stop_timeout_s = 10;
+    o.bye_timeout_s = 10;
+    return o;
+  }
+
+  // Runs a coordinator (rank 0) and the workers (ranks 1..) to the end; the
+  // workers' handlers are set up by `configure`. Returns the exit code.
+  int run_sweep(std::vector<FakeWorker>& workers, const ec::CoordinatorOptions& o,
+                const std::function<void()>& meanwhile = {}) {
+    es::InProcessHub hub(static_cast<int>(workers.size()) + 1);
+    for (size_t i = 0; i < workers.size(); ++i) workers[i].transport = hub.endpoint(static_cast<int>(i) + 1);
+    auto coordinator_transport = hub.endpoint(0);
+    std::vector<std::thread> threads;
+    for (auto& w : workers) threads.emplace_back([&w] { w.run(); });
+    std::future<int> code = std::async(std::launch::async, [&] {
+      ec::Coordinator c(o, *coordinator_transport);
+      return c.run();
+    });
+    if (meanwhile) meanwhile();
+    const int result = code.get();
+    for (auto& t : threads) t.join();
+    return result;
+  }
+
+  fs::path dir_;
+};
+
+std::map<std::string, std::vector<edb::RunRow>> runs_by_cell(edb::ResultsDb& db) {
+  std::map<std::string, std::vector<edb::RunRow>> out;
+  for (auto& r : db.list_runs()) out[r.cell_key].push_back(r);
+  return out;
+}
+
+}  // namespace
+
+TEST_F(CoordinatorInProcess, EveryCellDoneOnceInSpecOrderByWhicheverWorkerIsIdle) {
+  std::vector<FakeWorker> workers(2);
+  // Worker 1 is slow, worker 2 answers at once: the idle one gets the next cell.
+  workers[0].on_assign = [](es::Transport& t, const es::Assign& a) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    send_done(t, a);
+  };
+  ASSERT_EQ(run_sweep(workers, options()), ec::kExitDone);
+
+  EXPECT_TRUE(workers[0].got_shutdown);
+  EXPECT_TRUE(workers[1].got_shutdown);
+  EXPECT_GE(workers[0].assigned.size(), 1u);
+  EXPECT_GT(workers[1].assigned.size(), workers[0].assigned.size());
+  EXPECT_EQ(workers[0].assigned.size() + workers[1].assigned.size(), 8u);
+
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  // Spec order: the run ids (given out in assignment order) rise with the cell position.
+  std::vector<edb::CellRow> cells = db.list_cells();
+  ASSERT_EQ(cells.size(), 8u);
+  const auto runs = runs_by_cell(db);
+  int64_t previous_run = 0;
+  for (const auto& c : cells) {
+    EXPECT_EQ(c.status, edb::CellStatus::done) << c.key;
+    ASSERT_EQ(runs.at(c.key).size(), 1u) << c.key;
+    const edb::RunRow& r = runs.at(c.key)[0];
+    EXPECT_EQ(r.status, edb::RunStatus::done);
+    EXPECT_EQ(r.info.host, "fakehost");
+    EXPECT_GT(r.id, previous_run);
+    previous_run = r.id;
+    EXPECT_DOUBLE_EQ(*c.results.final_val, 1.0 + static_cast<double>(c.id) / 100.0);
+    EXPECT_EQ(*c.results.final_step, 40);
+  }
+  // Each ASSIGN names the cell's run folder and the cell's own config.
+  for (const auto& w : workers)
+    for (const auto& a : w.assigned) {
+      EXPECT_EQ(a.group, std::vector<int>{w.transport->rank()});
+      EXPECT_EQ(a.config["train"]["seed"].get<uint64_t>(), a.seed);
+      EXPECT_EQ(a.config["model"]["variant"].get<std::string>(), a.variant);
+      EXPECT_EQ(fs::path(a.runtime.out_dir).parent_path(), dir_ / "runs" / "inproc");
+      EXPECT_EQ(fs::path(a.runtime.out_dir).filename().string().rfind(a.cell_key + "-", 0), 0u);
+      EXPECT_EQ(a.runtime.fail_at_step, -1);
+    }
+  // RECORDS became rows (one metric and one param per cell).
+  edb::Statement s = db.connection().prepare(
+      "SELECT (SELECT count(*) FROM metrics WHERE split = 'train' AND step = 20), "
+      "(SELECT count(*) FROM params WHERE module = 'mope' AND name = 'sigma')");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.int64(0), 8);
+  EXPECT_EQ(s.int64(1), 8);
+  EXPECT_EQ(db.sweep(cells[0].sweep_id).status, edb::SweepStatus::done);
+
+  // Running it again: nothing left to do, nothing runs twice.
+  std::vector<FakeWorker> again(2);
+  ASSERT_EQ(run_sweep(again, options()), ec::kExitDone);
+  EXPECT_TRUE(again[0].assigned.empty());
+  EXPECT_TRUE(again[1].assigned.empty());
+  edb::ResultsDb db2(db_path(), edb::OpenMode::read_only);
+  EXPECT_EQ(db2.list_runs().size(), 8u);
+}
+
+TEST_F(CoordinatorInProcess, InjectedFailureIsRecordedRetriedAndGivenUpWhenTheBudgetIsSpent) {
+  ec::CoordinatorOptions o = options();
+  // ega-s1 fails on its first attempt only; mope-s0 on every attempt (retries 1: two failures allowed).
+  o.injected_failures = ec::parse_injected_failures("ega:1:15:1,mope:0:5:99");
+  std::vector<FakeWorker> workers(2);
+  for (auto& w : workers)
+    w.on_assign = [](es::Transport& t, const es::Assign& a) {
+      if (a.runtime.fail_at_step >= 0) {
+        es::send_message(t, 0, es::Failed{a.cell_id, a.run_id,
+                                          "injected failure at step " + std::to_string(a.runtime.fail_at_step),
+                                          "trainer.cpp:1 on fakehost (rank 1)", a.runtime.fail_at_step});
+      } else {
+        send_done(t, a);
+      }
+    };
+  ASSERT_EQ(run_sweep(workers, o), ec::kExitCellsFailed);
+
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = runs_by_cell(db);
+  ASSERT_EQ(runs.at("ega-s1").size(), 2u);
+  EXPECT_EQ(runs.at("ega-s1")[0].status, edb::RunStatus::failed);
+  EXPECT_EQ(*runs.at("ega-s1")[0].error, "injected failure at step 15 [at trainer.cpp:1 on fakehost (rank 1)]");
+  EXPECT_EQ(runs.at("ega-s1")[1].status, edb::RunStatus::done);
+  ASSERT_EQ(runs.at("mope-s0").size(), 2u);
+  EXPECT_EQ(runs.at("mope-s0")[1].status, edb::RunStatus::failed);
+  for (const auto& c : db.list_cells()) {
+    if (c.key == "mope-s0") {
+      EXPECT_EQ(c.status, edb::CellStatus::failed);
+      EXPECT_EQ(c.failures, 2);
+      EXPECT_NE(c.last_error->find("injected failure at step 5"), std::string::npos);
+    } else {
+      EXPECT_EQ(c.status, edb::CellStatus::done) << c.key;
+      EXPECT_EQ(runs.at(c.key).back().status, edb::RunStatus::done);
+    }
+  }
+  // The fail step reached the worker only on the attempts the variable names.
+  int injected = 0;
+  for (const auto& w : workers)
+    for (const auto& a : w.assigned)
+      if (a.runtime.fail_at_step >= 0) ++injected;
+  EXPECT_EQ(injected, 3);  // ega-s1 once, mope-s0 twice
+  EXPECT_EQ(db.sweep(1).status, edb::SweepStatus::failed);
+}
+
+TEST_F(CoordinatorInProcess, StopSignalCheckpointsRunningCellsExits75AndTheRerunResumes) {
+  std::atomic<int> busy{0};
+  std::vector<FakeWorker> workers(2);
+  for (auto& w : workers)
+    w.on_assign = [&busy](es::Transport& t, const es::Assign& a) {
+      es::send_message(t, 0, es::Records{a.cell_id, a.run_id,
+                                         {{{"kind", "progress"}, {"step", 7}, {"train_loss", 3.0}, {"time", 5.0}}}});
+      ++busy;
+      // Train until told to stop, then report the checkpointed step.
+      while (true) {
+        auto r = es::wait_message(t, std::chrono::milliseconds(20));
+        if (r && std::holds_alternative<es::Stop>(r->message)) break;
+      }
+      es::Result res{a.cell_id, a.run_id, {}, 0};
+      res.result.status = "interrupted";
+      res.result.step = 7;
+      es::send_message(t, 0, res);
+    };
+  const int code = run_sweep(workers, options(), [&] {
+    while (busy < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    egm::request_stop(SIGUSR2);
+  });
+  ASSERT_EQ(code, ec::kExitInterrupted);
+  EXPECT_TRUE(workers[0].got_shutdown && workers[1].got_shutdown);
+  {
+    edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+    const auto runs = db.list_runs();
+    ASSERT_EQ(runs.size(), 2u);  // the two running cells, nothing started after the signal
+    for (const auto& r : runs) {
+      EXPECT_EQ(r.status, edb::RunStatus::interrupted);
+      EXPECT_EQ(*r.error, "interrupted by SIGUSR2 (time-limit warning) at step 7; checkpointed");
+    }
+    for (const auto& c : db.list_cells()) EXPECT_EQ(c.failures, 0) << c.key;  // no retry budget used
+    bool event = false;
+    for (const auto& e : db.list_events(std::nullopt, 1000)) event |= e.kind == "interrupted_sigusr2";
+    EXPECT_TRUE(event);
+    EXPECT_EQ(db.sweep(1).status, edb::SweepStatus::interrupted);
+  }
+
+  egm::clear_stop_request();
+  std::vector<FakeWorker> again(2);
+  ASSERT_EQ(run_sweep(again, options()), ec::kExitDone);
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = runs_by_cell(db);
+  int resumed_cells = 0;
+  for (const auto& c : db.list_cells()) {
+    EXPECT_EQ(c.status, edb::CellStatus::done);
+    int done = 0;
+    for (const auto& r : runs.at(c.key)) done += r.status == edb::RunStatus::done;
+    EXPECT_EQ(done, 1) << c.key;
+    resumed_cells += runs.at(c.key).size() == 2;
+  }
+  EXPECT_EQ(resumed_cells, 2);
+  // The interrupted cells were the first two in spec order, and are started first again.
+  std::vector<edb::RunRow> all = db.list_runs();
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  ASSERT_EQ(all.size(), 10u);
+  EXPECT_EQ(all[2].attempt, 2);
+  EXPECT_EQ(all[3].attempt, 2);
+}
+
+TEST_F(CoordinatorInProcess, AWorkerThatWasSignalledStopsTheWholeSweep) {
+  std::vector<FakeWorker> workers(2);
+  std::atomic<bool> first{true};
+  for (auto& w : workers)
+    w.on_assign = [&first](es::Transport& t, const es::Assign& a) {
+      if (first.exchange(false)) {  // SIGTERM reached this worker before the coordinator
+        es::Result res{a.cell_id, a.run_id, {}, SIGTERM};
+        res.result.status = "interrupted";
+        res.result.step = 3;
+        es::send_message(t, 0, res);
+        return;
+      }
+      while (true) {
+        auto r = es::wait_message(t, std::chrono::milliseconds(20));
+        if (r && std::holds_alternative<es::Stop>(r->message)) break;
+      }
+      es::Result res{a.cell_id, a.run_id, {}, 0};
+      res.result.status = "interrupted";
+      res.result.step = 1;
+      es::send_message(t, 0, res);
+    };
+  ASSERT_EQ(run_sweep(workers, options()), ec::kExitInterrupted);
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  bool event = false;
+  for (const auto& e : db.list_events(std::nullopt, 1000)) event |= e.kind == "interrupted_sigterm";
+  EXPECT_TRUE(event);
+  for (const auto& r : db.list_runs()) EXPECT_EQ(r.status, edb::RunStatus::interrupted);
+}
+
+TEST_F(CoordinatorInProcess, BadSpecLeavesTheDatabaseByteIdenticalAndSendsWorkersHome) {
+  // A database with a finished sweep in it.
+  {
+    std::vector<FakeWorker> workers(1);
+    ASSERT_EQ(run_sweep(workers, options()), ec::kExitDone);
+  }
+  const std::string before = egm::sha256_hex(egm::read_file(db_path()));
+  for (const std::string bad : {R"({"name": "inproc", "preset": "tiny", "variants": ["base"], "seeds": []})",
+                                R"({"name": "inproc", "preset": "tiny", "variants": ["base"], "seeds": [0], "sedes": 1})",
+                                R"({"name": "inproc", "preset": "tiny", "variants": ["base"], "seeds": [0],)"}) {
+    write_spec(bad);
+    std::vector<FakeWorker> workers(2);
+    testing::internal::CaptureStderr();
+    const int code = run_sweep(workers, options());
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(code, ec::kExitError) << bad;
+    EXPECT_NE(err.find("egm-coordinator: error:"), std::string::npos) << err;
+    EXPECT_TRUE(workers[0].got_shutdown && workers[1].got_shutdown);
+    EXPECT_TRUE(workers[0].assigned.empty() && workers[1].assigned.empty());
+    EXPECT_EQ(egm::sha256_hex(egm::read_file(db_path())), before) << bad;
+  }
+}
+
+TEST_F(CoordinatorInProcess, ProtocolVersionMismatchIsAClearErrorAndNothingRuns) {
+  std::vector<FakeWorker> workers(2);
+  workers[1].say_hello = [](es::Transport& t) {
+    t.send(0, es::encode_frame(2, static_cast<uint16_t>(es::Kind::hello), R"({"protocol_version":2,"host":"x"})"));
+  };
+  testing::internal::CaptureStderr();
+  const int code = run_sweep(workers, options());
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, ec::kExitError);
+  EXPECT_NE(err.find("protocol version mismatch: rank 2 speaks egm sweep protocol v2, this process speaks v1"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(workers[0].got_shutdown);
+}
+
+TEST_F(CoordinatorInProcess, AWorkerThatCannotTrainStopsTheSweepWithItsReason) {
+  std::vector<FakeWorker> workers(2);
+  workers[0].say_hello = [](es::Transport& t) {
+    es::Hello h;
+    h.host = "fakehost";
+    h.error = "corpus /nope/input.txt not found";
+    es::send_message(t, 0, h);
+  };
+  testing::internal::CaptureStderr();
+  const int code = run_sweep(workers, options());
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, ec::kExitError);
+  EXPECT_NE(err.find("worker rank 1 on fakehost cannot train: corpus /nope/input.txt not found"), std::string::npos)
+      << err;
+}
