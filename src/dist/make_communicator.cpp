@@ -1,0 +1,20 @@
+#include "dist/make_communicator.h"
+
+#include "dist/mpi_communicator.h"
+#if defined(EGM_HAVE_NCCL)
+#include "dist/nccl_communicator.h"
+#endif
+
+namespace egm {
+
+std::string backend_for(const torch::Device& device) { return device.is_cuda() && kHaveNccl ? "nccl" : "mpi"; }
+
+std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const torch::Device& device, int64_t bucket_bytes) {
+#if defined(EGM_HAVE_NCCL)
+  // "cuda" without an index is device 0, as parse_device and torch read it.
+  if (device.is_cuda()) return std::make_unique<NcclCommunicator>(comm, device.has_index() ? device.index() : 0, bucket_bytes);
+#endif
+  return std::make_unique<MpiCommunicator>(comm, bucket_bytes);
+}
+
+}  // namespace egm

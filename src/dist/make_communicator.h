@@ -1,0 +1,32 @@
+// Picks the backend for a run's ranks from its device: NCCL for CUDA devices
+// when this build has it (EGM_HAVE_NCCL), MPI otherwise (CUDA tensors are
+// then staged through host memory). Collective over `comm`.
+//
+// A 1-rank run needs no communicator at all: pass none to the Trainer (its
+// LocalCommunicator reports backend "none"). make_communicator still works
+// for one rank, and then reports "mpi" or "nccl".
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "dist/bucketing.h"
+#include "dist/communicator.h"
+
+namespace egm {
+
+// Whether this build has the NCCL backend.
+#if defined(EGM_HAVE_NCCL)
+inline constexpr bool kHaveNccl = true;
+#else
+inline constexpr bool kHaveNccl = false;
+#endif
+
+// The backend make_communicator picks for `device` ("nccl" or "mpi"), without making it.
+std::string backend_for(const torch::Device& device);
+
+std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const torch::Device& device,
+                                                int64_t bucket_bytes = dist::kDefaultBucketBytes);
+
+}  // namespace egm

@@ -1,0 +1,40 @@
+#include "dist/mpi_check.h"
+
+#include "util/error.h"
+#include "util/process_info.h"
+
+namespace egm::dist {
+
+std::string mpi_error_string(int rc) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int length = 0;
+  if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) return "unknown MPI error " + std::to_string(rc);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+int mpi_world_rank() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return -1;
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+std::string error_location(const char* file, int line) {
+  std::string where = detail::location(file, line);
+  // location() names the rank only once the sweep's MpiScope has set it; ask MPI otherwise.
+  if (process_info().rank < 0) {
+    const int rank = mpi_world_rank();
+    if (rank >= 0) where += fmt::format(" (rank {})", rank);
+  }
+  return where;
+}
+
+void check_mpi(int rc, const char* call, const char* file, int line) {
+  if (rc == MPI_SUCCESS) return;
+  throw Error(fmt::format("{} failed: {}", call, mpi_error_string(rc)), error_location(file, line));
+}
+
+}  // namespace egm::dist
