@@ -88,7 +88,8 @@ Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const C
                                 .betas({t.beta1, t.beta2})
                                 .eps(t.adam_eps)
                                 .weight_decay(t.weight_decay));
-  // Dropout draws from the default generator of the device; each rank its own stream.
+  // Dropout draws from the default generator of the device; each rank its own stream
+  // (reseeded per step in train_step).
   const uint64_t dropout_seed = derive_seed(t.seed, kDropoutStream, static_cast<uint64_t>(comm_.rank()));
   for (const auto& d : rng_devices()) compat::default_generator(d).set_current_seed(dropout_seed);
 
@@ -132,6 +133,12 @@ torch::Tensor Trainer::train_step() {
   for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
 
   Batch b = sampler_.train_batch(state_.step, t.batch_size, local_first_, local_batch_);
+  // Dropout draws from the device's default generator, reseeded from (seed, rank, step)
+  // each step: each rank has its own masks, and a resumed rank draws the masks the
+  // uninterrupted run would have (the checkpoint holds only rank 0's generator state).
+  const uint64_t dropout_seed = derive_seed(t.seed, kDropoutStream, static_cast<uint64_t>(comm_.rank()),
+                                            static_cast<uint64_t>(state_.step));
+  for (const auto& d : rng_devices()) compat::default_generator(d).set_current_seed(dropout_seed);
   torch::Tensor x = b.x.to(device_), y = b.y.to(device_);
   torch::Tensor loss;
   {
