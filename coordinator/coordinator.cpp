@@ -200,8 +200,8 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
                 "worker the same --data",
                 w.rank, m.corpus_path, m.corpus_sha256, corpus_sha256_);
   }
-  if (m.git_commit != EGM_GIT_COMMIT)
-    log::warn("worker rank {} runs egm {}, the coordinator {}", w.rank, m.git_commit, EGM_GIT_COMMIT);
+  if (m.git_commit != EGM_GIT_COMMIT)  // through the view: stderr lines would break its redraw
+    say(fmt::format("warning: worker rank {} runs egm {}, the coordinator {}", w.rank, m.git_commit, EGM_GIT_COMMIT));
   w.hello = m;
   w.state = WorkerState::idle;
   log::debug("worker rank {} on {}: {} cores, torch {}, corpus {}", w.rank, m.host, m.cores, m.torch_version,
@@ -211,7 +211,8 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
 Coordinator::Job* Coordinator::current_job(WorkerSlot& w, int64_t cell_id, int64_t run_id, const char* kind) {
   if (w.job && w.job->cell_id == cell_id && w.job->run_id == run_id) return &*w.job;
   // A late message about an attempt already closed (e.g. after a STOP timeout).
-  log::warn("rank {} sent {} for run {} (cell {}), which it is not running; ignored", w.rank, kind, run_id, cell_id);
+  say(fmt::format("warning: rank {} sent {} for run {} (cell {}), which it is not running; ignored", w.rank, kind,
+                  run_id, cell_id));
   return nullptr;
 }
 
