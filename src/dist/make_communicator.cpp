@@ -7,7 +7,15 @@
 
 namespace egm {
 
-std::string backend_for(const torch::Device& device) { return device.is_cuda() && kHaveNccl ? "nccl" : "mpi"; }
+bool have_nccl() {
+#if defined(EGM_HAVE_NCCL)
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string backend_for(const torch::Device& device) { return device.is_cuda() && have_nccl() ? "nccl" : "mpi"; }
 
 std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const torch::Device& device, int64_t bucket_bytes) {
 #if defined(EGM_HAVE_NCCL)

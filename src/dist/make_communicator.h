@@ -16,12 +16,9 @@
 
 namespace egm {
 
-// Whether this build has the NCCL backend.
-#if defined(EGM_HAVE_NCCL)
-inline constexpr bool kHaveNccl = true;
-#else
-inline constexpr bool kHaveNccl = false;
-#endif
+// Whether this build has the NCCL backend (a function, so that only egm_dist
+// is compiled differently with and without NCCL).
+bool have_nccl();
 
 // The backend make_communicator picks for `device` ("nccl" or "mpi"), without making it.
 std::string backend_for(const torch::Device& device);

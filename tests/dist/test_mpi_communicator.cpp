@@ -182,7 +182,7 @@ TEST(MakeCommunicator, CpuDevicesGetMpi) {
   EXPECT_EQ(comm->backend(), "mpi");
   EXPECT_EQ(comm->size(), world_size());
   EXPECT_EQ(egm::backend_for(torch::Device(torch::kCPU)), "mpi");
-  EXPECT_EQ(egm::backend_for(torch::Device(torch::kCUDA, 0)), egm::kHaveNccl ? "nccl" : "mpi");
+  EXPECT_EQ(egm::backend_for(torch::Device(torch::kCUDA, 0)), egm::have_nccl() ? "nccl" : "mpi");
 }
 
 TEST(Placement, LocalRankUnderMpirunOnOneNode) {
