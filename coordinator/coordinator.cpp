@@ -410,14 +410,13 @@ void Coordinator::stop_overdue_jobs() {
   for (WorkerSlot& w : workers_) {
     if (w.state != WorkerState::busy || !w.job) continue;
     const std::string text = fmt::format(
-        "interrupted by {}; no answer to STOP within {:.0f} s (the next attempt resumes from the last checkpoint)",
+        "interrupted by {}; no answer to STOP within {:g} s (the next attempt resumes from the last checkpoint)",
         describe_signal(stop_signal_), options_.stop_timeout_s);
     db().finish_attempt(w.job->run_id, db::RunStatus::interrupted, text);
     ++interrupted_attempts_;
     say(fmt::format("stopped {}: {}", cells_.at(w.job->cell_id).row.key, text));
     w.job.reset();
-    w.state = WorkerState::idle;
-    workers_left_in_order_ = false;  // it may still be busy: do not wait for it in MPI_Finalize
+    w.state = WorkerState::idle;  // SHUTDOWN follows; without a BYE the job ends with MPI_Abort
   }
 }
 

@@ -73,6 +73,7 @@ struct FakeWorker {
   };
   std::vector<es::Assign> assigned;
   bool got_shutdown = false;
+  bool left = false;  // set by a handler that said BYE itself
 
   void run() {
     say_hello(*transport);
@@ -83,6 +84,7 @@ struct FakeWorker {
       if (auto* a = std::get_if<es::Assign>(&r->message)) {
         assigned.push_back(*a);
         on_assign(*transport, *a);
+        if (left) return;
       } else if (std::holds_alternative<es::Shutdown>(r->message)) {
         got_shutdown = true;
         es::send_message(*transport, 0, es::Bye{});
@@ -399,4 +401,36 @@ TEST_F(CoordinatorInProcess, AWorkerThatCannotTrainStopsTheSweepWithItsReason) {
   EXPECT_EQ(code, ec::kExitError);
   EXPECT_NE(err.find("worker rank 1 on fakehost cannot train: corpus /nope/input.txt not found"), std::string::npos)
       << err;
+}
+
+TEST_F(CoordinatorInProcess, AWorkerThatIgnoresStopHasItsAttemptClosedAfterTheTimeout) {
+  ec::CoordinatorOptions o = options();
+  o.stop_timeout_s = 0.3;
+  std::atomic<int> busy{0};
+  std::vector<FakeWorker> workers(1);
+  FakeWorker& w = workers[0];
+  w.on_assign = [&busy, &w](es::Transport& t, const es::Assign& a) {
+    ++busy;
+    while (true) {  // deaf to STOP; leaves only at SHUTDOWN
+      auto r = es::wait_message(t, std::chrono::milliseconds(20));
+      if (r && std::holds_alternative<es::Shutdown>(r->message)) break;
+    }
+    es::Result late{a.cell_id, a.run_id, {}, 0};  // too late: the coordinator ignores it
+    late.result.status = "interrupted";
+    late.result.step = 5;
+    es::send_message(t, 0, late);
+    es::send_message(t, 0, es::Bye{});
+    w.got_shutdown = w.left = true;
+  };
+  const int code = run_sweep(workers, o, [&] {
+    while (busy < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    egm::request_stop(SIGTERM);
+  });
+  EXPECT_EQ(code, ec::kExitInterrupted);
+  EXPECT_TRUE(w.got_shutdown);
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = db.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, edb::RunStatus::interrupted);
+  EXPECT_NE(runs[0].error->find("no answer to STOP within 0.3 s"), std::string::npos) << *runs[0].error;
 }
