@@ -16,10 +16,12 @@ void register_bench_command(CLI::App& app) {
   auto timed = std::make_shared<int64_t>(20);
   auto warmup = std::make_shared<int64_t>(3);
   auto json = std::make_shared<bool>(false);
+  auto profile = std::make_shared<std::string>();
   add_run_config_flags(cmd, *flags);
   cmd->add_option("--warmup", *warmup, "untimed steps first")->capture_default_str();
   cmd->add_option("--timed-steps", *timed, "timed steps (the median is reported)")->capture_default_str();
   cmd->add_flag("--json", *json, "one JSON object instead of text");
+  cmd->add_option("--profile", *profile, "after the timed steps, profile one more step per op (Chrome trace JSON)");
   cmd->callback([=] {
     RunConfigFlags f = *flags;
     if (f.variant.empty()) f.variant = "base";
@@ -36,14 +38,14 @@ void register_bench_command(CLI::App& app) {
     }();
     config.model.vocab_size = corpus.vocab_size();
     config.train.max_steps = std::max<int64_t>(config.train.max_steps, *warmup + *timed + 1);
-    StepBenchmark b = benchmark_steps(config, runtime, corpus, *warmup, *timed);
+    StepBenchmark b = benchmark_steps(config, runtime, corpus, *warmup, *timed, *profile);
     if (*json) {
       nlohmann::json j = {{"variant", b.variant}, {"preset", b.preset}, {"threads", b.threads},
                           {"ms_per_step", b.ms_per_step}, {"ms_per_step_min", b.ms_per_step_min},
                           {"tokens_per_s", b.tokens_per_s}, {"parameters", b.parameters},
                           {"achieved_gflops", b.achieved_gflops}, {"matmul_gflops", b.matmul_gflops},
                           {"mfu", b.mfu}, {"peak_rss_mb", b.peak_rss_mb}, {"rss_growth_mb", b.rss_growth_mb},
-                          {"device", runtime.device}, {"steps", b.steps}};
+                          {"device", runtime.device}, {"steps", b.steps}, {"blas_core", b.blas_core}};
       std::printf("%s\n", j.dump().c_str());
       return;
     }
@@ -55,6 +57,7 @@ void register_bench_command(CLI::App& app) {
     if (b.matmul_gflops > 0)
       std::printf("%.2f GFLOP/s model, %.2f GFLOP/s sgemm: MFU %.1f%%\n", b.achieved_gflops, b.matmul_gflops,
                   100.0 * b.mfu);
+    if (!b.blas_core.empty()) std::printf("OpenBLAS kernels: %s\n", b.blas_core.c_str());
     std::printf("peak RSS %.0f MB, RSS growth over the timed steps %+.1f MB\n", b.peak_rss_mb, b.rss_growth_mb);
   });
 }

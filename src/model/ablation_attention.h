@@ -49,8 +49,7 @@ class ScaleMixedGateAttentionImpl : public AttentionImpl {
   torch::Tensor tau, alpha, scale_w;  // [H, S]
 
  protected:
-  // sum_j A_ij g_j v_j / max(sum_j A_ij g_j, 1e-8); A [B,H,T,T] (dropped out), g [B,H,T].
-  static torch::Tensor gated_mix(const torch::Tensor& A, const torch::Tensor& g, const torch::Tensor& v);
+  // Gates are applied with key_gated_mix (attention.h): dropout, gate key columns, renormalise.
   std::string module_;
 };
 

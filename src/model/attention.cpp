@@ -4,6 +4,7 @@
 
 #include "model/ablation_attention.h"
 #include "model/attention_variants.h"
+#include "model/causal_attention_kernels.h"
 #include "model/rotary.h"
 #include "util/error.h"
 
@@ -20,9 +21,12 @@ AttentionImpl::AttentionImpl(const ModelConfig& config, int64_t layer)
 
 AttentionImpl::Heads AttentionImpl::project(const torch::Tensor& x, const AttentionContext& ctx) {
   const int64_t B = x.size(0), T = x.size(1);
-  // [B, T, 3d] -> [B, T, 3, H, head] -> [3, B, H, T, head]
+  // [B, T, 3d] -> [B, T, 3, H, head] -> [3, B, H, T, head]; views, no copy. unbind, not
+  // qkv[0..2]: its backward stacks the three gradients once instead of zero-filling
+  // a [3, B, H, T, head] tensor per slice.
   torch::Tensor qkv = c_attn(x).view({B, T, 3, n_head_, head_size_}).permute({2, 0, 3, 1, 4});
-  Heads h{qkv[0], qkv[1], qkv[2]};
+  std::vector<torch::Tensor> parts = qkv.unbind(0);
+  Heads h{parts[0], parts[1], parts[2]};
   if (ctx.rope_cos.defined()) {
     h.q = apply_rope(h.q, ctx.rope_cos, ctx.rope_sin);
     h.k = apply_rope(h.k, ctx.rope_cos, ctx.rope_sin);
@@ -31,7 +35,8 @@ AttentionImpl::Heads AttentionImpl::project(const torch::Tensor& x, const Attent
 }
 
 torch::Tensor AttentionImpl::scores(const Heads& h, const AttentionContext& ctx) const {
-  // baddbmm-style: bias + scale * q k^T in one pass over [B, H, T, T].
+  // CPU: one kernel writes scale * q k^T + ALiBi and the causal -inf (causal_attention_kernels.h).
+  if (causal_kernels_apply(h.q, h.k)) return causal_scores(h.q, h.k, scale_, ctx.alibi_bias);
   torch::Tensor s = torch::matmul(h.q, h.k.transpose(-2, -1)).mul_(scale_);
   return s.add_(ctx.score_bias.to(s.scalar_type()));
 }
@@ -39,6 +44,43 @@ torch::Tensor AttentionImpl::scores(const Heads& h, const AttentionContext& ctx)
 torch::Tensor AttentionImpl::merge(const torch::Tensor& y) {
   const int64_t B = y.size(0), T = y.size(2);
   return c_proj(y.transpose(1, 2).reshape({B, T, n_head_ * head_size_}));
+}
+
+torch::Tensor AttentionImpl::mix(const torch::Tensor& P, const torch::Tensor& v) {
+  if (causal_kernels_apply(P, v))
+    return causal_dropout_matmul(P, v, attn_dropout->options.p(), attn_dropout->is_training());
+  return torch::matmul(attn_dropout(P), v);
+}
+
+namespace {
+// [num | den] -> num / max(den, 1e-8), the renormalised gated mix.
+torch::Tensor renormalise(const torch::Tensor& num_den) {
+  const int64_t E = num_den.size(-1) - 1;
+  return num_den.narrow(-1, 0, E) / num_den.narrow(-1, E, 1).clamp_min(1e-8);
+}
+}  // namespace
+
+torch::Tensor AttentionImpl::key_gated_mix(const torch::Tensor& P, const torch::Tensor& g, const torch::Tensor& v) {
+  if (causal_kernels_apply(P, v)) {
+    // The gate depends on the key only, so sum_j A_ij g_j v_j = A (g v) and the row sums
+    // are A g: one product with [g v | g] instead of materialising A g ([B, H, T, T]).
+    torch::Tensor gk = g.unsqueeze(-1).to(v.scalar_type());  // [B, H, T, 1]
+    return renormalise(mix(P, torch::cat({v * gk, gk}, -1)));
+  }
+  torch::Tensor Ag = attn_dropout(P) * g.unsqueeze(2);                  // [B, H, T, T]: gate key columns
+  torch::Tensor denom = Ag.sum(-1, /*keepdim=*/true).clamp_min(1e-8);  // [B, H, T, 1]
+  return torch::matmul(Ag, v) / denom;
+}
+
+torch::Tensor AttentionImpl::pair_gated_mix(const torch::Tensor& P, const torch::Tensor& gate,
+                                            const torch::Tensor& v) {
+  if (causal_kernels_apply(P, v)) {
+    // dropout(P) * gate = dropout(P * gate) (same mask); a column of ones gives the row sums.
+    return renormalise(mix(P * gate, torch::cat({v, torch::ones_like(v.narrow(-1, 0, 1))}, -1)));
+  }
+  torch::Tensor Ag = attn_dropout(P) * gate;
+  torch::Tensor denom = Ag.sum(-1, /*keepdim=*/true).clamp_min(1e-8);
+  return torch::matmul(Ag, v) / denom;
 }
 
 std::shared_ptr<AttentionImpl> make_attention(const std::string& kind, const ModelConfig& config, int64_t layer) {

@@ -39,6 +39,17 @@ class AttentionImpl : public torch::nn::Module {
   // [B, H, T, head] -> c_proj([B, T, d]).
   torch::Tensor merge(const torch::Tensor& y);
 
+  // The mixing step, given the softmax probabilities P [B, H, T, T] (causal:
+  // zero above the diagonal) and values v [B, H, T, head]; attention dropout
+  // is applied to P here, before any gate, as published.
+  // dropout(P) v:
+  torch::Tensor mix(const torch::Tensor& P, const torch::Tensor& v);
+  // A = dropout(P) with key columns gated by g [B, H, T] (one value per key)
+  // and rows renormalised: sum_j A_ij g_j v_j / max(sum_j A_ij g_j, 1e-8).
+  torch::Tensor key_gated_mix(const torch::Tensor& P, const torch::Tensor& g, const torch::Tensor& v);
+  // The same with a gate per (query, key) pair, gate [B, H, T, T].
+  torch::Tensor pair_gated_mix(const torch::Tensor& P, const torch::Tensor& gate, const torch::Tensor& v);
+
   ModelConfig config_;
   int64_t layer_;
   int64_t n_head_, head_size_;

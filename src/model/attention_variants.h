@@ -25,8 +25,6 @@ class EnergyGateAttentionImpl : public AttentionImpl {
 
  protected:
   torch::Tensor energies(const torch::Tensor& x);  // [B, H, T]
-  // sum_j A_ij g_ij v_j / max(sum_j A_ij g_ij, 1e-8), A already dropped out.
-  static torch::Tensor gated_mix(const torch::Tensor& A, const torch::Tensor& gate, const torch::Tensor& v);
 };
 
 // The published EGA: z-score of the energies over ALL T keys of the sequence,

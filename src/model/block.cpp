@@ -1,5 +1,7 @@
 #include "model/block.h"
 
+#include "model/counter_dropout.h"
+
 namespace egm {
 
 MlpImpl::MlpImpl(const ModelConfig& c) {
@@ -21,8 +23,8 @@ BlockImpl::BlockImpl(const ModelConfig& c, int64_t layer, const std::string& att
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
-  torch::Tensor h = x + resid_dropout(attn->forward(ln_1(x), ctx));
-  return h + resid_dropout(mlp(ln_2(h)));
+  torch::Tensor h = x + dropout(attn->forward(ln_1(x), ctx), resid_dropout);
+  return h + dropout(mlp(ln_2(h)), resid_dropout);
 }
 
 }  // namespace egm

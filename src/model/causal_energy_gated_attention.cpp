@@ -25,8 +25,8 @@ torch::Tensor CausalEnergyGatedAttentionImpl::prefix_gate(const torch::Tensor& e
 torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
   torch::Tensor g = prefix_gate(energies(x));
-  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));
-  return merge(gated_mix(A, g, h.v));
+  torch::Tensor P = torch::softmax(scores(h, ctx), -1);
+  return merge(pair_gated_mix(P, g, h.v));  // dropout, then the [B, H, T, T] gate
 }
 
 }  // namespace egm

@@ -42,8 +42,8 @@ torch::Tensor ConvAttentionImpl::forward(const torch::Tensor& x, const Attention
   // P_im = q_i.k_m / sqrt(head), 0 for m > i: a lag never brings in a later key.
   torch::Tensor P = torch::matmul(h.q, h.k.transpose(-2, -1)).mul_(scale_).masked_fill_(future, 0.0);  // [B, H, T, T]
   torch::Tensor s = lagged_scores(P).add_(ctx.score_bias.to(P.scalar_type()));  // causal mask (+ ALiBi)
-  torch::Tensor A = attn_dropout(torch::softmax(s, -1));                         // [B, H, T, T]
-  return merge(torch::matmul(A, h.v));                                           // [B, H, T, head]
+  torch::Tensor probs = torch::softmax(s, -1);                                   // [B, H, T, T]
+  return merge(mix(probs, h.v));                                                 // dropout(probs) v: [B, H, T, head]
 }
 
 }  // namespace egm

@@ -29,11 +29,4 @@ torch::Tensor EnergyGateAttentionImpl::energies(const torch::Tensor& x) {
   return energy(x).transpose(1, 2);  // [B, T, H] -> [B, H, T]
 }
 
-torch::Tensor EnergyGateAttentionImpl::gated_mix(const torch::Tensor& A, const torch::Tensor& gate,
-                                                 const torch::Tensor& v) {
-  torch::Tensor Ag = A * gate;                                                  // [B, H, T, T]
-  torch::Tensor denom = Ag.sum(-1, /*keepdim=*/true).clamp_min(1e-8);          // [B, H, T, 1]
-  return torch::matmul(Ag, v) / denom;                                         // [B, H, T, head]
-}
-
 }  // namespace egm

@@ -19,8 +19,8 @@ torch::Tensor EnergyGatedAttentionImpl::key_gate(const torch::Tensor& e) const {
 torch::Tensor EnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
   torch::Tensor g = key_gate(energies(x));                              // [B, H, T]
-  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));  // dropout BEFORE the gate, as published
-  return merge(gated_mix(A, g.unsqueeze(2), h.v));                     // gate broadcast over query rows
+  torch::Tensor P = torch::softmax(scores(h, ctx), -1);  // [B, H, T, T]
+  return merge(key_gated_mix(P, g, h.v));                  // dropout BEFORE the gate, as published
 }
 
 }  // namespace egm

@@ -1,6 +1,7 @@
 #include "model/gpt.h"
 
 #include "config/variants.h"
+#include "model/counter_dropout.h"
 #include "model/init.h"
 #include "util/error.h"
 
@@ -26,8 +27,8 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   torch::Tensor x = wte(idx);                              // [B, T, d]
   torch::Tensor table = pos->input_table(T, idx.device());  // [T, d] or undefined
   if (table.defined()) x = x + table;
-  x = drop(x);
-  AttentionContext ctx = pos->attention_context(T, idx.device());
+  x = dropout(x, drop);
+  const AttentionContext& ctx = pos->cached_attention_context(T, idx.device());
   for (const auto& block : *h) x = block->as<BlockImpl>()->forward(x, ctx);
   x = ln_f(x);
   return torch::matmul(x, wte->weight.t());  // tied LM head: [B, T, vocab]

@@ -16,8 +16,8 @@ torch::Tensor MultiEnergyGatedAttentionImpl::forward(const torch::Tensor& x, con
   // energy row h*n+s is projection s of head h: [B, T, H*n] -> [B, H, n, T]
   torch::Tensor e = energy(x).view({B, T, n_head_, n_projections_}).permute({0, 2, 3, 1});
   torch::Tensor g = mixed_gate(e);                                     // [B, H, T]
-  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));  // dropout before the gate, as EGA
-  return merge(gated_mix(A, g, h.v));
+  torch::Tensor P = torch::softmax(scores(h, ctx), -1);  // dropout comes before the gate, as EGA
+  return merge(key_gated_mix(P, g, h.v));
 }
 
 }  // namespace egm

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "model/causal_attention_kernels.h"
+
 namespace egm {
 
 namespace {
@@ -73,11 +75,14 @@ torch::Tensor MultiQuantityAttentionImpl::forward(const torch::Tensor& x, const 
   torch::Tensor energy = r.re.square() + r.im.square();   // [B, H, 4, T]
   // l_sim folds into q (cheaper than scaling [B, H, T, T]); the mask is not scaled.
   torch::Tensor q = h.q * (l_sim * scale_).view({1, H, 1, 1}).to(h.q.scalar_type());
-  torch::Tensor s = torch::matmul(q, h.k.transpose(-2, -1));                      // [B, H, T, T]
+  torch::Tensor s;                                                                 // [B, H, T, T]
+  if (causal_kernels_apply(q, h.k))
+    s = causal_scores(q, h.k, 1.0, ctx.alibi_bias);                                // causal -inf (+ ALiBi)
+  else
+    s = torch::matmul(q, h.k.transpose(-2, -1)).add_(ctx.score_bias.to(q.scalar_type()));
   s.add_(key_terms(r, energy).unsqueeze(2).to(s.scalar_type()));                  // per key j, every row
-  s.add_(ctx.score_bias.to(s.scalar_type()));                                     // causal mask (+ ALiBi)
-  torch::Tensor A = attn_dropout(torch::softmax(s, -1));
-  return merge(gated_mix(A, mixed_gate(energy), h.v));
+  torch::Tensor P = torch::softmax(s, -1);
+  return merge(key_gated_mix(P, mixed_gate(energy), h.v));
 }
 
 }  // namespace egm

@@ -16,6 +16,21 @@ AttentionContext PositionEncodingImpl::attention_context(int64_t T, const torch:
   return ctx;
 }
 
+const AttentionContext& PositionEncodingImpl::cached_attention_context(int64_t T, const torch::Device& device) {
+  // Tensors made under InferenceMode cannot enter a later autograd graph: never keep those.
+  if (c10::InferenceMode::is_enabled()) {
+    cached_length_ = -1;
+    cached_context_ = attention_context(T, device);
+    return cached_context_;
+  }
+  if (T != cached_length_ || device != cached_device_) {
+    cached_context_ = attention_context(T, device);
+    cached_length_ = T;
+    cached_device_ = device;
+  }
+  return cached_context_;
+}
+
 namespace {
 class NoPositionImpl : public PositionEncodingImpl {
  public:

@@ -20,9 +20,17 @@ class PositionEncodingImpl : public torch::nn::Module {
   virtual torch::Tensor input_table(int64_t T, const torch::Device& device) = 0;
   // RoPE tables and the score bias (causal mask + ALiBi) for length T.
   virtual AttentionContext attention_context(int64_t T, const torch::Device& device);
+  // The same, kept from the last call with this (T, device): the tables are
+  // constants, so a training run builds them once instead of every step.
+  const AttentionContext& cached_attention_context(int64_t T, const torch::Device& device);
   virtual void report_params(LearnedParams& out) const { (void)out; }
   // Sets this module's parameters to their initial values (deterministic ones only).
   virtual void reset_parameters() {}
+
+ private:
+  AttentionContext cached_context_;
+  int64_t cached_length_ = -1;
+  torch::Device cached_device_{torch::kCPU};
 };
 
 // kind: one of position_kinds() (config/variants.h).

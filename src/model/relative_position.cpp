@@ -29,7 +29,10 @@ torch::Tensor RelativePositionImpl::input_table(int64_t T, const torch::Device&)
 AttentionContext RelativePositionImpl::attention_context(int64_t T, const torch::Device& device) {
   AttentionContext ctx = PositionEncodingImpl::attention_context(T, device);
   if (rope_) std::tie(ctx.rope_cos, ctx.rope_sin) = rope_tables(T, head_size_, device);
-  if (alibi_) ctx.score_bias = ctx.score_bias + alibi_bias(n_head_, T, device);
+  if (alibi_) {
+    ctx.alibi_bias = alibi_bias(n_head_, T, device);
+    ctx.score_bias = ctx.score_bias + ctx.alibi_bias;
+  }
   return ctx;
 }
 

@@ -49,11 +49,4 @@ torch::Tensor ScaleMixedGateAttentionImpl::mixed_gate(const torch::Tensor& energ
   return (g * mix).sum(2);                                                                      // [B, H, T]
 }
 
-torch::Tensor ScaleMixedGateAttentionImpl::gated_mix(const torch::Tensor& A, const torch::Tensor& g,
-                                                     const torch::Tensor& v) {
-  torch::Tensor Ag = A * g.unsqueeze(2);                                 // [B, H, T, T]: gate key columns
-  torch::Tensor denom = Ag.sum(-1, /*keepdim=*/true).clamp_min(1e-8);   // [B, H, T, 1]
-  return torch::matmul(Ag, v) / denom;                                   // [B, H, T, head]
-}
-
 }  // namespace egm

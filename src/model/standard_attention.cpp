@@ -7,8 +7,8 @@ StandardAttentionImpl::StandardAttentionImpl(const ModelConfig& config, int64_t 
 
 torch::Tensor StandardAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
-  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));  // [B, H, T, T]
-  return merge(torch::matmul(A, h.v));                                 // [B, H, T, head]
+  torch::Tensor P = torch::softmax(scores(h, ctx), -1);  // [B, H, T, T]
+  return merge(mix(P, h.v));                               // dropout(P) v: [B, H, T, head]
 }
 
 }  // namespace egm

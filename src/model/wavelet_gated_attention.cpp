@@ -25,9 +25,9 @@ void MorletGatedAttentionImpl::report_params(LearnedParams& out) const {
 torch::Tensor MorletGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
   MorletFilterBank::Response r = bank.apply(x.mean(-1));               // [B, H, 4, T] each
-  torch::Tensor g = mixed_gate(r.re.square() + r.im.square());         // [B, H, T]
-  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));  // [B, H, T, T]
-  return merge(gated_mix(A, g, h.v));
+  torch::Tensor g = mixed_gate(r.re.square() + r.im.square());  // [B, H, T]
+  torch::Tensor P = torch::softmax(scores(h, ctx), -1);         // [B, H, T, T]
+  return merge(key_gated_mix(P, g, h.v));
 }
 
 DaubechiesGatedAttentionImpl::DaubechiesGatedAttentionImpl(const ModelConfig& config, int64_t layer, int64_t taps)
@@ -38,9 +38,9 @@ DaubechiesGatedAttentionImpl::DaubechiesGatedAttentionImpl(const ModelConfig& co
 torch::Tensor DaubechiesGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
   torch::Tensor y = causal_filter(x.mean(-1), filters);                // [B, 4, T]
-  torch::Tensor g = mixed_gate(y.square().unsqueeze(1));               // same energies for every head: [B, H, T]
-  torch::Tensor A = attn_dropout(torch::softmax(scores(h, ctx), -1));  // [B, H, T, T]
-  return merge(gated_mix(A, g, h.v));
+  torch::Tensor g = mixed_gate(y.square().unsqueeze(1));  // same energies for every head: [B, H, T]
+  torch::Tensor P = torch::softmax(scores(h, ctx), -1);   // [B, H, T, T]
+  return merge(key_gated_mix(P, g, h.v));
 }
 
 }  // namespace egm

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <string>
 
+#include <torch/csrc/autograd/profiler_legacy.h>
+
+#include "model/cpu_blas.h"
 #include "train/metrics_sink.h"
 #include "train/trainer.h"
 
@@ -49,7 +52,7 @@ double training_flops_per_step(const RunConfig& c, int64_t parameters) {
 }
 
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
-                              int64_t warmup_steps, int64_t timed_steps) {
+                              int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path) {
   MemorySink sink;
   RuntimeOptions rt = runtime;
   rt.out_dir.clear();  // benchmarks never checkpoint
@@ -79,6 +82,12 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   b.achieved_gflops = b.model_flops_per_step / (b.ms_per_step / 1e3) / 1e9;
   b.peak_rss_mb = proc_status_mb("VmHWM:");
   b.rss_growth_mb = proc_status_mb("VmRSS:") - rss_after_warmup;
+  b.blas_core = blas_core_name();
+  // After the measurements, so the profiler's own memory and time stay out of them.
+  if (!profile_path.empty()) {
+    torch::autograd::profiler::RecordProfile guard(profile_path);  // written when the guard ends
+    trainer.train_step().item<double>();
+  }
   if (trainer.device().is_cpu()) {
     b.matmul_gflops = measure_matmul_gflops();
     b.mfu = b.achieved_gflops / b.matmul_gflops;

@@ -25,10 +25,13 @@ struct StepBenchmark {
   double mfu = 0.0;                    // achieved / matmul
   double peak_rss_mb = 0.0;            // VmHWM after the timed steps
   double rss_growth_mb = 0.0;          // RSS after timed steps - after warm-up
+  std::string blas_core;               // OpenBLAS kernel family ("" if not OpenBLAS)
 };
 
+// profile_path: when set, one more step after the timed ones runs under the
+// autograd profiler and its per-op trace (Chrome trace JSON) is written there.
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
-                              int64_t warmup_steps, int64_t timed_steps);
+                              int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path = {});
 
 // The sgemm rate (GFLOP/s) of [n, n] x [n, n] products on the current threads.
 double measure_matmul_gflops(int64_t n = 512, double seconds = 1.0);

@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <thread>
+#include <utility>
 
 #include "egm/version_info.h"
+#include "model/cpu_blas.h"
 #include "train/evaluation.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
@@ -77,9 +79,15 @@ Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const C
   scaler_ = LossScaler(t.precision == "fp16");
   local_batch_ = t.batch_size / comm_.size();
   local_first_ = comm_.rank() * local_batch_;
-  // Debian's LibTorch runs one intra-op thread unless told; 0 means every core.
-  torch::set_num_threads(runtime_.threads > 0 ? runtime_.threads
-                                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  // Debian's LibTorch runs one intra-op thread unless told; 0 means every core. OpenBLAS
+  // keeps its own pool (all cores by default): it gets the same count.
+  set_compute_threads(runtime_.threads > 0 ? runtime_.threads
+                                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  if (device_.is_cpu()) {
+    static const std::string blas_warning = blas_kernel_warning();  // once per process
+    static bool warned = false;
+    if (!blas_warning.empty() && !std::exchange(warned, true)) log::warn("{}", blas_warning);
+  }
 
   model_ = build_model(config_.model, t.seed);
   model_->to(device_);

@@ -1,0 +1,53 @@
+// Dropout whose keep/drop decision for element i is a pure function of
+// (seed, i): SplitMix64 over the element index, with one 64-bit seed drawn
+// per call from the device's default generator.
+//
+// Why: LibTorch 1.13's CPU dropout fills its mask with bernoulli_, one
+// serial Mersenne-Twister draw per element; at the paper preset that was
+// ~13% of a training step, on one core. Here the mask is computed in
+// parallel, never stored (backward recomputes it from the seed), and can be
+// applied inside other kernels (the attention mix) without materialising it.
+// Same distribution (keep with probability 1 - p, scale 1/(1 - p)); runs stay
+// deterministic and resume bitwise, because the seed comes from the default
+// generator, which checkpoints save. The masks differ from bernoulli_'s.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace egm {
+
+class DropoutMask {
+ public:
+  // No dropout: every factor is 1.
+  DropoutMask() = default;
+  // Drop probability p in [0, 1]; draws the seed from the default CPU generator.
+  static DropoutMask draw(double p);
+  // The mask of a known seed (backward passes rebuild the forward's mask).
+  DropoutMask(double p, uint64_t seed);
+
+  bool active() const { return active_; }
+  uint64_t seed() const { return seed_; }
+  double p() const { return p_; }
+
+  // out[j] = x[j] * factor(start + j), factor = scale when kept else 0, for
+  // elements [start, start + n) of the tensor's contiguous index space.
+  void apply(int64_t start, int64_t n, const float* x, float* out) const;
+
+ private:
+  bool active_ = false;
+  double p_ = 0.0;
+  uint64_t seed_ = 0;
+  uint64_t threshold_ = 0;  // keep when the element's 32 random bits are below this
+  float scale_ = 1.0f;
+};
+
+// Dropout with the mask above: CPU float32 tensors in training mode; anything
+// else (CUDA, other dtypes) goes to torch::dropout.
+torch::Tensor counter_dropout(const torch::Tensor& x, double p, bool training);
+
+// The same, with the probability and train/eval mode of a Dropout module.
+torch::Tensor dropout(const torch::Tensor& x, const torch::nn::Dropout& module);
+
+}  // namespace egm
