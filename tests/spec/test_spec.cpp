@@ -351,6 +351,53 @@ TEST(ShippedExperiments, MatchThePaper) {
   EXPECT_EQ(expand(pe).size(), 20u);
 }
 
+TEST(ShippedExperiments, AblationTablesMatchThePaper) {
+  // SPEC.md section 4 (published values) and section 5 (ablation definitions).
+  const ExperimentSpec conv = shipped("paper_conv.json");
+  EXPECT_EQ(conv.variants, (std::vector<std::string>{"base", "conv_l4", "conv_l8", "conv_l16"}));
+  EXPECT_EQ(conv.published->values.at("conv_l4"), 1.4668);
+  EXPECT_EQ(conv.published->values.at("conv_l8"), 1.4691);
+  for (const auto& cell : expand(conv))
+    if (cell.variant != "base") {
+      EXPECT_EQ(egm::resolve_variant(cell.config.model.variant).attention, "conv") << cell.variant;
+      EXPECT_GT(cell.config.model.conv_max_lag, 0) << cell.variant;
+    }
+
+  const ExperimentSpec priors = shipped("paper_priors.json");
+  const auto& pv = priors.published->values;
+  EXPECT_EQ(pv.at("ega2"), 1.3950);
+  EXPECT_EQ(pv.at("ega4"), 1.4088);
+  EXPECT_EQ(pv.at("ega_morlet"), 1.4733);
+  EXPECT_EQ(pv.at("ega_db2"), 1.4692);
+  EXPECT_EQ(pv.at("ega_db4"), 1.4748);
+
+  const ExperimentSpec mq = shipped("paper_mq.json");
+  EXPECT_EQ(mq.baseline, std::optional<std::string>("ega"));  // the paper's reference for these
+  EXPECT_EQ(std::set<std::string>(mq.variants.begin(), mq.variants.end()),
+            (std::set<std::string>{"base", "ega", "mq_e", "mq_ep", "mq_ef", "mq_epf"}));
+
+  EXPECT_EQ(shipped("paper_scale_init.json").variants, (std::vector<std::string>{"base", "scale_init"}));
+
+  // The 2x2 with a causal gate: every cell's attention is standard or causal EGA.
+  const ExperimentSpec causal = shipped("paper_2x2_causal.json");
+  EXPECT_EQ(causal.factors->a, "ega_causal");
+  EXPECT_EQ(causal.factors->ab, "ega_causal_mope");
+  const auto cells = expand(causal);
+  EXPECT_EQ(cells.size(), 20u);
+  for (const auto& cell : cells) {
+    const std::string attention = egm::resolve_variant(cell.config.model.variant).attention;
+    EXPECT_TRUE(attention == "standard" || attention == "ega_causal") << cell.variant;
+    EXPECT_EQ(cell.config.train.max_steps, 5000);
+  }
+
+  // Controls: 3 attentions x 5 positions, named after the shipped variants.
+  const ExperimentSpec controls = shipped("paper_position_controls.json");
+  EXPECT_EQ(controls.variants.size(), 15u);
+  for (const char* v : {"nope", "alibi", "rope_only", "ega_nope", "ega_alibi", "ega_rope_only", "ega_causal_nope",
+                        "ega_causal_alibi", "ega_causal_rope_only", "ega_causal_mope"})
+    EXPECT_NE(std::find(controls.variants.begin(), controls.variants.end(), v), controls.variants.end()) << v;
+}
+
 // ---- the coordinator's entry point ----------------------------------------------------
 
 TEST(OpenSweep, BadSpecLeavesTheDatabaseUntouched) {
