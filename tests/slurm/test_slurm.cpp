@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "slurm/batch_script.h"
+#include "slurm/slurm_commands.h"
 #include "slurm/slurm_env.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -362,3 +363,113 @@ TEST(SlurmEnv, ReadsTheProcessEnvironment) {
 }
 
 }  // namespace
+
+// ---- sbatch / squeue / sacct, with stand-in scripts first on PATH ---------------------------
+
+namespace {
+
+// A folder of fake Slurm client commands put first on PATH for the test's
+// lifetime (PATH restored after). Each fake is a bash script.
+class FakeSlurmClients {
+ public:
+  FakeSlurmClients() {
+    dir_ = fs::temp_directory_path() / ("egm_fake_slurm_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    saved_path_ = std::getenv("PATH") ? std::getenv("PATH") : "";
+    ::setenv("PATH", (dir_.string() + ":" + saved_path_).c_str(), 1);
+  }
+  ~FakeSlurmClients() {
+    ::setenv("PATH", saved_path_.c_str(), 1);
+    fs::remove_all(dir_);
+  }
+  void add(const std::string& name, const std::string& body) {
+    const std::string path = (dir_ / name).string();
+    egm::atomic_write_file(path, "#!/bin/bash\n" + body + "\n");
+    fs::permissions(path, fs::perms::owner_all);
+  }
+  // Hides a real client: PATH holds only the fakes and the shell's folders.
+  void only_fakes_on_path() { ::setenv("PATH", (dir_.string() + ":/usr/bin/nonexistent").c_str(), 1); }
+  fs::path dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+  std::string saved_path_;
+};
+
+}  // namespace
+
+TEST(RunProgram, KeepsStdoutAndStderrApartAndReportsTheExitStatus) {
+  auto run = egm::slurm::run_program({"bash", "-c", "echo out; echo err >&2; exit 3"});
+  EXPECT_TRUE(run.started);
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "out\n");
+  EXPECT_EQ(run.err, "err\n");
+  EXPECT_FALSE(run.timed_out);
+}
+
+TEST(RunProgram, MissingProgramAndTimeout) {
+  EXPECT_FALSE(egm::slurm::run_program({"egm-no-such-program-xyz"}).started);
+  auto slow = egm::slurm::run_program({"bash", "-c", "sleep 30"}, 0.3);
+  EXPECT_TRUE(slow.timed_out);
+  EXPECT_EQ(slow.exit_code, 128 + 9);  // SIGKILL
+}
+
+TEST(SubmitBatchScript, ReturnsTheJobIdAndPassesTheScript) {
+  FakeSlurmClients fake;
+  fake.add("sbatch", "echo \"$1\" > " + (fake.dir() / "args").string() + "; echo 'Submitted batch job 4242'");
+  EXPECT_EQ(egm::slurm::submit_batch_script("some/job.sbatch"), 4242u);
+  EXPECT_EQ(egm::read_file((fake.dir() / "args").string()), fs::absolute("some/job.sbatch").string() + "\n");
+}
+
+TEST(SubmitBatchScript, FailureQuotesSbatchStderr) {
+  FakeSlurmClients fake;
+  fake.add("sbatch", "echo 'sbatch: error: Batch job submission failed: Invalid account' >&2; exit 1");
+  try {
+    egm::slurm::submit_batch_script("job.sbatch");
+    FAIL() << "a failed sbatch went unnoticed";
+  } catch (const egm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sbatch failed (exit 1)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Invalid account"), std::string::npos) << e.what();
+  }
+  fake.add("sbatch", "echo 'queued, somehow'");
+  EXPECT_THROW(egm::slurm::submit_batch_script("job.sbatch"), egm::Error);  // no job id
+}
+
+TEST(SubmitBatchScript, MissingSbatchSaysSo) {
+  FakeSlurmClients fake;
+  fake.only_fakes_on_path();
+  try {
+    egm::slurm::submit_batch_script("job.sbatch");
+    FAIL() << "a missing sbatch went unnoticed";
+  } catch (const egm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot run 'sbatch'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JobState, FromSqueueThenSacctThenUnknown) {
+  FakeSlurmClients fake;
+  fake.only_fakes_on_path();
+  // No squeue at all (a laptop with a copied database).
+  auto none = egm::slurm::query_job_state("7");
+  EXPECT_EQ(none.state, "unknown (squeue unavailable)");
+  EXPECT_FALSE(none.known());
+  // squeue knows the job: its %T state, for exactly that job.
+  fake.add("squeue", "[ \"$*\" = '-h -j 7 -o %T' ] && echo RUNNING");
+  auto running = egm::slurm::query_job_state("7");
+  EXPECT_EQ(running.state, "RUNNING");
+  EXPECT_EQ(running.source, "squeue");
+  EXPECT_TRUE(running.active());
+  // The controller forgot it (squeue exits 1); accounting remembers.
+  fake.add("squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1");
+  fake.add("sacct", "[ \"$*\" = '-n -X -P -j 7 -o State' ] && echo 'CANCELLED by 0'");
+  auto cancelled = egm::slurm::query_job_state("7");
+  EXPECT_EQ(cancelled.state, "CANCELLED");
+  EXPECT_EQ(cancelled.source, "sacct");
+  EXPECT_FALSE(cancelled.active());
+  // No accounting either: unknown, with both reasons.
+  fake.add("sacct", "echo 'sacct: error: Slurm accounting storage is disabled' >&2; exit 1");
+  auto unknown = egm::slurm::query_job_state("7");
+  EXPECT_EQ(unknown.state,
+            "unknown (squeue: slurm_load_jobs error: Invalid job id specified; sacct: sacct: error: Slurm "
+            "accounting storage is disabled)");
+}
