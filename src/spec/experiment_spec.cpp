@@ -188,6 +188,8 @@ ExperimentSpec read_fields(const json& d) {
   if (d.contains("eval_interval")) s.eval_interval = d["eval_interval"].get<int64_t>();
   s.retries = d.value("retries", 2);
   s.data_parallel = d.value("data_parallel", 1);
+  if (d.contains("data_parallel_by_variant"))
+    for (const auto& [variant, k] : d["data_parallel_by_variant"].items()) s.data_parallel_by_variant[variant] = k.get<int>();
   s.runs_per_gpu = d.value("runs_per_gpu", 1);
   if (d.contains("baseline")) s.baseline = d["baseline"].get<std::string>();
   if (d.contains("factors")) {
@@ -273,10 +275,14 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
     for (size_t i = 0; i < s.variants.size(); ++i) {
       try {
         RunConfig c = cell_config(s, s.variants[i], s.seeds.front());
-        if (c.train.batch_size % s.data_parallel != 0) {
-          Problem p{"$.data_parallel", fmt::format("train.batch_size ({}) must be divisible by data_parallel ({}): "
-                                                   "the batch is split over the ranks",
-                                                   c.train.batch_size, s.data_parallel)};
+        const int ranks = s.ranks_for(s.variants[i]);
+        if (c.train.batch_size % ranks != 0) {
+          const std::string path = s.data_parallel_by_variant.count(s.variants[i])
+                                       ? path_with_key("$.data_parallel_by_variant", s.variants[i])
+                                       : "$.data_parallel";
+          Problem p{path, fmt::format("train.batch_size ({}) must be divisible by data_parallel ({}): "
+                                      "the batch is split over the ranks",
+                                      c.train.batch_size, ranks)};
           if (seen.insert({p.path, p.message}).second) problems.push_back(p);
         }
       } catch (const ConfigError& e) {
@@ -321,6 +327,8 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
   if (s.published)
     for (const auto& [variant, value] : s.published->values)
       check_member(path_with_key("$.published.values", variant), variant);
+  for (const auto& [variant, k] : s.data_parallel_by_variant)
+    check_member(path_with_key("$.data_parallel_by_variant", variant), variant);
   return problems;
 }
 
@@ -338,6 +346,8 @@ json canonical_form(const ExperimentSpec& s) {
   c["retries"] = s.retries;
   c["data_parallel"] = s.data_parallel;
   c["runs_per_gpu"] = s.runs_per_gpu;
+  // Only when given, so the specs (and hashes) of sweeps written before it stay the same.
+  if (!s.data_parallel_by_variant.empty()) c["data_parallel_by_variant"] = s.data_parallel_by_variant;
   if (s.baseline) c["baseline"] = *s.baseline;
   if (s.factors)
     c["factors"] = {{"a", s.factors->a}, {"b", s.factors->b}, {"ab", s.factors->ab}, {"base", s.factors->base}};

@@ -79,6 +79,7 @@ struct ExperimentSpec {
   std::optional<int64_t> eval_interval;   // shorthand for train.eval_interval
   int retries = 2;                        // failed attempts retried per cell
   int data_parallel = 1;                  // ranks per run
+  std::map<std::string, int> data_parallel_by_variant;  // variant -> ranks, overriding data_parallel
   int runs_per_gpu = 1;                   // runs sharing one GPU
   std::optional<std::string> baseline;    // default "base" when the sweep has it
   std::optional<Factors> factors;
@@ -92,6 +93,11 @@ struct ExperimentSpec {
 
   // Failed attempts a cell may have before it is given up (1 + retries).
   int max_attempts() const { return retries + 1; }
+  // Ranks that train one cell of `variant` together.
+  int ranks_for(const std::string& variant) const {
+    const auto it = data_parallel_by_variant.find(variant);
+    return it == data_parallel_by_variant.end() ? data_parallel : it->second;
+  }
 };
 
 // Parses and checks a spec; throws SpecError listing every problem found.
