@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/stop_signal.h"
+#include "workers/mpi_run_group.h"
 #include "workers/worker.h"
 
 int main(int argc, char** argv) {
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
     int code = 0;
     {
       egm::sweep::MpiTransport transport;
-      egm::worker::Worker worker(o, transport);
+      egm::worker::Worker worker(o, transport, egm::worker::mpi_run_groups());
       code = worker.run();
     }
     return code;

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
 #include "config/run_config.h"
 #include "data/corpus_source.h"
+#include "dist/make_communicator.h"
 #include "egm/version_info.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -35,8 +37,8 @@ sweep::RunOutcome to_outcome(const RunResult& r) {
   return o;
 }
 
-Worker::Worker(WorkerOptions options, sweep::Transport& transport)
-    : options_(std::move(options)), transport_(transport) {}
+Worker::Worker(WorkerOptions options, sweep::Transport& transport, RunGroupFactory make_group)
+    : options_(std::move(options)), transport_(transport), make_group_(std::move(make_group)) {}
 
 void Worker::send(const sweep::Message& message) {
   sweep::send_message(transport_, sweep::kCoordinatorRank, message);
@@ -53,6 +55,7 @@ sweep::Hello Worker::hello() {
   h.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   h.torch_version = compat::torch_version();
   h.git_commit = EGM_GIT_COMMIT;
+  h.nccl = have_nccl();
   try {
     // Loaded once; every run of this worker reads the same tokens.
     const std::string path = std::filesystem::absolute(locate_corpus(options_.data_path)).string();
@@ -100,7 +103,13 @@ int Worker::run() {
   }
 }
 
-bool Worker::should_stop() {
+bool Worker::should_stop(RunGroup* group) {
+  const bool mine = told_to_stop();
+  if (!group) return mine;
+  return group->agree_max(mine ? 1 : 0) != 0;
+}
+
+bool Worker::told_to_stop() {
   if (stop_requested()) {
     signal_ = stop_signal();
     return true;
@@ -121,18 +130,28 @@ bool Worker::should_stop() {
 void Worker::train(const sweep::Assign& a) {
   stop_ = false;
   signal_ = 0;
-  if (stop_requested()) {
-    // A signal already stopped this worker: take no new work.
-    sweep::Result result{a.cell_id, a.run_id, {}, stop_signal()};
-    result.result.status = "interrupted";
-    result.result.message = "the worker had been signalled to stop before the run started";
-    send(result);
-    return;
-  }
+  const int me = transport_.rank();
+  EGM_REQUIRE(std::find(a.group.begin(), a.group.end(), me) != a.group.end(), ProtocolError,
+              "ASSIGN of run {} is for ranks {}, not for this worker (rank {})", a.run_id, fmt::join(a.group, ","), me);
+  const bool leader = a.group.front() == me;
   ForwardingSink sink(transport_, a.cell_id, a.run_id);
+  std::unique_ptr<RunGroup> group;
   try {
-    EGM_REQUIRE(a.group.size() == 1 && a.group[0] == transport_.rank(), ConfigError,
-                "data-parallel runs (a group of {} ranks) are not supported by this egm-worker yet", a.group.size());
+    if (a.group.size() > 1) {
+      EGM_REQUIRE(static_cast<bool>(make_group_), ConfigError,
+                  "data-parallel runs ({} ranks) need MPI: this worker cannot form a group", a.group.size());
+      group = make_group_(a.group, parse_device(a.runtime.device));
+    }
+    // A signal already stopped this worker (or a partner): take no new work.
+    // Agreed over the group, so that either every member trains or none does.
+    const int signalled = stop_requested() ? stop_signal() : 0;
+    if ((group ? group->agree_max(signalled) : signalled) != 0) {
+      sweep::Result result{a.cell_id, a.run_id, {}, signalled};
+      result.result.status = "interrupted";
+      result.result.message = "the worker had been signalled to stop before the run started";
+      send(result);
+      return;
+    }
     EGM_REQUIRE(corpus_.has_value(), IoError, "no corpus: {}", corpus_error_);
     RunConfig config = run_config_from_json(a.config);
     RuntimeOptions runtime;
@@ -144,17 +163,22 @@ void Worker::train(const sweep::Assign& a) {
     runtime.log_interval = a.runtime.log_interval;
     runtime.fail_at_step = a.runtime.fail_at_step;
 
-    make_dirs(runtime.out_dir);
-    atomic_write_file((std::filesystem::path(runtime.out_dir) / "config.json").string(),
-                      to_json(config).dump(2) + "\n");
-    // The run folder keeps its own record too (appended on resume), as `egm train` writes it.
-    JsonLinesSink jsonl((std::filesystem::path(runtime.out_dir) / "metrics.jsonl").string());
+    // The leader writes the run folder's files; the trainer records on its
+    // rank 0 only, so the other members' sinks stay empty.
+    std::optional<JsonLinesSink> jsonl;
     FanoutSink sinks;
     sinks.add(&sink);
-    sinks.add(&jsonl);
+    if (leader) {
+      make_dirs(runtime.out_dir);
+      atomic_write_file((std::filesystem::path(runtime.out_dir) / "config.json").string(),
+                        to_json(config).dump(2) + "\n");
+      // The run folder keeps its own record too (appended on resume), as `egm train` writes it.
+      jsonl.emplace((std::filesystem::path(runtime.out_dir) / "metrics.jsonl").string());
+      sinks.add(&*jsonl);
+    }
 
-    Trainer trainer(config, runtime, *corpus_, sinks);
-    const RunResult r = trainer.run([this] { return should_stop(); });
+    Trainer trainer(config, runtime, *corpus_, sinks, group ? &group->communicator() : nullptr);
+    const RunResult r = trainer.run([this, g = group.get()] { return should_stop(g); });
     sink.flush();
     send(sweep::Result{a.cell_id, a.run_id, to_outcome(r), r.status == "interrupted" ? signal_ : 0});
   } catch (const ProtocolError&) {

@@ -8,6 +8,13 @@
 // signal; it reports RESULT "interrupted" (with the signal) and waits for
 // SHUTDOWN. Every exception of a run becomes a FAILED message with its text
 // and where it was raised; the worker then takes the next cell.
+//
+// An ASSIGN whose group lists k > 1 ranks goes to each of them: they form a
+// RunGroup (run_group.h) and train the run together; group[0] sends the
+// records and writes checkpoints (the trainer records on its rank 0 only),
+// and every member answers RESULT or FAILED. Stopping is agreed every step
+// over the group, so a STOP or signal seen by any member stops them all at
+// the same step.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +25,7 @@
 #include "sweep/protocol.h"
 #include "sweep/transport.h"
 #include "train/trainer.h"
+#include "workers/run_group.h"
 
 namespace egm::worker {
 
@@ -30,7 +38,9 @@ sweep::RunOutcome to_outcome(const RunResult& result);
 
 class Worker {
  public:
-  Worker(WorkerOptions options, sweep::Transport& transport);
+  // `make_group` forms the group of a k-rank run (mpi_run_groups() in the
+  // binary); without one, an ASSIGN for more than one rank fails.
+  Worker(WorkerOptions options, sweep::Transport& transport, RunGroupFactory make_group = {});
   // Until SHUTDOWN: 0. A protocol breakdown (e.g. another protocol version):
   // an error on stderr and 2.
   int run();
@@ -38,12 +48,15 @@ class Worker {
  private:
   sweep::Hello hello();
   void train(const sweep::Assign& assign);
-  // The trainer's should_stop: a local signal, or STOP/SHUTDOWN from the coordinator.
-  bool should_stop();
+  // The trainer's should_stop: a local signal, or STOP/SHUTDOWN from the
+  // coordinator; in a group, whether any member has one (collective).
+  bool should_stop(RunGroup* group);
+  bool told_to_stop();
   void send(const sweep::Message& message);
 
   WorkerOptions options_;
   sweep::Transport& transport_;
+  RunGroupFactory make_group_;
   std::optional<Corpus> corpus_;
   std::string corpus_error_;
   bool stop_ = false;      // STOP for the current run

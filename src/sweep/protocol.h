@@ -23,9 +23,11 @@
 // ---- Messages ----------------------------------------------------------------
 // worker -> coordinator
 //   HELLO    {protocol_version, host, pid, local_rank, device, threads, cores,
-//             torch_version, git_commit, corpus_path, corpus_sha256, error}
+//             torch_version, git_commit, corpus_path, corpus_sha256, error, nccl}
 //            first message of every worker. A non-empty `error` means the
 //            worker cannot work (e.g. no corpus); the coordinator stops the sweep.
+//            `nccl` (optional, default false): the worker's build has the NCCL
+//            backend, so a CUDA run of several ranks averages over NCCL.
 //   RECORDS  {cell_id, run_id, records: [trainer record, ...]}
 //            the records of train/metrics_sink.h, each with "time" (UNIX s)
 //            added; batched: sent every ~0.5 s and at once for status,
@@ -47,8 +49,12 @@
 //            train one cell. `config` is the full RunConfig JSON; out_dir is
 //            derived from the cell (sweep/run_dirs.h), so a retry or a resume
 //            finds its checkpoint there. `group` lists the world ranks that
-//            train this run together (data parallelism, issue 4); today it is
-//            always [the receiving worker].
+//            train this run together (data parallelism): [the receiving
+//            worker] for one rank; for k ranks the same ASSIGN (same run_id)
+//            goes to each of the k, they form a communicator of exactly those
+//            ranks (MPI_Comm_create_group, rank i of it = group[i]) and train
+//            one run; group[0] leads: only it sends RECORDS and writes
+//            checkpoints.
 //   STOP     {reason, signal}
 //            checkpoint the current run now and answer RESULT "interrupted";
 //            ignored by an idle worker.
@@ -58,7 +64,12 @@
 //
 // ---- Conversation --------------------------------------------------------------
 //   worker: HELLO, then for each ASSIGN: RECORDS* then exactly one RESULT or
-//   FAILED; then, after SHUTDOWN, BYE. MPI keeps the order of messages between
+//   FAILED; then, after SHUTDOWN, BYE. In a group every member answers its
+//   ASSIGN with its own RESULT or FAILED (so the coordinator knows when each is
+//   free again); the attempt ends when all have answered, with the leader's
+//   outcome unless some member FAILED. A STOP goes to every member; the
+//   members agree every step (one MPI_Allreduce over the group) on whether any
+//   of them was told to stop, so all checkpoint at the same step. MPI keeps the order of messages between
 //   two ranks, so a run's records always arrive before its RESULT.
 //   coordinator: ASSIGN only to a worker that said HELLO and is idle (it has
 //   answered its last ASSIGN); the database attempt is started before ASSIGN
@@ -121,6 +132,7 @@ struct Hello {
   std::string corpus_path;
   std::string corpus_sha256;
   std::string error;  // non-empty: this worker cannot train (the sweep stops)
+  bool nccl = false;  // built with the NCCL backend (optional field)
 };
 
 // How a run is trained (RuntimeOptions minus what the worker knows itself).

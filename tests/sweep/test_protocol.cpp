@@ -64,6 +64,7 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   h.corpus_path = "/data/input.txt";
   h.corpus_sha256 = "86c4";
   h.error = "";
+  h.nccl = true;
   const es::Hello h2 = round_trip(h);
   EXPECT_EQ(h2.protocol_version, es::kProtocolVersion);
   EXPECT_EQ(h2.host, "node7");
@@ -75,6 +76,12 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   EXPECT_EQ(h2.git_commit, "abc123def456");
   EXPECT_EQ(h2.corpus_path, "/data/input.txt");
   EXPECT_EQ(h2.corpus_sha256, "86c4");
+  EXPECT_TRUE(h2.nccl);
+  // An older worker's HELLO has no "nccl": it reads as false.
+  nlohmann::json old_hello = es::to_json(es::Message{h});
+  old_hello.erase("nccl");
+  const auto decoded = es::decode(es::encode_frame(es::kProtocolVersion, 1, old_hello.dump()), "rank 1");
+  EXPECT_FALSE(std::get<es::Hello>(decoded).nccl);
 
   es::Assign a;
   a.cell_id = 12;

@@ -17,6 +17,7 @@
 #include "train/trainer.h"
 #include "util/files.h"
 #include "util/stop_signal.h"
+#include "workers/run_group.h"
 #include "workers/worker.h"
 
 namespace fs = std::filesystem;
@@ -52,7 +53,8 @@ class WorkerInProcess : public ::testing::Test {
     hub_ = std::make_unique<es::InProcessHub>(2);
     me_ = hub_->endpoint(0);
     worker_transport_ = hub_->endpoint(1);
-    worker_ = std::make_unique<egm::worker::Worker>(egm::worker::WorkerOptions{corpus_path()}, *worker_transport_);
+    worker_ = std::make_unique<egm::worker::Worker>(egm::worker::WorkerOptions{corpus_path()}, *worker_transport_,
+                                                    group_factory());
     exit_code_ = std::async(std::launch::async, [this] { return worker_->run(); });
     hello_ = std::get<es::Hello>(next().message);
   }
@@ -68,6 +70,9 @@ class WorkerInProcess : public ::testing::Test {
     egm::clear_stop_request();
     fs::remove_all(dir_);
   }
+
+  // How the worker forms k-rank groups: none here (as without MPI).
+  virtual egm::worker::RunGroupFactory group_factory() { return {}; }
 
   es::Received next() {
     auto r = es::wait_message(*me_, std::chrono::seconds(60));
@@ -257,4 +262,73 @@ TEST_F(WorkerInProcess, ASignalInterruptsTheRunAndTheWorkerTakesNoNewWork) {
   EXPECT_EQ(o.result->result.status, "interrupted");
   EXPECT_EQ(o.result->signal, SIGUSR2);
   EXPECT_TRUE(o.records.empty());
+}
+
+// ---- data-parallel groups ----------------------------------------------------------
+
+TEST_F(WorkerInProcess, AGroupRunWithoutAWayToFormGroupsFailsClearly) {
+  es::Assign a = assign(tiny_config("base", 0, 20), 5);
+  a.group = {1, 2};
+  es::send_message(*me_, 1, a);
+  Outcome o = collect();
+  ASSERT_TRUE(o.failed);
+  EXPECT_NE(o.failed->error.find("data-parallel runs (2 ranks) need MPI"), std::string::npos) << o.failed->error;
+}
+
+// A group whose other member is told to stop at its `stop_at`-th poll: the
+// stop agreement (agree_max) then returns 1 here too. One rank of compute
+// (LocalCommunicator), so the test needs no MPI.
+class FakeGroup : public egm::worker::RunGroup {
+ public:
+  explicit FakeGroup(int stop_at) : stop_at_(stop_at) {}
+  egm::Communicator& communicator() override { return local_; }
+  int agree_max(int mine) override {
+    ++calls_;
+    return std::max(mine, calls_ >= stop_at_ ? 1 : 0);
+  }
+
+ private:
+  egm::LocalCommunicator local_;
+  int stop_at_;
+  int calls_ = 0;
+};
+
+class WorkerInGroup : public WorkerInProcess {
+ protected:
+  egm::worker::RunGroupFactory group_factory() override {
+    return [this](const std::vector<int>& ranks, const torch::Device& device) {
+      formed_ranks_ = ranks;
+      formed_device_ = device.str();
+      return std::make_unique<FakeGroup>(kStopAt);
+    };
+  }
+  // Agreement calls: one before the run starts (was anyone signalled?), then one per step's poll.
+  static constexpr int kStopAt = 1 + 8;
+  std::vector<int> formed_ranks_;
+  std::string formed_device_;
+};
+
+TEST_F(WorkerInGroup, APartnersStopStopsThisMemberAtTheAgreedStepWithACheckpoint) {
+  es::Assign a = assign(tiny_config("base", 0, 50), 6);
+  a.group = {1, 2};  // this worker leads
+  es::send_message(*me_, 1, a);
+  Outcome o = collect();
+  EXPECT_EQ(formed_ranks_, (std::vector<int>{1, 2}));
+  EXPECT_EQ(formed_device_, "cpu");
+  ASSERT_TRUE(o.result);
+  EXPECT_EQ(o.result->result.status, "interrupted");
+  EXPECT_EQ(o.result->result.step, 7);  // the 8th poll, before step 8
+  EXPECT_EQ(o.result->signal, 0);       // nobody signalled this worker
+  EXPECT_TRUE(fs::exists(dir_ / "base-s0" / "checkpoint.egmc"));
+  EXPECT_TRUE(fs::exists(dir_ / "base-s0" / "config.json"));  // written by the leader
+}
+
+TEST_F(WorkerInGroup, AMemberThatDoesNotLeadWritesNoRunFiles) {
+  es::Assign a = assign(tiny_config("base", 0, 50), 7);
+  a.group = {2, 1};  // rank 2 leads; the trainer's records come from its rank 0
+  es::send_message(*me_, 1, a);
+  Outcome o = collect();
+  ASSERT_TRUE(o.result);
+  EXPECT_FALSE(fs::exists(dir_ / "base-s0" / "config.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "base-s0" / "metrics.jsonl"));
 }
