@@ -36,6 +36,15 @@ std::string lower(std::string s) {
   return s;
 }
 
+// The backend make_communicator picks on the workers (dist/make_communicator.h):
+// none for one rank; NCCL for a CUDA device when every member has it; MPI otherwise.
+std::string backend_of(const std::string& device, const std::vector<const sweep::Hello*>& members) {
+  if (members.size() == 1) return "none";
+  const bool cuda = device.rfind("cuda", 0) == 0;
+  const bool nccl = std::all_of(members.begin(), members.end(), [](const sweep::Hello* h) { return h->nccl; });
+  return cuda && nccl ? "nccl" : "mpi";
+}
+
 const char* signal_name(int sig) {
   switch (sig) {
     case SIGUSR2: return "SIGUSR2";
@@ -93,9 +102,11 @@ int Coordinator::run() {
 // ---- setup -----------------------------------------------------------------------
 
 void Coordinator::setup() {
-  // A bad spec throws here, before the database is opened (spec/sweep_setup.h).
-  setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(options_.spec_path, options_.db_path,
-                                                               options_.new_sweep));
+  // A bad spec throws here, before the database is opened (spec/sweep_setup.h),
+  // and so does a cell that needs more workers than this sweep has.
+  spec::ExperimentSpec spec = spec::load_spec(options_.spec_path);
+  check_group_sizes(spec);
+  setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(std::move(spec), options_.db_path, options_.new_sweep));
   const db::SweepRow& sweep = setup_->sweep.sweep;
   sweep_id_ = sweep.id;
   sweep_name_ = sweep.name;
@@ -119,7 +130,8 @@ void Coordinator::setup() {
   filter.sweep_id = sweep_id_;
   for (db::CellRow& row : db().list_cells(filter)) {
     const int64_t id = row.id;
-    cells_[id] = CellSlot{std::move(row), CellState::done};
+    const int ranks = setup_->spec.ranks_for(row.variant);
+    cells_[id] = CellSlot{std::move(row), CellState::done, ranks};
   }
   for (const db::CellRow& row : db().cells_to_run(sweep_id_)) {
     cells_.at(row.id).state = CellState::queued;
@@ -168,6 +180,10 @@ int Coordinator::main_loop() {
     }
     if (!stopping_ && live_workers() == 0)
       EGM_THROW(Error, "every worker has left; {} cell{} not run", queue_.size(), queue_.size() == 1 ? "" : "s");
+    if (!stopping_ && !queue_.empty() && cells_.at(queue_.front()).ranks > live_workers())
+      EGM_THROW(Error, "cell {} needs {} workers but only {} are left; {} cell{} not run",
+                cells_.at(queue_.front()).row.key, cells_.at(queue_.front()).ranks, live_workers(), queue_.size(),
+                queue_.size() == 1 ? "" : "s");
     show_view();
     if (!got) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -209,7 +225,10 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
 }
 
 Coordinator::Job* Coordinator::current_job(WorkerSlot& w, int64_t cell_id, int64_t run_id, const char* kind) {
-  if (w.job && w.job->cell_id == cell_id && w.job->run_id == run_id) return &*w.job;
+  if (w.run_id && *w.run_id == run_id) {
+    auto it = jobs_.find(run_id);
+    if (it != jobs_.end() && it->second.cell_id == cell_id) return &it->second;
+  }
   // A late message about an attempt already closed (e.g. after a STOP timeout).
   say(fmt::format("warning: rank {} sent {} for run {} (cell {}), which it is not running; ignored", w.rank, kind,
                   run_id, cell_id));
@@ -219,6 +238,11 @@ Coordinator::Job* Coordinator::current_job(WorkerSlot& w, int64_t cell_id, int64
 void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
   Job* job = current_job(w, m.cell_id, m.run_id, "RECORDS");
   if (!job) return;
+  if (w.rank != job->ranks.front()) {  // the trainer records on the group's rank 0 only
+    say(fmt::format("warning: rank {} sent RECORDS for run {}, which rank {} leads; ignored", w.rank, m.run_id,
+                    job->ranks.front()));
+    return;
+  }
   const CellSlot& cell = cells_.at(m.cell_id);
   const MappedRecords mapped = map_records(m.records, {sweep_id_, m.cell_id, m.run_id, cell.row.max_steps});
   {
@@ -245,12 +269,60 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
 
 void Coordinator::on_result(WorkerSlot& w, const sweep::Result& m) {
   Job* job = current_job(w, m.cell_id, m.run_id, "RESULT");
-  if (!job) return;
+  if (!job) return release_if_abandoned(w, m.run_id);
+  if (w.rank == job->ranks.front()) job->result = m;
+  if (m.signal != 0 && job->signal == 0) job->signal = m.signal;
+  member_answered(w, *job);
+}
+
+void Coordinator::on_failed(WorkerSlot& w, const sweep::Failed& m) {
+  Job* job = current_job(w, m.cell_id, m.run_id, "FAILED");
+  if (!job) return release_if_abandoned(w, m.run_id);
+  if (!job->failure || w.rank == job->ranks.front()) {
+    job->failure = m;
+    job->failed_rank = w.rank;
+  }
+  // Partners still training may wait in a collective for this member; ask
+  // them to checkpoint (they hear STOP only if they are not blocked).
+  if (job->ranks.size() > 1 && !job->stop_sent)
+    for (int r : job->running)
+      if (r != w.rank) sweep::send_message(transport_, r, sweep::Stop{"a partner of this run failed", 0});
+  job->stop_sent = true;
+  member_answered(w, *job);
+}
+
+void Coordinator::release_if_abandoned(WorkerSlot& w, int64_t run_id) {
+  if (!w.run_id || *w.run_id != run_id) return;
+  w.run_id.reset();
+  if (w.state == WorkerState::busy) w.state = WorkerState::idle;
+}
+
+void Coordinator::member_answered(WorkerSlot& w, Job& job) {
+  w.run_id.reset();
+  w.state = WorkerState::idle;
+  job.running.erase(w.rank);
+  if (job.running.empty()) close_job(job);
+}
+
+void Coordinator::close_job(Job& job) {
+  const int64_t run_id = job.run_id;
+  if (job.failure) {
+    close_failure(job);
+  } else if (job.result) {
+    close_result(job, *job.result);
+  } else {  // cannot happen: the leader answers RESULT or FAILED
+    EGM_THROW(ProtocolError, "run {}: every member answered but the leader (rank {}) sent no RESULT", run_id,
+              job.ranks.front());
+  }
+  jobs_.erase(run_id);
+}
+
+void Coordinator::close_result(Job& job, const sweep::Result& m) {
   const sweep::RunOutcome& o = m.result;
   CellSlot& cell = cells_.at(m.cell_id);
   const std::string& key = cell.row.key;
-  if (o.resumed_from_step >= 0 && !job->resumed_recorded) db().set_resumed_from_step(m.run_id, o.resumed_from_step);
-  const double took = seconds_between(job->started, Clock::now());
+  if (o.resumed_from_step >= 0 && !job.resumed_recorded) db().set_resumed_from_step(m.run_id, o.resumed_from_step);
+  const double took = seconds_between(job.started, Clock::now());
 
   if (o.status == "done") {
     db::CellResults results;
@@ -263,18 +335,18 @@ void Coordinator::on_result(WorkerSlot& w, const sweep::Result& m) {
     db().finish_attempt(m.run_id, db::RunStatus::done, "", results);
     cell.state = CellState::done;
     cell.row.status = db::CellStatus::done;
-    say(fmt::format("done    {} (attempt {}, {}): final val {}", key, job->attempt, format_duration_short(took),
+    say(fmt::format("done    {} (attempt {}, {}): final val {}", key, job.attempt, format_duration_short(took),
                     results.final_val ? fmt::format("{:.4f}", *results.final_val) : "n/a"));
   } else if (o.status == "diverged") {
     const std::string error = "diverged: " + o.message;
     db().finish_attempt(m.run_id, db::RunStatus::failed, error);
-    requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} {}", key, job->attempt, error));
+    requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} {}", key, job.attempt, error));
   } else {  // interrupted: checkpointed; does not use the retry budget
     std::string why;
     if (stopping_) {
       why = "interrupted by " + describe_signal(stop_signal_);
-    } else if (m.signal != 0) {
-      why = "interrupted by " + describe_signal(m.signal) + " on the worker";
+    } else if (job.signal != 0) {
+      why = "interrupted by " + describe_signal(job.signal) + " on the worker";
     } else {
       why = "interrupted";
     }
@@ -284,38 +356,50 @@ void Coordinator::on_result(WorkerSlot& w, const sweep::Result& m) {
     cell.row.status = db::CellStatus::interrupted;
     cell.state = CellState::queued;
     if (!stopping_) queue_.push_front(m.cell_id);  // continue it first
-    say(fmt::format("stopped {} (attempt {}): {}", key, job->attempt, text));
+    say(fmt::format("stopped {} (attempt {}): {}", key, job.attempt, text));
     // mpirun and srun forward signals to every rank: a worker that saw one
     // first means the job is being stopped.
-    if (m.signal != 0 && !stopping_) request_stop(m.signal);
+    if (job.signal != 0 && !stopping_) request_stop(job.signal);
   }
-  w.job.reset();
-  w.state = WorkerState::idle;
 }
 
-void Coordinator::on_failed(WorkerSlot& w, const sweep::Failed& m) {
-  Job* job = current_job(w, m.cell_id, m.run_id, "FAILED");
-  if (!job) return;
-  const std::string error = m.where.empty() ? m.error : fmt::format("{} [at {}]", m.error, m.where);
+void Coordinator::close_failure(Job& job) {
+  const sweep::Failed& m = *job.failure;
+  std::string error = m.where.empty() ? m.error : fmt::format("{} [at {}]", m.error, m.where);
+  if (job.ranks.size() > 1) error += fmt::format(" (worker rank {} of the run's {})", job.failed_rank, job.ranks.size());
   db().finish_attempt(m.run_id, db::RunStatus::failed, error);
-  requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} failed{}: {}", cells_.at(m.cell_id).row.key, job->attempt,
+  requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} failed{}: {}", cells_.at(m.cell_id).row.key, job.attempt,
                                             m.step >= 0 ? fmt::format(" at step {}", m.step) : "", m.error));
-  w.job.reset();
-  w.state = WorkerState::idle;
+}
+
+void Coordinator::abandon_job(int64_t run_id, const std::string& text, bool requeue) {
+  auto it = jobs_.find(run_id);
+  if (it == jobs_.end()) return;
+  Job& job = it->second;
+  db().finish_attempt(run_id, db::RunStatus::interrupted, text);
+  CellSlot& cell = cells_.at(job.cell_id);
+  cell.row.status = db::CellStatus::interrupted;
+  cell.state = CellState::queued;
+  if (requeue) queue_.push_front(job.cell_id);
+  // Members still on it stay busy until they answer (release_if_abandoned):
+  // handing them a cell now would cross the run they are finishing.
+  if (!job.stop_sent)
+    for (int r : job.running)
+      if (worker(r).state == WorkerState::busy) sweep::send_message(transport_, r, sweep::Stop{text, 0});
+  jobs_.erase(it);
 }
 
 void Coordinator::on_bye(WorkerSlot& w, const sweep::Bye& m) {
   if (!m.error.empty()) log::error("worker rank {} left: {}", w.rank, m.error);
-  if (w.job) {
-    const std::string text = fmt::format("worker rank {} left{}{}", w.rank, m.error.empty() ? "" : ": ", m.error);
-    db().finish_attempt(w.job->run_id, db::RunStatus::interrupted, text);
-    CellSlot& cell = cells_.at(w.job->cell_id);
-    cell.row.status = db::CellStatus::interrupted;
-    cell.state = CellState::queued;
-    queue_.push_front(w.job->cell_id);
-    w.job.reset();
-  }
   w.state = WorkerState::gone;
+  if (w.run_id) {
+    const std::string text = fmt::format("worker rank {} left{}{}", w.rank, m.error.empty() ? "" : ": ", m.error);
+    // Its partners in a k-rank run are released too; should one be stuck in a
+    // collective with the leaver, the sweep waits for it (a stop signal and
+    // --stop-timeout end that wait).
+    abandon_job(*w.run_id, text, /*requeue=*/true);
+    w.run_id.reset();
+  }
 }
 
 void Coordinator::requeue_or_give_up(int64_t cell_id, const std::string& what) {
@@ -335,26 +419,62 @@ void Coordinator::requeue_or_give_up(int64_t cell_id, const std::string& what) {
 
 // ---- assignment --------------------------------------------------------------------
 
+// Scheduling: strict head of line. The cell at the head of the queue goes to
+// the first `ranks` idle workers (lowest ranks first) as soon as that many are
+// idle; until then nothing behind it is handed out, even a 1-rank cell that
+// would fit. The idle workers sit out at most the longest running attempt, and
+// in exchange a k-rank cell cannot starve (a stream of 1-rank cells never keeps
+// k workers from being free at once) and nothing deadlocks (k <= workers is
+// checked at start; every running attempt ends). Cells keep spec order.
 void Coordinator::assign_idle_workers() {
-  for (WorkerSlot& w : workers_) {
-    if (queue_.empty()) return;
-    if (w.state != WorkerState::idle) continue;
+  while (!queue_.empty()) {
     const int64_t cell_id = queue_.front();
+    const size_t ranks = static_cast<size_t>(cells_.at(cell_id).ranks);
+    std::vector<WorkerSlot*> group;
+    for (WorkerSlot& w : workers_)
+      if (w.state == WorkerState::idle && group.size() < ranks) group.push_back(&w);
+    if (group.size() < ranks) return;  // the head waits; so does everything behind it
     queue_.pop_front();
-    assign(w, cell_id);
+    assign(group, cell_id);
   }
 }
 
-void Coordinator::assign(WorkerSlot& w, int64_t cell_id) {
+void Coordinator::check_group_sizes(const spec::ExperimentSpec& spec) const {
+  const int workers = static_cast<int>(workers_.size());
+  std::vector<std::string> too_big;
+  for (const std::string& variant : spec.variants)
+    if (spec.ranks_for(variant) > workers)
+      too_big.push_back(fmt::format("{} (data_parallel {})", variant, spec.ranks_for(variant)));
+  EGM_REQUIRE(too_big.empty(), ConfigError,
+              "{}: the cells of {} need more workers than this sweep has ({}); start it with at least {} workers "
+              "(egm sweep --workers N) or lower data_parallel",
+              options_.spec_path, fmt::join(too_big, ", "), workers,
+              [&] {
+                int most = 1;
+                for (const std::string& v : spec.variants) most = std::max(most, spec.ranks_for(v));
+                return most;
+              }());
+}
+
+void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id) {
   CellSlot& cell = cells_.at(cell_id);
   EGM_CHECK(cell.row.status != db::CellStatus::done, "cell {} is done; it must not run again", cell.row.key);
+  WorkerSlot& leader = *group.front();
+  std::vector<int> ranks;
+  std::vector<const sweep::Hello*> hellos;
+  std::vector<std::string> hosts;
+  for (WorkerSlot* w : group) {
+    ranks.push_back(w->rank);
+    hellos.push_back(&w->hello);
+    if (std::find(hosts.begin(), hosts.end(), w->hello.host) == hosts.end()) hosts.push_back(w->hello.host);
+  }
   db::RunInfo info;
-  info.host = w.hello.host;
+  info.host = fmt::format("{}", fmt::join(hosts, ","));
   info.device = options_.device;
-  info.world_size = 1;
-  info.backend = "none";
-  info.torch_version = w.hello.torch_version;
-  info.git_commit = w.hello.git_commit;
+  info.world_size = static_cast<int>(group.size());
+  info.backend = backend_of(options_.device, hellos);
+  info.torch_version = leader.hello.torch_version;
+  info.git_commit = leader.hello.git_commit;
   const int64_t run_id = db().start_attempt(cell_id, info);
   const int attempt = cell.row.attempts + 1;  // what start_attempt numbered it
   cell.row.attempts = attempt;
@@ -375,17 +495,27 @@ void Coordinator::assign(WorkerSlot& w, int64_t cell_id) {
   a.runtime.fail_at_step = injected_fail_step(options_.injected_failures, a.variant, a.seed, attempt);
   a.runtime.checkpoint_interval = options_.checkpoint_interval;
   a.runtime.log_interval = options_.log_interval;
-  a.group = {w.rank};
-  sweep::send_message(transport_, w.rank, a);
+  a.group = ranks;
+  for (int r : ranks) sweep::send_message(transport_, r, a);
 
   Job job;
   job.cell_id = cell_id;
   job.run_id = run_id;
   job.attempt = attempt;
+  job.ranks = ranks;
+  job.running = std::set<int>(ranks.begin(), ranks.end());
   job.started = Clock::now();
-  w.job = job;
-  w.state = WorkerState::busy;
-  say(fmt::format("start   {} (attempt {}) on worker {} ({})", cell.row.key, attempt, w.rank, w.hello.host));
+  jobs_[run_id] = std::move(job);
+  for (WorkerSlot* w : group) {
+    w->run_id = run_id;
+    w->state = WorkerState::busy;
+  }
+  if (ranks.size() == 1) {
+    say(fmt::format("start   {} (attempt {}) on worker {} ({})", cell.row.key, attempt, leader.rank, info.host));
+  } else {
+    say(fmt::format("start   {} (attempt {}) on workers {} ({}): data-parallel, {} ranks over {}", cell.row.key,
+                    attempt, fmt::join(ranks, "+"), info.host, ranks.size(), info.backend));
+  }
 }
 
 // ---- stopping and shutting down ----------------------------------------------------
@@ -394,28 +524,32 @@ void Coordinator::begin_stop(int sig) {
   stopping_ = true;
   stop_signal_ = sig;
   stop_deadline_ = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.stop_timeout_s * 1000));
-  const int busy = busy_workers();
+  const int busy = static_cast<int>(jobs_.size());
   const std::string text = fmt::format("interrupted by {}: checkpointing {} running cell{}", describe_signal(sig), busy,
                                        busy == 1 ? "" : "s");
   db().record_event({sweep_id_, std::nullopt, std::nullopt, interruption_kind(sig), text, 0});
   say(text);
-  for (WorkerSlot& w : workers_) {
-    if (w.state != WorkerState::busy || !w.job) continue;
-    sweep::send_message(transport_, w.rank, sweep::Stop{"interrupted by " + describe_signal(sig), sig});
-    w.job->stop_sent = true;
+  for (auto& [run_id, job] : jobs_) {
+    for (int r : job.running)  // every member: they agree on the step to stop at
+      sweep::send_message(transport_, r, sweep::Stop{"interrupted by " + describe_signal(sig), sig});
+    job.stop_sent = true;
   }
 }
 
 void Coordinator::stop_overdue_jobs() {
-  for (WorkerSlot& w : workers_) {
-    if (w.state != WorkerState::busy || !w.job) continue;
-    const std::string text = fmt::format(
-        "interrupted by {}; no answer to STOP within {:g} s (the next attempt resumes from the last checkpoint)",
-        describe_signal(stop_signal_), options_.stop_timeout_s);
-    db().finish_attempt(w.job->run_id, db::RunStatus::interrupted, text);
+  const std::string text = fmt::format(
+      "interrupted by {}; no answer to STOP within {:g} s (the next attempt resumes from the last checkpoint)",
+      describe_signal(stop_signal_), options_.stop_timeout_s);
+  std::vector<int64_t> overdue;
+  for (const auto& [run_id, job] : jobs_) overdue.push_back(run_id);
+  for (int64_t run_id : overdue) {
+    say(fmt::format("stopped {}: {}", cells_.at(jobs_.at(run_id).cell_id).row.key, text));
+    abandon_job(run_id, text, /*requeue=*/false);
     ++interrupted_attempts_;
-    say(fmt::format("stopped {}: {}", cells_.at(w.job->cell_id).row.key, text));
-    w.job.reset();
+  }
+  for (WorkerSlot& w : workers_) {
+    if (w.state != WorkerState::busy) continue;
+    w.run_id.reset();
     w.state = WorkerState::idle;  // SHUTDOWN follows; without a BYE the job ends with MPI_Abort
   }
 }
@@ -549,9 +683,7 @@ SweepView Coordinator::build_view() const {
     }
   }
   std::vector<double> remaining, rates;
-  for (const WorkerSlot& w : workers_) {
-    if (w.state != WorkerState::busy || !w.job) continue;
-    const Job& j = *w.job;
+  for (const auto& [run_id, j] : jobs_) {
     const CellSlot& c = cells_.at(j.cell_id);
     ++v.running;
     const double left = static_cast<double>(c.row.max_steps - j.step.value_or(0));
@@ -562,7 +694,8 @@ SweepView Coordinator::build_view() const {
     line.key = c.row.key;
     line.variant = c.row.variant;
     line.seed = static_cast<uint64_t>(c.row.seed);
-    line.worker = w.rank;
+    line.worker = j.ranks.front();
+    if (j.ranks.size() > 1) line.group = j.ranks;
     line.attempt = j.attempt;
     line.step = j.step;
     line.max_steps = c.row.max_steps;

@@ -1,5 +1,6 @@
 // The sweep coordinator (rank 0): opens the sweep in the results database,
-// hands cells to idle workers in spec order (dynamic load balancing), writes
+// hands cells to idle workers in spec order (dynamic load balancing; a cell
+// of data_parallel k goes to k idle workers at once, see assign_idle_workers), writes
 // everything the workers report, retries failed cells while their budget
 // lasts, and turns a stop signal into checkpoints and exit 75. The protocol it
 // speaks is written down in src/sweep/protocol.h; the life cycle of cells and
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,10 +67,18 @@ class Coordinator {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // One attempt in flight, trained by the workers in `ranks` (ranks[0] leads:
+  // only its RECORDS count). It ends when every member has answered.
   struct Job {
     int64_t cell_id = 0;
     int64_t run_id = 0;
     int attempt = 0;
+    std::vector<int> ranks;
+    std::set<int> running;                   // members that have not answered yet
+    std::optional<sweep::Result> result;     // the leader's RESULT
+    std::optional<sweep::Failed> failure;    // a member's FAILED (the leader's, if it sent one)
+    int failed_rank = 0;
+    int signal = 0;                          // a signal any member received itself
     Clock::time_point started;
     bool stop_sent = false;
     bool resumed_recorded = false;
@@ -82,12 +92,13 @@ class Coordinator {
     int rank = 0;
     WorkerState state = WorkerState::starting;
     sweep::Hello hello;
-    std::optional<Job> job;
+    std::optional<int64_t> run_id;  // the attempt it is training (busy)
   };
   enum class CellState { queued, running, done, exhausted };
   struct CellSlot {
     db::CellRow row;
     CellState state = CellState::done;
+    int ranks = 1;  // workers that train it together (the spec's data_parallel for its variant)
   };
 
   void setup();
@@ -103,9 +114,21 @@ class Coordinator {
   void on_failed(WorkerSlot& w, const sweep::Failed& m);
   void on_bye(WorkerSlot& w, const sweep::Bye& m);
   Job* current_job(WorkerSlot& w, int64_t cell_id, int64_t run_id, const char* kind);
+  // A member's RESULT or FAILED frees it; the last one closes the job.
+  void member_answered(WorkerSlot& w, Job& job);
+  // The answer of a member of an attempt already abandoned: it is free again.
+  void release_if_abandoned(WorkerSlot& w, int64_t run_id);
+  void close_job(Job& job);
+  void close_result(Job& job, const sweep::Result& m);
+  void close_failure(Job& job);
+  // Ends an attempt whose members cannot all answer (a member left, STOP timed
+  // out): interrupted, the cell queued again (first, when `requeue`).
+  void abandon_job(int64_t run_id, const std::string& text, bool requeue);
 
   void assign_idle_workers();
-  void assign(WorkerSlot& w, int64_t cell_id);
+  void assign(const std::vector<WorkerSlot*>& group, int64_t cell_id);
+  // Throws ConfigError when a cell needs more workers than the sweep has.
+  void check_group_sizes(const spec::ExperimentSpec& spec) const;
   void requeue_or_give_up(int64_t cell_id, const std::string& what);
   void begin_stop(int signal_number);
   void stop_overdue_jobs();
@@ -135,6 +158,7 @@ class Coordinator {
   std::vector<WorkerSlot> workers_;  // index = rank - 1
   std::map<int64_t, CellSlot> cells_;
   std::deque<int64_t> queue_;        // cell ids, in the order they will be handed out
+  std::map<int64_t, Job> jobs_;      // attempts in flight, by run id
   std::string corpus_sha256_;
 
   bool stopping_ = false;

@@ -47,8 +47,9 @@ std::string render_cell_line(const CellLine& c) {
   const std::string step = c.step ? fmt::format("{:>6}/{}", *c.step, c.max_steps) : fmt::format("{:>6}/{}", "-", c.max_steps);
   const std::string loss = c.loss && std::isfinite(*c.loss) ? fmt::format("{:.4f}", *c.loss) : "-";
   const std::string rate = c.tokens_per_s ? format_rate(*c.tokens_per_s) : "-";
-  return fmt::format("  {:<16} seed {:<3} w{:<2} try {}  step {}  loss {:<7}  {:>7} tok/s  ETA {}", c.variant, c.seed,
-                     c.worker, c.attempt, step, loss, rate, format_duration_short(c.eta_s));
+  const std::string workers = c.group.size() > 1 ? fmt::format("w{}", fmt::join(c.group, "+")) : fmt::format("w{}", c.worker);
+  return fmt::format("  {:<16} seed {:<3} {:<3} try {}  step {}  loss {:<7}  {:>7} tok/s  ETA {}", c.variant, c.seed,
+                     workers, c.attempt, step, loss, rate, format_duration_short(c.eta_s));
 }
 
 std::string render_summary_line(const SweepView& v, int bar_width) {

@@ -25,7 +25,8 @@ struct CellLine {
   std::string key;
   std::string variant;
   uint64_t seed = 0;
-  int worker = 0;
+  int worker = 0;          // the rank training it (the leader of a data-parallel run)
+  std::vector<int> group;  // all its ranks, when more than one ("w1+2")
   int attempt = 1;
   std::optional<int64_t> step;
   int64_t max_steps = 0;

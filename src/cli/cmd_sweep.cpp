@@ -145,7 +145,13 @@ void run_sweep(const SweepOptions& o) {
   const spec::ExperimentSpec spec = spec::load_spec(o.spec);
   const int cells = static_cast<int>(spec.variants.size() * spec.seeds.size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int workers = o.workers > 0 ? o.workers : std::max(1, std::min(cores, cells));
+  // A data-parallel cell takes that many workers at once (coordinator/README.md).
+  int ranks = 1;
+  for (const auto& variant : spec.variants) ranks = std::max(ranks, spec.ranks_for(variant));
+  const int workers = o.workers > 0 ? o.workers : std::max(ranks, std::min(cores, cells));
+  EGM_REQUIRE(workers >= ranks, ConfigError,
+              "{}: some cells need {} workers (data_parallel) but --workers is {}; pass --workers {} or more",
+              o.spec, ranks, workers, ranks);
 
   const std::string data = absolute(locate_corpus(o.data));
   EGM_REQUIRE(file_exists(data), IoError,
@@ -170,7 +176,7 @@ void register_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "train every cell of a spec: 1 coordinator + N workers under mpirun");
   cmd->add_option("spec", o->spec, "experiment spec (JSON; experiments/README.md)")->required();
-  cmd->add_option("--workers", o->workers, "worker processes (default: min(cores, cells))")->check(CLI::PositiveNumber);
+  cmd->add_option("--workers", o->workers, "worker processes (default: min(cores, cells), at least the largest data_parallel)")->check(CLI::PositiveNumber);
   cmd->add_option("--db", o->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
   cmd->add_option("--runs-dir", o->runs_dir, "run folders: RUNS_DIR/<sweep>/<cell>-<config hash>")
       ->capture_default_str();

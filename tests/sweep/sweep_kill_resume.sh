@@ -12,11 +12,13 @@ SPEC=$SPECS/long_tiny.json
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &
 job=$!
-# A finished cell, and a running attempt that has checkpointed and trained on past it.
+# A finished cell, and a running attempt that has checkpointed and trained on past it,
+# with a third of its 300 steps still to go (so it cannot finish before the kill lands).
 ready="SELECT (SELECT count(*) FROM cells WHERE status = 'done') >= 1 AND EXISTS (SELECT 1 FROM runs r
   JOIN events e ON e.run_id = r.id AND e.kind = 'checkpoint'
   JOIN metrics m ON m.run_id = r.id AND m.split = 'train'
-  WHERE r.status = 'running' AND m.step > CAST(substr(e.message, 20) AS INTEGER)) AS ready"
+  WHERE r.status = 'running' AND m.step > CAST(substr(e.message, 20) AS INTEGER)
+  AND (SELECT max(step) FROM metrics WHERE run_id = r.id AND split = 'train') <= 200) AS ready"
 if wait_for "$DB" "$ready" 150; then
   pids=$(job_pids "$job" | tr '\n' ' ')
   kill -KILL $pids 2>/dev/null

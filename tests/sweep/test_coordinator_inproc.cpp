@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -433,4 +434,154 @@ TEST_F(CoordinatorInProcess, AWorkerThatIgnoresStopHasItsAttemptClosedAfterTheTi
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, edb::RunStatus::interrupted);
   EXPECT_NE(runs[0].error->find("no answer to STOP within 0.3 s"), std::string::npos) << *runs[0].error;
+}
+
+// ---- data parallelism: a cell of k ranks goes to k workers at once --------------
+
+constexpr const char* kMixedSpec = R"({
+  "name": "inproc_dp",
+  "preset": "tiny",
+  "variants": ["base", "ega_mope", "ega", "mope"],
+  "seeds": [0],
+  "data_parallel_by_variant": {"ega_mope": 3, "ega": 2},
+  "steps": 40,
+  "retries": 0,
+  "overrides": {"train": {"batch_size": 12}}
+})";
+
+// What each scripted worker did, in the order it happened (one clock for all).
+struct Timeline {
+  std::mutex mutex;
+  // ('s' start | 'e' end, (run id, worker rank)) -> its place in the one order of events.
+  std::map<std::pair<char, std::pair<int64_t, int>>, int> order;
+  int next = 0;
+  void mark(char what, int64_t run, int rank) {
+    std::lock_guard<std::mutex> lock(mutex);
+    order[{what, {run, rank}}] = next++;
+  }
+};
+
+// A group member: the leader (group[0]) reports records and the outcome, the
+// others only their own RESULT, as egm-worker does.
+AssignHandler group_member(Timeline& timeline) {
+  return [&timeline](es::Transport& t, const es::Assign& a) {
+    timeline.mark('s', a.run_id, t.rank());
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    timeline.mark('e', a.run_id, t.rank());
+    if (a.group.front() == t.rank()) {
+      send_done(t, a);
+    } else {
+      es::Result res{a.cell_id, a.run_id, {}, 0};
+      res.result.status = "done";
+      res.result.step = 40;
+      es::send_message(t, 0, res);
+    }
+  };
+}
+
+TEST_F(CoordinatorInProcess, DataParallelCellsGoToKIdleWorkersAtOnceAndNothingOvertakesThem) {
+  write_spec(kMixedSpec);
+  Timeline timeline;
+  std::vector<FakeWorker> workers(3);
+  for (auto& w : workers) w.on_assign = group_member(timeline);
+  ASSERT_EQ(run_sweep(workers, options()), ec::kExitDone);
+
+  // Each cell's ASSIGN reached exactly its k workers, with one run id and the
+  // same group, listed in rank order with the receiver in it.
+  std::map<std::string, std::vector<std::pair<int, es::Assign>>> by_cell;
+  for (const auto& w : workers)
+    for (const auto& a : w.assigned) by_cell[a.cell_key].emplace_back(w.transport->rank(), a);
+  const std::map<std::string, size_t> ranks = {{"base-s0", 1}, {"ega_mope-s0", 3}, {"ega-s0", 2}, {"mope-s0", 1}};
+  for (const auto& [key, k] : ranks) {
+    const auto& got = by_cell[key];
+    ASSERT_EQ(got.size(), k) << key;
+    std::vector<int> receivers;
+    for (const auto& [rank, a] : got) {
+      receivers.push_back(rank);
+      EXPECT_EQ(a.run_id, got.front().second.run_id) << key;
+      EXPECT_EQ(a.group, got.front().second.group) << key;
+    }
+    std::sort(receivers.begin(), receivers.end());
+    EXPECT_EQ(got.front().second.group, receivers) << key << ": the group is its receivers, lowest rank leading";
+  }
+
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = runs_by_cell(db);
+  int64_t previous_run = 0;
+  for (const auto& c : db.list_cells()) {
+    ASSERT_EQ(runs.at(c.key).size(), 1u) << c.key;
+    const edb::RunRow& r = runs.at(c.key)[0];
+    EXPECT_EQ(c.status, edb::CellStatus::done) << c.key;
+    EXPECT_EQ(r.info.world_size, static_cast<int>(ranks.at(c.key))) << c.key;
+    EXPECT_EQ(r.info.backend, ranks.at(c.key) == 1 ? "none" : "mpi") << c.key;  // CPU: MPI_Allreduce
+    EXPECT_EQ(r.info.device, "cpu");
+    // Strict head of line: cells start in spec order, so a 1-rank cell never
+    // overtakes a waiting k-rank one (run ids are given out as cells start).
+    EXPECT_GT(r.id, previous_run) << c.key;
+    previous_run = r.id;
+    // The leader's records only (send_done: one train metric at step 20).
+    EXPECT_DOUBLE_EQ(*c.results.final_val, 1.0 + static_cast<double>(c.id) / 100.0);
+  }
+  edb::Statement s = db.connection().prepare("SELECT count(*) FROM metrics WHERE split = 'train'");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.int64(0), 4);
+
+  // ega_mope (second in spec order) needs all three workers: base holds one, so
+  // it waits (and ega and mope, which would fit the two idle workers, wait
+  // behind it). So it ran alone: its three members all started before any of
+  // them ended, no other run was in flight when it started, and none started
+  // before its first member was done.
+  const int64_t wide = runs.at("ega_mope-s0")[0].id;
+  int wide_first_start = 1 << 30, wide_last_start = -1, wide_first_end = 1 << 30;
+  for (const auto& [event, index] : timeline.order)
+    if (event.second.first == wide) {
+      if (event.first == 's') wide_first_start = std::min(wide_first_start, index);
+      if (event.first == 's') wide_last_start = std::max(wide_last_start, index);
+      if (event.first == 'e') wide_first_end = std::min(wide_first_end, index);
+    }
+  EXPECT_LT(wide_last_start, wide_first_end) << "ega_mope's members did not train together";
+  for (const auto& [event, index] : timeline.order) {
+    if (event.second.first == wide) continue;
+    const int start = timeline.order.at({'s', event.second}), end = timeline.order.at({'e', event.second});
+    if (event.first == 's' && start < wide_first_start && end > wide_first_start)
+      ADD_FAILURE() << "run " << event.second.first << " was in flight when ega_mope started";
+    if (event.first == 's' && start > wide_first_start && start < wide_first_end)
+      ADD_FAILURE() << "run " << event.second.first << " started while ega_mope ran on all workers";
+  }
+  EXPECT_EQ(timeline.order.size(), 2u * (1 + 3 + 2 + 1));  // a start and an end per member
+}
+
+TEST_F(CoordinatorInProcess, AMemberThatFailsFailsTheWholeAttemptWithItsError) {
+  write_spec(R"({"name": "inproc_dp_fail", "preset": "tiny", "variants": ["base"], "seeds": [0],
+                 "data_parallel": 2, "steps": 40, "retries": 0})");
+  Timeline timeline;
+  std::vector<FakeWorker> workers(2);
+  workers[0].on_assign = group_member(timeline);  // the leader finishes
+  workers[1].on_assign = [](es::Transport& t, const es::Assign& a) {
+    es::send_message(t, 0, es::Failed{a.cell_id, a.run_id, "out of memory", "trainer.cpp:9 on fakehost (rank 2)", 7});
+  };
+  ASSERT_EQ(run_sweep(workers, options()), ec::kExitCellsFailed);
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = runs_by_cell(db);
+  ASSERT_EQ(runs.at("base-s0").size(), 1u);
+  EXPECT_EQ(runs.at("base-s0")[0].status, edb::RunStatus::failed);
+  EXPECT_EQ(*runs.at("base-s0")[0].error,
+            "out of memory [at trainer.cpp:9 on fakehost (rank 2)] (worker rank 2 of the run's 2)");
+}
+
+TEST_F(CoordinatorInProcess, ACellNeedingMoreWorkersThanTheSweepHasIsRefusedBeforeAnythingRuns) {
+  write_spec(kMixedSpec);  // ega_mope needs 3
+  std::vector<FakeWorker> workers(2);
+  ::testing::internal::CaptureStderr();
+  const int code = run_sweep(workers, options());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(code, ec::kExitError);
+  EXPECT_NE(err.find("the cells of ega_mope (data_parallel 3) need more workers than this sweep has (2); start it "
+                     "with at least 3 workers"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(workers[0].assigned.empty());
+  EXPECT_TRUE(workers[1].assigned.empty());
+  EXPECT_TRUE(workers[0].got_shutdown);
+  EXPECT_FALSE(fs::exists(db_path())) << "the database was created";
 }
