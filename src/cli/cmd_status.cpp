@@ -1,5 +1,7 @@
 // egm status: where each sweep stands, read from the results database while
 // the coordinator writes it (read-only; never creates or changes the file).
+// A sweep submitted with `egm submit --slurm` also shows its Slurm job and the
+// job's state, asked of squeue (sacct once the controller forgot the job).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,6 +14,7 @@
 #include "cli/commands.h"
 #include "db/results_db.h"
 #include "db/table_format.h"
+#include "slurm/slurm_commands.h"
 #include "util/error.h"
 
 namespace egm::cli {
@@ -34,7 +37,8 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   const db::SweepProgress p = results.sweep_progress(sweep.id);
   std::string header = fmt::format("sweep {}  [{}]  created {} UTC  spec {}", sweep.name, db::to_string(sweep.status),
                                    db::format_utc(sweep.created_at), sweep.spec_hash.substr(0, 12));
-  if (sweep.slurm_job_id) header += "  slurm job " + *sweep.slurm_job_id;
+  if (sweep.slurm_job_id)
+    header += fmt::format("  slurm job {}: {}", *sweep.slurm_job_id, slurm::query_job_state(*sweep.slurm_job_id).state);
   fmt::print("{}\n", header);
   fmt::print("  {} cells: {} done, {} running, {} pending, {} failed ({} with no retries left), {} interrupted\n",
              p.total, p.done, p.running, p.pending, p.failed, p.exhausted, p.interrupted);

@@ -1,12 +1,191 @@
-// Placeholder until its issue lands: the verb exists so the CLI links.
+// egm submit SPEC --slurm: runs a sweep as one Slurm job. Renders
+// slurm/egm-sweep.sbatch.tmpl around the command `egm sweep SPEC
+// --print-command` prints (the same code, run in-process), writes the script
+// next to the results database, creates the sweep there (as `egm sweep` would,
+// running nothing), then calls sbatch and stores the job id with the sweep,
+// where `egm status` finds it. slurm/README.md describes the job's life.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "db/results_db.h"
+#include "slurm/batch_script.h"
+#include "slurm/slurm_commands.h"
+#include "spec/experiment_spec.h"
+#include "spec/sweep_setup.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace egm::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SubmitOptions {
+  std::string spec;
+  bool slurm = false;
+  int workers = 0;  // 0: one per cell
+  std::string db;
+  std::string time = "4:00:00";
+  std::string partition, account, gpus_per_node;
+  std::vector<std::string> params;  // name=value, any batch parameter
+  bool dry_run = false;
+  bool parsable = false;
+  bool new_sweep = false;
+  std::string sbatch = "sbatch";
+  // Passed on to `egm sweep` inside the job.
+  std::string runs_dir = "runs";
+  int threads_per_worker = 1;
+  std::string data;
+  int64_t checkpoint_every = 0;
+  double stop_timeout = 0;  // 0: egm sweep's default
+};
+
+// What `egm sweep ARGS --print-command` prints, from the sweep verb's own code:
+// a private CLI app with only that verb, its stdout captured.
+std::string sweep_launch_command(const std::vector<std::string>& sweep_args) {
+  CLI::App app;
+  register_sweep_command(app);
+  std::vector<std::string> words{"egm", "sweep"};
+  words.insert(words.end(), sweep_args.begin(), sweep_args.end());
+  words.push_back("--print-command");
+  std::vector<const char*> argv;
+  for (const auto& w : words) argv.push_back(w.c_str());
+  std::ostringstream captured;
+  std::streambuf* const saved = std::cout.rdbuf(captured.rdbuf());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    std::cout.rdbuf(saved);
+    EGM_THROW(ConfigError, "egm sweep refused the options egm submit gave it: {}", e.what());
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    throw;
+  }
+  std::cout.rdbuf(saved);
+  std::string line = captured.str();
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  EGM_CHECK(!line.empty() && line.find('\n') == std::string::npos, "egm sweep --print-command printed '{}'", line);
+  return line;
+}
+
+slurm::BatchParams batch_params(const SubmitOptions& o, const std::string& sweep_name, int workers,
+                                const fs::path& db_dir, const std::string& launch) {
+  slurm::BatchParams p = {
+      {"workers", std::to_string(workers)},
+      {"time", o.time},
+      {"launch_command", launch},
+      {"job_name", "egm-" + sweep_name},
+      {"output", (db_dir / (sweep_name + "-%j.out")).string()},
+      {"chdir", fs::current_path().string()},
+      {"cpus_per_task", std::to_string(o.threads_per_worker)},
+  };
+  if (!o.partition.empty()) p["partition"] = o.partition;
+  if (!o.account.empty()) p["account"] = o.account;
+  if (!o.gpus_per_node.empty()) p["gpus_per_node"] = o.gpus_per_node;
+  for (const std::string& kv : o.params) {
+    const auto eq = kv.find('=');
+    EGM_REQUIRE(eq != std::string::npos && eq > 0, ConfigError, "--param '{}' is not name=value", kv);
+    const std::string name = kv.substr(0, eq);
+    EGM_REQUIRE(name != "launch_command" && name != "workers", ConfigError,
+                "--param {}: set by egm submit (use --workers and the sweep options instead)", name);
+    p[name] = kv.substr(eq + 1);  // unknown names are refused by the renderer, with the valid ones
+  }
+  return p;
+}
+
+void run_submit(const SubmitOptions& o) {
+  EGM_REQUIRE(o.slurm, ConfigError, "egm submit needs --slurm (Slurm is the only scheduler egm submits to)");
+  const spec::ExperimentSpec spec = spec::load_spec(o.spec);  // a bad spec stops here, nothing written
+  const int cells = static_cast<int>(spec.variants.size() * spec.seeds.size());
+  const int workers = o.workers > 0 ? o.workers : std::max(1, cells);
+  const std::string db_path = fs::absolute(o.db.empty() ? db::default_db_path() : o.db).lexically_normal().string();
+  const fs::path db_dir = fs::path(db_path).parent_path();
+
+  std::vector<std::string> sweep_args{o.spec, "--workers", std::to_string(workers), "--db", db_path, "--runs-dir",
+                                      o.runs_dir, "--threads-per-worker", std::to_string(o.threads_per_worker)};
+  if (!o.data.empty()) sweep_args.insert(sweep_args.end(), {"--data", o.data});
+  if (o.checkpoint_every > 0) sweep_args.insert(sweep_args.end(), {"--checkpoint-every", std::to_string(o.checkpoint_every)});
+  if (o.stop_timeout > 0) sweep_args.insert(sweep_args.end(), {"--stop-timeout", fmt::format("{}", o.stop_timeout)});
+  // --new-sweep is applied here, once; the job (and each requeued attempt)
+  // then loads that new sweep instead of superseding it again.
+  const std::string launch = sweep_launch_command(sweep_args);
+  const std::string script_path = (db_dir / (spec.name + ".sbatch")).string();
+  const std::string script = slurm::render_batch_script(batch_params(o, spec.name, workers, db_dir, launch));
+
+  if (o.dry_run) {
+    std::cout << script;
+    std::cerr << fmt::format("egm submit: dry run: not written, not submitted (would write {} and run sbatch)\n",
+                             script_path);
+    return;
+  }
+
+  // The sweep and its cells exist before the job does, so `egm status` shows
+  // it pending, and the job id has a row to live in.
+  spec::SweepSetup setup = spec::open_sweep(o.spec, db_path, o.new_sweep);
+  const db::SweepRow& sweep = setup.sweep.sweep;
+  if (sweep.slurm_job_id) {
+    const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);
+    EGM_REQUIRE(!state.active(), ConfigError,
+                "sweep '{}' already has Slurm job {} ({}); two jobs would run the same cells: wait for it or "
+                "`scancel {}` first",
+                sweep.name, *sweep.slurm_job_id, state.state, *sweep.slurm_job_id);
+  }
+  atomic_write_file(script_path, script);
+  const std::uint64_t job_id = slurm::submit_batch_script(script_path, o.sbatch);
+  setup.db.set_slurm_job_id(sweep.id, std::to_string(job_id));
+
+  if (o.parsable) {
+    std::cout << job_id << "\n";
+    return;
+  }
+  std::cout << fmt::format("submitted sweep {} ({} cells, {} workers) as Slurm job {}\n", sweep.name, cells, workers,
+                           job_id);
+  std::cout << fmt::format("  script  {}\n", script_path);
+  std::cout << fmt::format("  log     {}\n", (db_dir / fmt::format("{}-{}.out", spec.name, job_id)).string());
+  std::cout << fmt::format("  follow  egm status --db {} --sweep {}\n", db_path, sweep.name);
+}
+
+}  // namespace
 
 void register_submit_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("submit", "(not built yet)");
-  cmd->callback([] { EGM_THROW(Error, "egm submit is not built yet"); });
+  auto o = std::make_shared<SubmitOptions>();
+  auto* cmd = app.add_subcommand("submit", "run a sweep as a Slurm job: render the batch script, sbatch it");
+  cmd->add_option("spec", o->spec, "experiment spec (JSON; experiments/README.md)")->required();
+  cmd->add_flag("--slurm", o->slurm, "submit to Slurm (required: the only scheduler)");
+  cmd->add_option("--workers", o->workers, "worker ranks; the job has workers + 1 tasks (default: one per cell)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--db", o->db, "results database (default: $EGM_DB, else runs/egm.sqlite); the script and the "
+                                 "job's log go next to it");
+  cmd->add_option("--time", o->time, "time limit per attempt (sbatch --time)")->capture_default_str();
+  cmd->add_option("--partition", o->partition, "partition (sbatch --partition)");
+  cmd->add_option("--account", o->account, "account (sbatch --account)");
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node, [type:]count (sbatch --gpus-per-node)");
+  std::string param_help = "any batch script parameter, repeatable; one of:";
+  for (const auto& p : slurm::batch_parameters()) param_help += " " + p.name;
+  cmd->add_option("--param", o->params, param_help)->type_name("NAME=VALUE");
+  cmd->add_flag("--dry-run", o->dry_run, "print the batch script; write nothing, submit nothing");
+  cmd->add_flag("--parsable", o->parsable, "print only the job id");
+  cmd->add_flag("--new-sweep", o->new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
+  cmd->add_option("--sbatch", o->sbatch, "the sbatch command")->capture_default_str();
+  cmd->add_option("--runs-dir", o->runs_dir, "run folders (egm sweep --runs-dir)")->capture_default_str();
+  cmd->add_option("--threads-per-worker", o->threads_per_worker, "intra-op threads per worker; also --cpus-per-task")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "also checkpoint every N steps (egm sweep)");
+  cmd->add_option("--stop-timeout", o->stop_timeout, "seconds to wait for checkpoints after a stop signal (egm sweep)");
+  cmd->footer(
+      "Writes DB_DIR/<sweep>.sbatch, creates the sweep in the database (nothing runs), runs sbatch and stores the "
+      "job id with the sweep (egm status shows it and the job's state). The job requeues itself after the "
+      "time-limit warning (slurm/README.md); submitting a stopped sweep again resumes it.");
+  cmd->callback([o] { run_submit(*o); });
 }
 
 }  // namespace egm::cli

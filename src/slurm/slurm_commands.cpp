@@ -151,7 +151,7 @@ bool JobState::active() const {
 }
 
 JobState query_job_state(const std::string& job_id) {
-  const ProgramRun squeue = run_program({"squeue", "-h", "-j", job_id, "-o", "%T"}, 30);
+  const ProgramRun squeue = run_program({"squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"}, 30);
   if (!squeue.started) return {"unknown (squeue unavailable)", ""};
   const std::string from_squeue = first_line(squeue.out);
   if (squeue.exit_code == 0 && !from_squeue.empty()) return {from_squeue, "squeue"};

@@ -36,7 +36,8 @@ struct JobState {
   bool active() const;
 };
 
-// The job's state: `squeue -h -j ID -o %T` while the controller remembers the
+// The job's state: `squeue -h -t all -j ID -o %T` while the controller remembers the
+// job (`-t all`: finished jobs too; plain squeue lists only pending and running),
 // job, else `sacct -n -X -P -j ID -o State` (needs accounting), else
 // "unknown (squeue unavailable)" / "unknown (not in squeue; sacct ...)".
 JobState query_job_state(const std::string& job_id);

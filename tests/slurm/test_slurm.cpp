@@ -454,7 +454,7 @@ TEST(JobState, FromSqueueThenSacctThenUnknown) {
   EXPECT_EQ(none.state, "unknown (squeue unavailable)");
   EXPECT_FALSE(none.known());
   // squeue knows the job: its %T state, for exactly that job.
-  fake.add("squeue", "[ \"$*\" = '-h -j 7 -o %T' ] && echo RUNNING");
+  fake.add("squeue", "[ \"$*\" = '-h -t all -j 7 -o %T' ] && echo RUNNING");
   auto running = egm::slurm::query_job_state("7");
   EXPECT_EQ(running.state, "RUNNING");
   EXPECT_EQ(running.source, "squeue");
