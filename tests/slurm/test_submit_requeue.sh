@@ -3,7 +3,8 @@
 # private test cluster, preempted with `scontrol requeue` mid-sweep:
 #   1. `egm submit --dry-run` prints the script and writes nothing;
 #   2. `egm submit` writes DB_DIR/<sweep>.sbatch, creates the sweep (pending)
-#      and stores the job id that sbatch printed; `egm status` shows it;
+#      and stores the job id that sbatch printed; `egm status` shows it; a
+#      second submit while the job lives is refused;
 #   3. the job runs the real egm-coordinator and egm-worker under mpirun; once
 #      a cell is done and another is mid-run with checkpoints behind it, the
 #      job is requeued (Slurm sends SIGTERM to every process of the job, then
@@ -49,7 +50,7 @@ RUNS=$WORK/runs
 # Read-only queries with the sqlite3 shell: an egm process per poll costs a
 # second on a loaded 2-core box.
 command -v sqlite3 >/dev/null || { echo "skip: sqlite3 (the shell) not found"; exit 77; }
-q() { sqlite3 -readonly -cmd ".timeout 5000" -csv "$DB" "$1"; }
+q() { sqlite3 -readonly -cmd ".timeout 5000" "$DB" "$1"; }  # list mode: no quoting
 # wait_for SQL TIMEOUT_S: until the one-column query returns 1.
 wait_for() {
   local deadline=$((SECONDS + $2))
@@ -85,6 +86,10 @@ cmp -s "$SCRIPT" "$WORK/dry.sbatch" || fail "the submitted script differs from t
 "$EGM" status --db "$DB" >"$WORK/status0.txt" || fail "egm status failed"
 grep -qE "slurm job $job: (PENDING|CONFIGURING|RUNNING)" "$WORK/status0.txt" || { cat "$WORK/status0.txt"; fail "egm status lacks the job and its state"; }
 note "submitted job $job; $(head -n 1 "$WORK/status0.txt")"
+# A second submit while the job lives would run the same cells twice: refused.
+if "$EGM" submit "${submit_args[@]}" >"$WORK/again.out" 2>&1; then fail "a second submit of a sweep with a live job was accepted"; fi
+grep -q "already has Slurm job $job" "$WORK/again.out" || fail "second submit refused without the reason: $(cat "$WORK/again.out")"
+[ "$(squeue -h -o %A | wc -l)" = 1 ] || fail "a second job was submitted"
 
 # 3. Mid-sweep: one cell done, one running past two checkpoints.
 wait_for "SELECT (SELECT count(*) FROM cells WHERE status = 'done') >= 1 AND EXISTS (SELECT 1 FROM runs r
