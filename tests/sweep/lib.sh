@@ -54,3 +54,14 @@ wait_for() {
   done
   return 1
 }
+# expect_resumed_from_checkpoint WHAT RESUMED LAST_DB_CHECKPOINT INTERVAL: a run
+# killed by SIGKILL resumed from a checkpoint, not from 0: at the last one the
+# database knows of or a later one (the kill can land after a checkpoint is on
+# disk but before its record is written), on a checkpoint boundary.
+expect_resumed_from_checkpoint() {
+  local what=$1 resumed=$2 known=$3 interval=$4
+  if [ -z "$resumed" ] || [ -z "$known" ] || [ "$resumed" -lt "$known" ] || [ "$resumed" -le 0 ] ||
+     [ $((resumed % interval)) != 0 ]; then
+    fail "$what: resumed from step '$resumed', expected a checkpoint step (multiple of $interval) >= $known"
+  fi
+}

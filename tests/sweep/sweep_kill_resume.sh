@@ -47,8 +47,8 @@ done
 expect_eq "$killed: attempt 1 interrupted (recovered), attempt 2 done" "1 interrupted;2 done;" \
   "$(q "$DB" "SELECT r.attempt || ' ' || r.status FROM runs r JOIN cells c ON c.id = r.cell_id WHERE c.key = '$killed'
   ORDER BY r.attempt" | tr '\n' ';')"
-expect_eq "$killed resumed from its last checkpoint" "$ckpt" "$(q "$DB" "SELECT r.resumed_from_step FROM runs r
-  JOIN cells c ON c.id = r.cell_id WHERE c.key = '$killed' AND r.attempt = 2")"
+expect_resumed_from_checkpoint "$killed" "$(q "$DB" "SELECT r.resumed_from_step FROM runs r
+  JOIN cells c ON c.id = r.cell_id WHERE c.key = '$killed' AND r.attempt = 2")" "$ckpt" 50
 
 # The same cell trained in one go, outside the sweep.
 "$EGM" query "SELECT config_json FROM cells WHERE key = '$killed'" --db "$DB" --format json |
