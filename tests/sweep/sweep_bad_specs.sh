@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad specs never touch the database: malformed JSON, an unknown key, a wrong
-# type, an empty seed list, impossible sizes and an unknown variant make
+# type, an empty seed list, impossible sizes, an unknown variant and bad ranks
+# per variant (data_parallel_by_variant) make
 # `egm sweep` exit non-zero with the problem's JSON path, and an existing
 # database stays byte-identical (also when egm-coordinator is launched
 # directly, and when a changed spec reuses a sweep's name).
@@ -31,6 +32,13 @@ check_refused empty_seeds '$.seeds' '{"name": "one_cell", "preset": "tiny", "var
 check_refused impossible_sizes '$.overrides.model' \
   '{"name": "one_cell", "preset": "tiny", "variants": ["base"], "seeds": [0], "overrides": {"model": {"d_model": 30, "n_head": 4}}}'
 check_refused unknown_variant '$.variants[0]' '{"name": "one_cell", "preset": "tiny", "variants": ["bsae"], "seeds": [0]}'
+# Ranks per variant (data_parallel_by_variant): a name that is not a variant, a batch the ranks do not divide, no ranks.
+check_refused dp_unknown_variant "\$.data_parallel_by_variant.bsae: 'bsae' is not a variant of this sweep (base)" \
+  '{"name": "one_cell", "preset": "tiny", "variants": ["base"], "seeds": [0], "data_parallel_by_variant": {"bsae": 2}}'
+check_refused dp_indivisible '$.data_parallel_by_variant.base: train.batch_size (8) must be divisible by data_parallel (3)' \
+  '{"name": "one_cell", "preset": "tiny", "variants": ["base"], "seeds": [0], "data_parallel_by_variant": {"base": 3}}'
+check_refused dp_zero '$.data_parallel_by_variant.base: must be >= 1' \
+  '{"name": "one_cell", "preset": "tiny", "variants": ["base"], "seeds": [0], "data_parallel_by_variant": {"base": 0}}'
 
 # The coordinator itself refuses too (a launch that skips `egm sweep`), and sends its worker home.
 mpirun --oversubscribe -np 1 "$BIN_DIR/egm-coordinator" "$WORK/unknown_key.json" --db "$DB" --runs-dir "$RUNS" \
