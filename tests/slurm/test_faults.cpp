@@ -4,8 +4,9 @@
 // and checks the write fails with a clear error and leaves nothing
 // half-written: the previous checkpoint still loads, the database still has
 // exactly what was committed before and passes SQLite's integrity check.
-// (Corrupt/truncated checkpoints, NaN losses and worker exceptions are tested
-// in tests/train and tests/sweep.)
+// Also: every checkpoint of a run damaged -> the run restarts from scratch and
+// says so. (One damaged checkpoint falling back to the previous one, NaN
+// losses and worker exceptions are tested in tests/train and tests/sweep.)
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -18,9 +19,14 @@
 #include <set>
 #include <string>
 
+#include "config/run_config.h"
+#include "data/corpus.h"
 #include "db/results_db.h"
 #include "train/checkpoint.h"
+#include "train/metrics_sink.h"
+#include "train/trainer.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace fs = std::filesystem;
 
@@ -210,4 +216,85 @@ TEST(DiskFull, DatabaseWriteFailsWholeAndLeavesTheFileIntact) {
   EXPECT_EQ(check.text(0), "ok");
   EXPECT_EQ(count_metrics(reader), 11);
   EXPECT_EQ(reader.run(run).status, RunStatus::running);
+}
+
+namespace {
+
+// A small corpus with structure to learn, made here (no file needed).
+const egm::Corpus& word_corpus() {
+  static const egm::Corpus corpus = [] {
+    std::string text;
+    const char* words[] = {"the ", "king ", "and ", "queen ", "of ", "rome ", "speak ", "now. ", "\n"};
+    uint64_t x = 99;
+    for (int i = 0; i < 20000; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      text += words[(x >> 33) % 9];
+    }
+    return egm::Corpus::from_text(text);
+  }();
+  return corpus;
+}
+
+egm::RunConfig tiny_config() {
+  egm::RunConfig c = egm::preset_config("tiny");
+  c.model.variant = "base";
+  c.model.vocab_size = word_corpus().vocab_size();
+  c.train.seed = 8;
+  c.train.max_steps = 30;
+  c.train.eval_interval = 10;
+  c.train.eval_batches = 2;
+  c.train.ar_eval_windows = 0;
+  c.train.full_val_eval = false;
+  return c;
+}
+
+egm::RuntimeOptions runtime_in(const std::string& dir) {
+  egm::RuntimeOptions r;
+  r.threads = 1;
+  r.out_dir = dir;
+  r.log_interval = 1;
+  return r;
+}
+
+int count_events(const egm::MemorySink& sink, const std::string& event) {
+  int n = 0;
+  for (const auto& r : sink.records)
+    if (r.value("kind", "") == "event" && r.value("event", "") == event) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Both checkpoints of a run damaged (one bit-flipped, one truncated): the
+// trainer skips each with a checkpoint_skipped event, says
+// restart_from_scratch, and trains from step 0 -- the same trajectory as a
+// run that never had a checkpoint (CPU training is bitwise reproducible).
+TEST(DamagedCheckpoints, AllBadRestartsFromScratchAndSaysSo) {
+  const fs::path dir = fs::temp_directory_path() / ("egm_faults_scratch_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  egm::MemorySink first;
+  int polls = 0;
+  // Checkpoints at the evals of steps 10 and 20, then one where it stops (25).
+  egm::Trainer(tiny_config(), runtime_in(dir.string()), word_corpus(), first).run([&] { return ++polls > 25; });
+  const auto paths = egm::checkpoint_paths(dir.string());
+  ASSERT_EQ(egm::read_checkpoint_header(paths.current)["step"], 25);
+  ASSERT_EQ(egm::read_checkpoint_header(paths.previous)["step"], 20);
+  std::string current = egm::read_file(paths.current), previous = egm::read_file(paths.previous);
+  current[current.size() - 50] ^= 0x01;
+  previous.resize(previous.size() - 1000);
+  std::ofstream(paths.current, std::ios::binary | std::ios::trunc) << current;
+  std::ofstream(paths.previous, std::ios::binary | std::ios::trunc) << previous;
+
+  egm::MemorySink resumed;
+  const egm::RunResult r = egm::Trainer(tiny_config(), runtime_in(dir.string()), word_corpus(), resumed).run();
+  EXPECT_EQ(r.status, "done");
+  EXPECT_EQ(r.resumed_from_step, -1) << "a damaged checkpoint was loaded";
+  EXPECT_EQ(count_events(resumed, "checkpoint_skipped"), 2);
+  EXPECT_EQ(count_events(resumed, "restart_from_scratch"), 1);
+  EXPECT_EQ(count_events(resumed, "resumed"), 0);
+
+  egm::MemorySink fresh_sink;
+  const egm::RunResult fresh = egm::Trainer(tiny_config(), runtime_in(""), word_corpus(), fresh_sink).run();
+  EXPECT_EQ(r.final_val, fresh.final_val) << "the restart did not train from step 0 like a fresh run";
+  fs::remove_all(dir);
 }
