@@ -91,9 +91,11 @@ if "$EGM" submit "${submit_args[@]}" >"$WORK/again.out" 2>&1; then fail "a secon
 grep -q "already has Slurm job $job" "$WORK/again.out" || fail "second submit refused without the reason: $(cat "$WORK/again.out")"
 [ "$(squeue -h -o %A | wc -l)" = 1 ] || fail "a second job was submitted"
 
-# 3. Mid-sweep: one cell done, one running past two checkpoints.
+# 3. Mid-sweep: one cell done, one running past two checkpoints and far
+#    enough from its end (400 steps) not to finish before the SIGTERM lands.
 wait_for "SELECT (SELECT count(*) FROM cells WHERE status = 'done') >= 1 AND EXISTS (SELECT 1 FROM runs r
-  JOIN metrics m ON m.run_id = r.id WHERE r.status = 'running' AND m.split = 'train' AND m.step >= $((2 * CHECKPOINT_EVERY + 5))) AS ready" 150 ||
+  WHERE r.status = 'running' AND (SELECT max(step) FROM metrics m WHERE m.run_id = r.id AND m.split = 'train')
+  BETWEEN $((2 * CHECKPOINT_EVERY + 5)) AND 250) AS ready" 150 ||
   { cat "$LOG" >&2 || true; fail "never saw a done cell next to a running one with checkpoints"; }
 done_before=$(q "SELECT group_concat(key, ' ') FROM (SELECT key FROM cells WHERE status = 'done' ORDER BY key)")
 note "requeueing job $job: done [$done_before], running: $(q "SELECT group_concat(c.key || '@' || (SELECT max(step)
