@@ -23,6 +23,12 @@ class EnergyGateAttentionImpl : public AttentionImpl {
   torch::nn::Linear energy{nullptr};  // [H, d] with bias (the bias cancels in the z-score)
   torch::Tensor tau, alpha;           // [H] each
 
+  // Gate probe (GPTImpl::gate_open_shares): while probe_gate is set, forward stores in
+  // gate_open_share the share of gate values above 1/2 per head ([H], float64, CPU):
+  // the keys the gate passes more than it blocks (alpha > 0: z_j > tau).
+  bool probe_gate = false;
+  torch::Tensor gate_open_share;
+
  protected:
   torch::Tensor energies(const torch::Tensor& x);  // [B, H, T]
 };

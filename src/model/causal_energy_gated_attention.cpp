@@ -25,6 +25,12 @@ torch::Tensor CausalEnergyGatedAttentionImpl::prefix_gate(const torch::Tensor& e
 torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
   torch::Tensor g = prefix_gate(energies(x));
+  if (probe_gate) {
+    // Only pairs j <= i exist for query i: T (T + 1) / 2 of them per window and head.
+    const int64_t B = g.size(0), T = g.size(-1);
+    torch::Tensor open = (g > 0.5).tril().to(torch::kFloat64).sum(at::IntArrayRef{0, 2, 3});
+    gate_open_share = (open / static_cast<double>(B * T * (T + 1) / 2)).cpu();
+  }
   torch::Tensor P = torch::softmax(scores(h, ctx), -1);
   return merge(pair_gated_mix(P, g, h.v));  // dropout, then the [B, H, T, T] gate
 }

@@ -19,6 +19,7 @@ torch::Tensor EnergyGatedAttentionImpl::key_gate(const torch::Tensor& e) const {
 torch::Tensor EnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
   torch::Tensor g = key_gate(energies(x));                              // [B, H, T]
+  if (probe_gate) gate_open_share = (g > 0.5).to(torch::kFloat64).mean(at::IntArrayRef{0, 2}).cpu();
   torch::Tensor P = torch::softmax(scores(h, ctx), -1);  // [B, H, T, T]
   return merge(key_gated_mix(P, g, h.v));                  // dropout BEFORE the gate, as published
 }

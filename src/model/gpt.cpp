@@ -1,6 +1,7 @@
 #include "model/gpt.h"
 
 #include "config/variants.h"
+#include "model/attention_variants.h"
 #include "model/counter_dropout.h"
 #include "model/init.h"
 #include "util/error.h"
@@ -43,6 +44,32 @@ LearnedParams GPTImpl::learned_params() const {
   LearnedParams out;
   pos->report_params(out);
   for (const auto& block : *h) block->as<BlockImpl>()->attn->report_params(out);
+  return out;
+}
+
+LearnedParams GPTImpl::gate_open_shares(const torch::Tensor& idx) {
+  std::vector<std::pair<int64_t, EnergyGateAttentionImpl*>> gates;
+  for (size_t l = 0; l < h->size(); ++l)
+    if (auto* g = dynamic_cast<EnergyGateAttentionImpl*>(h[l]->as<BlockImpl>()->attn.get()))
+      gates.emplace_back(static_cast<int64_t>(l), g);
+  LearnedParams out;
+  if (gates.empty()) return out;
+
+  const bool was_training = is_training();
+  eval();
+  for (auto& [layer, g] : gates) g->probe_gate = true;
+  {
+    torch::NoGradGuard no_grad;
+    forward(idx);
+  }
+  for (auto& [layer, g] : gates) {
+    g->probe_gate = false;
+    if (!g->gate_open_share.defined()) continue;  // a gate kind without the probe
+    for (int64_t head = 0; head < g->gate_open_share.size(0); ++head)
+      out.push_back({"ega", layer, head, "gate_open_share", g->gate_open_share[head].item<double>()});
+    g->gate_open_share = torch::Tensor();
+  }
+  train(was_training);
   return out;
 }
 

@@ -26,6 +26,10 @@ class GPTImpl : public torch::nn::Module {
 
   // MoPE omega/sigma per pair, EGA tau/alpha per layer and head, ...
   LearnedParams learned_params() const;
+  // The share of keys each EGA head lets through (gate > 1/2) on the windows idx [B, T],
+  // in eval mode without gradients: {"ega", layer, head, "gate_open_share", share}. For
+  // causal EGA the share is over the pairs j <= i. Empty when no layer has an EGA gate.
+  LearnedParams gate_open_shares(const torch::Tensor& idx);
   int64_t num_parameters() const;
   const ModelConfig& config() const { return config_; }
   const std::string& attention_kind() const { return attention_kind_; }

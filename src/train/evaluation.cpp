@@ -44,6 +44,15 @@ double evaluate_random_batches(const EvalContext& ctx, Split split, int64_t step
   return total / count;
 }
 
+LearnedParams measure_gate_open_shares(const EvalContext& ctx, int64_t windows) {
+  const std::vector<int64_t> picks = autoregressive_window_indices(ctx.sampler.num_windows(Split::val), windows);
+  if (picks.empty()) return {};
+  std::vector<torch::Tensor> xs;
+  for (int64_t pick : picks) xs.push_back(ctx.sampler.windows(Split::val, pick, 1).x);
+  compat::AutocastGuard autocast(ctx.autocast, ctx.autocast_dtype);
+  return ctx.model.gate_open_shares(torch::cat(xs, 0).to(ctx.device));
+}
+
 WindowsLoss evaluate_all_windows(const EvalContext& ctx, Split split, int64_t batch_size) {
   EvalMode mode(ctx.model);
   const int64_t n = ctx.sampler.num_windows(split);

@@ -42,6 +42,12 @@ struct AutoregressiveLoss {
 };
 AutoregressiveLoss evaluate_autoregressive(const EvalContext& ctx, int64_t windows);
 
+// The share of keys each EGA head's gate passes (GPTImpl::gate_open_shares) on `windows`
+// evenly spaced validation windows: the same windows at every eval and no generator
+// drawn from, so measuring it changes nothing about the run. Every rank computes the
+// same numbers. Empty for models without an EGA gate.
+LearnedParams measure_gate_open_shares(const EvalContext& ctx, int64_t windows);
+
 // The windows the autoregressive evaluation uses: `count` evenly spaced indices.
 std::vector<int64_t> autoregressive_window_indices(int64_t available, int64_t count);
 

@@ -30,6 +30,9 @@ nlohmann::json params_record(int64_t step, const LearnedParams& params) {
   return {{"kind", "params"}, {"step", step}, {"params", list}};
 }
 
+// Validation windows the EGA gate statistics are measured on at each eval.
+constexpr int64_t kGateProbeWindows = 8;
+
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 double number_or_nan(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
@@ -192,7 +195,9 @@ void Trainer::evaluate_and_record(double elapsed) {
     state_.best_val = last_val_;
     state_.best_val_step = state_.step;
   }
-  emit(params_record(state_.step, model_->learned_params()));
+  LearnedParams params = model_->learned_params();
+  for (LearnedParam& p : measure_gate_open_shares(ctx, kGateProbeWindows)) params.push_back(std::move(p));
+  emit(params_record(state_.step, params));
 }
 
 void Trainer::record_final_measurements(RunResult& r) {

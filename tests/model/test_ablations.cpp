@@ -138,7 +138,7 @@ TEST(ConvAttention, HandComputedThreeTokenExample) {
   // out_i = sum_{j<=i} softmax_j(s_i) v_j with v = x.
   const double v[3] = {0.5, 1.0, 1.5};
   torch::Tensor x = torch::tensor({0.5, 1.0, 1.5}).view({1, 3, 1});
-  egm::AttentionContext ctx{{}, {}, egm::causal_mask_bias(3, torch::kCPU)};
+  egm::AttentionContext ctx{{}, {}, egm::causal_mask_bias(3, torch::kCPU), {}};
   attn.eval();
   torch::Tensor out = attn.forward(x, ctx);
   for (int i = 0; i < 3; ++i) {
@@ -568,7 +568,7 @@ TEST(DISABLED_Timing, AttentionForwardBackwardAtTheSmallPreset) {
   const egm::ModelConfig base_config = preset.model;
   const int64_t B = preset.train.batch_size, T = base_config.block_size, d = base_config.d_model;
   torch::Tensor x = torch::randn({B, T, d}, egm::compat::make_cpu_generator(1)).requires_grad_();
-  egm::AttentionContext ctx{{}, {}, egm::causal_mask_bias(T, torch::kCPU)};
+  egm::AttentionContext ctx{{}, {}, egm::causal_mask_bias(T, torch::kCPU), {}};
   auto seconds = [&](egm::AttentionImpl& attn) {
     auto t0 = std::chrono::steady_clock::now();
     attn.forward(x, ctx).square().sum().backward();

@@ -135,7 +135,7 @@ TEST(Ega, WithoutDropoutEqualsAnAdditiveLogBiasOfTheGate) {
   }
   attn->eval();
   torch::Tensor x = torch::randn({3, c.block_size, c.d_model});
-  egm::AttentionContext ctx{{}, {}, egm::causal_mask_bias(c.block_size, torch::kCPU)};
+  egm::AttentionContext ctx{{}, {}, egm::causal_mask_bias(c.block_size, torch::kCPU), {}};
   torch::NoGradGuard g;
   EXPECT_TRUE(torch::allclose(attn->forward(x, ctx), ega_as_logit_bias(*attn, x, c), 1e-5, 1e-5));
 }
@@ -159,6 +159,89 @@ TEST(Ega, CausalEqualsPublishedOnTheLastQueryRowOnly) {
   const int64_t last = pub.block_size - 1;
   EXPECT_TRUE(torch::allclose(la.select(1, last), lb.select(1, last), 1e-4, 1e-4));
   EXPECT_GT((la.narrow(1, 0, last) - lb.narrow(1, 0, last)).abs().max().item<double>(), 1e-3);
+}
+
+// The first block's energies e[b, h, t], computed by hand from the embeddings (one layer,
+// eval mode: block input = token embedding + learned table, no dropout).
+torch::Tensor first_layer_energies(egm::GPTImpl& model, const torch::Tensor& idx) {
+  auto* attn = dynamic_cast<egm::EnergyGateAttentionImpl*>(model.h[0]->as<egm::BlockImpl>()->attn.get());
+  const int64_t T = idx.size(1);
+  torch::Tensor x = model.wte(idx) + model.pos->input_table(T, torch::kCPU);
+  return attn->energy(model.h[0]->as<egm::BlockImpl>()->ln_1(x)).permute({0, 2, 1});  // [B, H, T]
+}
+
+// Sets tau and alpha of the first layer's gate; returns the layer.
+egm::EnergyGateAttentionImpl* set_gate(egm::GPT& model, double alpha) {
+  auto* attn = dynamic_cast<egm::EnergyGateAttentionImpl*>(model->h[0]->as<egm::BlockImpl>()->attn.get());
+  torch::NoGradGuard g;
+  attn->tau.copy_(torch::linspace(-0.6, 0.6, attn->tau.size(0)));
+  attn->alpha.fill_(alpha);
+  attn->energy->weight.normal_(0, 0.5, egm::compat::make_cpu_generator(5));
+  return attn;
+}
+
+TEST(GateProbe, PublishedEgaSharesAreTheKeysWhoseZScoreExceedsTau) {
+  egm::ModelConfig c = small_model("ega");
+  c.n_layer = 1;
+  egm::GPT model = egm::build_model(c, 2);
+  egm::EnergyGateAttentionImpl* attn = set_gate(model, 1.7);
+  torch::Tensor idx = torch::randint(c.vocab_size, {3, c.block_size}, egm::compat::make_cpu_generator(9));
+  model->train();
+  const egm::LearnedParams shares = model->gate_open_shares(idx);
+  EXPECT_TRUE(model->is_training());  // the probe restores the mode
+  ASSERT_EQ(shares.size(), static_cast<size_t>(c.n_head));
+
+  // By hand: gate > 1/2 <=> z_j > tau with z over all T (population SD), alpha > 0.
+  torch::NoGradGuard g;
+  model->eval();
+  torch::Tensor e = first_layer_energies(*model, idx).to(torch::kFloat64);
+  torch::Tensor z = (e - e.mean(-1, true)) / e.std(-1, /*unbiased=*/false, true);
+  for (int64_t h = 0; h < c.n_head; ++h) {
+    const double expected = (z.select(1, h) > attn->tau[h].item<double>()).to(torch::kFloat64).mean().item<double>();
+    EXPECT_EQ(shares[h].module, "ega");
+    EXPECT_EQ(shares[h].name, "gate_open_share");
+    EXPECT_EQ(shares[h].layer, 0);
+    EXPECT_EQ(shares[h].index, h);
+    EXPECT_NEAR(shares[h].value, expected, 1e-12) << "head " << h;
+  }
+  // tau from -0.6 to 0.6: a higher threshold passes fewer keys.
+  EXPECT_GT(shares.front().value, shares.back().value);
+}
+
+TEST(GateProbe, CausalEgaSharesCountOnlyPairsWithTheKeyInThePrefix) {
+  egm::ModelConfig c = small_model("ega_causal");
+  c.n_layer = 1;
+  egm::GPT model = egm::build_model(c, 2);
+  egm::EnergyGateAttentionImpl* attn = set_gate(model, 2.0);
+  torch::Tensor idx = torch::randint(c.vocab_size, {2, c.block_size}, egm::compat::make_cpu_generator(4));
+  const egm::LearnedParams shares = model->gate_open_shares(idx);
+  ASSERT_EQ(shares.size(), static_cast<size_t>(c.n_head));
+
+  torch::NoGradGuard g;
+  model->eval();
+  torch::Tensor e = first_layer_energies(*model, idx).to(torch::kFloat64);
+  const int64_t B = idx.size(0), T = idx.size(1);
+  for (int64_t h = 0; h < c.n_head; ++h) {
+    const double tau = attn->tau[h].item<double>();
+    int64_t open = 0, pairs = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < T; ++i) {
+        torch::Tensor prefix = e[b][h].narrow(0, 0, i + 1);
+        const double mean = prefix.mean().item<double>();
+        const double sd = std::max(prefix.std(/*unbiased=*/false).item<double>(), 1e-8);
+        for (int64_t j = 0; j <= i; ++j, ++pairs)
+          if ((e[b][h][j].item<double>() - mean) / sd > tau) ++open;
+      }
+    EXPECT_NEAR(shares[h].value, static_cast<double>(open) / static_cast<double>(pairs), 1e-12) << "head " << h;
+  }
+}
+
+TEST(GateProbe, ModelsWithoutAnEgaGateReportNothing) {
+  torch::Tensor idx = torch::zeros({1, 8}, torch::kInt64);
+  for (const char* v : {"base", "mope", "alibi"}) {
+    egm::GPT model = egm::build_model(small_model(v), 1);
+    EXPECT_TRUE(model->gate_open_shares(idx).empty()) << v;
+  }
 }
 
 TEST(Init, SharedParametersAreIdenticalAcrossVariantsAndSeedsDiffer) {
