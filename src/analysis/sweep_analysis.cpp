@@ -479,12 +479,17 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
 
   if (o.analyse_params) {
     a.params = analyze_params(data, done, o.params, o.rng_seed);
-    const bool has_ega = std::any_of(a.params.gates.begin(), a.params.gates.end(),
-                                     [](const GateParamStat& g) { return g.module == "ega"; });
-    if (has_ega)
+    // Workers measure gate_open_share at each eval (GPTImpl::gate_open_shares); runs
+    // recorded before that have only tau and alpha.
+    const auto& gates = a.params.gates;
+    const bool has_ega = std::any_of(gates.begin(), gates.end(), [](const GateParamStat& g) { return g.module == "ega"; });
+    const bool has_share = std::any_of(gates.begin(), gates.end(), [](const GateParamStat& g) {
+      return g.module == "ega" && g.name == "gate_open_share";
+    });
+    if (has_ega && !has_share)
       a.params.notes.push_back(
-          "the share of keys above the EGA gate threshold needs the model on validation text; the database does not "
-          "hold it, so it is not reported");
+          "the share of keys above the EGA gate threshold (gate_open_share) was not recorded for these runs; "
+          "runs trained by this version record it at every eval");
   }
   return a;
 }

@@ -119,10 +119,33 @@ TEST_F(Params, EgaTauAndAlphaPerLayerAndHeadOverSeeds) {
   EXPECT_NEAR(alpha->mean, 2.08, kTol);
   EXPECT_NEAR(alpha->sd, 0.02, kTol);
   EXPECT_NEAR(alpha->init_mean, 2.0, kTol);
-  // The gate-threshold share is not in the database: said so.
+  // The fixture's runs hold no gate-threshold share: said so.
   bool said = false;
   for (const auto& n : analysis_.params.notes) said = said || n.find("gate threshold") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+TEST_F(Params, GateOpenShareIsSummarisedLikeTheOtherGateParameters) {
+  ScratchDir other;
+  db::ResultsDb db(other.file("g.sqlite"), db::OpenMode::read_write_create);
+  fx::write_fixture(db, {});
+  // As a worker records it: per layer and head at each eval; here 0.5 at step 0 and
+  // 0.40 / 0.44 / 0.48 at step 100 for seeds 0 / 1 / 2 (layer 1, head 0 of ega).
+  db.connection().execute(
+      "INSERT INTO params (cell_id, run_id, step, module, layer, idx, name, value) "
+      "SELECT cell_id, run_id, step, 'ega', layer, idx, 'gate_open_share', "
+      "CASE step WHEN 0 THEN 0.5 ELSE 0.40 + 0.04 * (SELECT seed FROM cells WHERE cells.id = params.cell_id) END "
+      "FROM params WHERE module = 'ega' AND name = 'tau'");
+  const SweepAnalysis a = analyze_sweep(db, "fixture");
+  const GateParamStat* share = nullptr;
+  for (const auto& g : a.params.gates)
+    if (g.variant == "ega" && g.layer == 1 && g.idx == 0 && g.name == "gate_open_share") share = &g;
+  ASSERT_NE(share, nullptr);
+  EXPECT_EQ(share->n, 3u);
+  EXPECT_NEAR(share->mean, 0.44, kTol);
+  EXPECT_NEAR(share->sd, 0.04, kTol);
+  EXPECT_NEAR(share->init_mean, 0.5, kTol);
+  for (const auto& n : a.params.notes) EXPECT_EQ(n.find("gate threshold"), std::string::npos) << n;
 }
 
 TEST_F(Params, NoInitRowsMeansNoComparison) {
