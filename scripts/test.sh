@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+source scripts/blas_env.sh
 if [ -z "${EGM_DATA:-}" ] && [ -f ../shared/data/tinyshakespeare/input.txt ]; then
   EGM_DATA=$(realpath ../shared/data/tinyshakespeare/input.txt)
 fi
