@@ -12,6 +12,7 @@
 #include "coordinator/record_mapping.h"
 #include "coordinator/summary.h"
 #include "db/sqlite.h"
+#include "dist/device_placement.h"
 #include "egm/version_info.h"
 #include "slurm/slurm_env.h"
 #include "sweep/run_dirs.h"
@@ -81,7 +82,7 @@ Coordinator::Coordinator(CoordinatorOptions options, sweep::Transport& transport
       view_(out, options_.view, options_.plain_interval_s),
       host_(process_info().host) {
   if (options_.db_path.empty()) options_.db_path = db::default_db_path();
-  for (int r = 1; r < transport_.size(); ++r) workers_.push_back(WorkerSlot{r, WorkerState::starting, {}, {}});
+  for (int r = 1; r < transport_.size(); ++r) workers_.push_back(WorkerSlot{r, WorkerState::starting, {}, {}, {}});
 }
 
 Coordinator::~Coordinator() = default;
@@ -106,6 +107,7 @@ void Coordinator::setup() {
   // and so does a cell that needs more workers than this sweep has.
   spec::ExperimentSpec spec = spec::load_spec(options_.spec_path);
   check_group_sizes(spec);
+  runs_per_gpu_ = spec.runs_per_gpu;
   setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(std::move(spec), options_.db_path, options_.new_sweep));
   const db::SweepRow& sweep = setup_->sweep.sweep;
   sweep_id_ = sweep.id;
@@ -218,10 +220,36 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
   }
   if (m.git_commit != EGM_GIT_COMMIT)  // through the view: stderr lines would break its redraw
     say(fmt::format("warning: worker rank {} runs egm {}, the coordinator {}", w.rank, m.git_commit, EGM_GIT_COMMIT));
+  w.device = device_for(w, m);
   w.hello = m;
   w.state = WorkerState::idle;
   log::debug("worker rank {} on {}: {} cores, torch {}, corpus {}", w.rank, m.host, m.cores, m.torch_version,
              m.corpus_path);
+}
+
+// --device cuda (no index) deals the GPUs out: a worker's index among the workers
+// on its host is its local rank for dist::place_on_gpu, so consecutive workers,
+// which a data-parallel cell takes, land on distinct GPUs, and at most
+// runs_per_gpu share one. The index is the launcher's local rank, less one when
+// this (GPU-less) coordinator sits before it on the same host; without a launcher
+// local rank, the workers on that host that said HELLO before it are counted.
+// A worker that cannot be placed stops the sweep at HELLO.
+std::string Coordinator::device_for(const WorkerSlot& w, const sweep::Hello& hello) const {
+  if (options_.device != "cuda") return options_.device;
+  int index = 0;
+  if (hello.local_rank >= 0) {
+    const int own = process_info().local_rank;
+    index = hello.local_rank - (hello.host == host_ && own >= 0 && own < hello.local_rank ? 1 : 0);
+  } else {
+    for (const WorkerSlot& other : workers_)
+      if (other.state != WorkerState::starting && other.hello.host == hello.host) ++index;
+  }
+  try {
+    return fmt::format("cuda:{}", egm::dist::place_on_gpu(index, hello.gpus, runs_per_gpu_).device);
+  } catch (const Error& e) {
+    EGM_THROW(ConfigError, "worker rank {} on {} ({} of its host's workers): {}", w.rank, hello.host, index + 1,
+              e.what());
+  }
 }
 
 Coordinator::Job* Coordinator::current_job(WorkerSlot& w, int64_t cell_id, int64_t run_id, const char* kind) {
@@ -470,7 +498,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   }
   db::RunInfo info;
   info.host = fmt::format("{}", fmt::join(hosts, ","));
-  info.device = options_.device;
+  info.device = leader.device;
   info.world_size = static_cast<int>(group.size());
   info.backend = backend_of(options_.device, hellos);
   info.torch_version = leader.hello.torch_version;
@@ -496,7 +524,10 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   a.runtime.checkpoint_interval = options_.checkpoint_interval;
   a.runtime.log_interval = options_.log_interval;
   a.group = ranks;
-  for (int r : ranks) sweep::send_message(transport_, r, a);
+  for (WorkerSlot* w : group) {
+    a.runtime.device = w->device;  // each member its own GPU under --device cuda
+    sweep::send_message(transport_, w->rank, a);
+  }
 
   Job job;
   job.cell_id = cell_id;

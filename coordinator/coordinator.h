@@ -92,6 +92,7 @@ class Coordinator {
     int rank = 0;
     WorkerState state = WorkerState::starting;
     sweep::Hello hello;
+    std::string device;             // what it trains on (device_for), set at HELLO
     std::optional<int64_t> run_id;  // the attempt it is training (busy)
   };
   enum class CellState { queued, running, done, exhausted };
@@ -129,6 +130,7 @@ class Coordinator {
   void assign(const std::vector<WorkerSlot*>& group, int64_t cell_id);
   // Throws ConfigError when a cell needs more workers than the sweep has.
   void check_group_sizes(const spec::ExperimentSpec& spec) const;
+  std::string device_for(const WorkerSlot& w, const sweep::Hello& hello) const;
   void requeue_or_give_up(int64_t cell_id, const std::string& what);
   void begin_stop(int signal_number);
   void stop_overdue_jobs();
@@ -156,6 +158,7 @@ class Coordinator {
   std::string sweep_name_;
   std::string host_;
   std::vector<WorkerSlot> workers_;  // index = rank - 1
+  int runs_per_gpu_ = 1;             // the spec's runs_per_gpu (device_for)
   std::map<int64_t, CellSlot> cells_;
   std::deque<int64_t> queue_;        // cell ids, in the order they will be handed out
   std::map<int64_t, Job> jobs_;      // attempts in flight, by run id

@@ -56,6 +56,7 @@ sweep::Hello Worker::hello() {
   h.torch_version = compat::torch_version();
   h.git_commit = EGM_GIT_COMMIT;
   h.nccl = have_nccl();
+  h.gpus = static_cast<int>(torch::cuda::device_count());
   try {
     // Loaded once; every run of this worker reads the same tokens.
     const std::string path = std::filesystem::absolute(locate_corpus(options_.data_path)).string();

@@ -132,6 +132,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       h.corpus_path = r.text_or("corpus_path", "");
       h.corpus_sha256 = r.text_or("corpus_sha256", "");
       h.error = r.text_or("error", "");
+      h.gpus = static_cast<int>(r.integer_or("gpus", 0));
       if (r.has("nccl")) {
         if (!r.field("nccl").is_boolean()) r.fail("nccl", "must be true or false");
         h.nccl = r.field("nccl").get<bool>();
@@ -274,7 +275,7 @@ json to_json(const Message& message) {
                   {"local_rank", m.local_rank}, {"device", m.device}, {"threads", m.threads},
                   {"cores", m.cores}, {"torch_version", m.torch_version}, {"git_commit", m.git_commit},
                   {"corpus_path", m.corpus_path}, {"corpus_sha256", m.corpus_sha256}, {"error", m.error},
-                  {"nccl", m.nccl}};
+                  {"nccl", m.nccl}, {"gpus", m.gpus}};
         } else if constexpr (std::is_same_v<T, Records>) {
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"records", m.records}};
         } else if constexpr (std::is_same_v<T, Result>) {

@@ -28,6 +28,8 @@
 //            worker cannot work (e.g. no corpus); the coordinator stops the sweep.
 //            `nccl` (optional, default false): the worker's build has the NCCL
 //            backend, so a CUDA run of several ranks averages over NCCL.
+//            `gpus` (optional, default 0): CUDA devices the worker sees; with
+//            --device cuda the coordinator deals them out (ASSIGN's device).
 //   RECORDS  {cell_id, run_id, records: [trainer record, ...]}
 //            the records of train/metrics_sink.h, each with "time" (UNIX s)
 //            added; batched: sent every ~0.5 s and at once for status,
@@ -133,6 +135,7 @@ struct Hello {
   std::string corpus_sha256;
   std::string error;  // non-empty: this worker cannot train (the sweep stops)
   bool nccl = false;  // built with the NCCL backend (optional field)
+  int gpus = 0;       // CUDA devices visible to it (optional field)
 };
 
 // How a run is trained (RuntimeOptions minus what the worker knows itself).

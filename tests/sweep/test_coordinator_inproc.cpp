@@ -585,3 +585,96 @@ TEST_F(CoordinatorInProcess, ACellNeedingMoreWorkersThanTheSweepHasIsRefusedBefo
   EXPECT_TRUE(workers[0].got_shutdown);
   EXPECT_FALSE(fs::exists(db_path())) << "the database was created";
 }
+
+// ---- GPU placement under --device cuda ------------------------------------------------
+
+namespace {
+
+constexpr const char* kGpuSpec = R"({
+  "name": "inproc_gpu",
+  "preset": "tiny",
+  "variants": ["base", "ega"],
+  "seeds": [0, 1],
+  "data_parallel_by_variant": {"ega": 2},
+  "runs_per_gpu": 2,
+  "steps": 40,
+  "retries": 0
+})";
+
+// A worker on `host` at launcher local rank `local_rank`, seeing `gpus` GPUs.
+std::function<void(es::Transport&)> hello_on(const std::string& host, int local_rank, int gpus) {
+  return [=](es::Transport& t) {
+    es::Hello h;
+    h.host = host;
+    h.local_rank = local_rank;
+    h.gpus = gpus;
+    h.torch_version = "fake";
+    h.git_commit = "fake";
+    h.corpus_sha256 = "same";
+    es::send_message(t, 0, h);
+  };
+}
+
+}  // namespace
+
+TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGetsItsOwn) {
+  write_spec(kGpuSpec);
+  // Two hosts with 2 GPUs each; the coordinator's host is neither (local ranks from 0).
+  // dist::place_on_gpu: local rank r -> GPU r % 2.
+  std::vector<FakeWorker> workers(4);
+  workers[0].say_hello = hello_on("nodeA", 0, 2);
+  workers[1].say_hello = hello_on("nodeA", 1, 2);
+  workers[2].say_hello = hello_on("nodeB", 0, 2);
+  workers[3].say_hello = hello_on("nodeB", 1, 2);
+  for (auto& w : workers)
+    w.on_assign = [](es::Transport& t, const es::Assign& a) {
+      if (a.group.front() == t.rank()) {
+        send_done(t, a);
+      } else {
+        es::Result res{a.cell_id, a.run_id, {}, 0};
+        res.result.status = "done";
+        res.result.step = 40;
+        es::send_message(t, 0, res);
+      }
+    };
+  ec::CoordinatorOptions o = options();
+  o.device = "cuda";
+  ASSERT_EQ(run_sweep(workers, o), ec::kExitDone);
+
+  const std::map<int, std::string> expected = {{1, "cuda:0"}, {2, "cuda:1"}, {3, "cuda:0"}, {4, "cuda:1"}};
+  std::map<int64_t, std::vector<std::string>> devices_by_run;
+  for (const auto& w : workers) {
+    ASSERT_FALSE(w.assigned.empty());
+    for (const auto& a : w.assigned) {
+      EXPECT_EQ(a.runtime.device, expected.at(w.transport->rank())) << "rank " << w.transport->rank();
+      devices_by_run[a.run_id].push_back(a.runtime.device);
+    }
+  }
+  // A 2-rank ega cell takes two idle workers; whichever two they are, on one host
+  // they are on distinct GPUs (NCCL needs that), and the run records the leader's.
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  for (const auto& r : db.list_runs()) {
+    const auto& devices = devices_by_run.at(r.id);
+    EXPECT_EQ(r.info.device, devices.front()) << r.cell_key;
+    if (r.variant == "ega") {
+      EXPECT_EQ(r.info.world_size, 2) << r.cell_key;
+    }
+  }
+}
+
+TEST_F(CoordinatorInProcess, ACudaSweepWithTooFewGpuSlotsStopsAtHelloNamingTheWorker) {
+  write_spec(kGpuSpec);  // runs_per_gpu 2
+  std::vector<FakeWorker> workers(3);
+  workers[0].say_hello = hello_on("nodeA", 0, 1);
+  workers[1].say_hello = hello_on("nodeA", 1, 1);
+  workers[2].say_hello = hello_on("nodeA", 2, 1);  // 1 GPU x 2 runs holds local ranks 0..1
+  ec::CoordinatorOptions o = options();
+  o.device = "cuda";
+  ::testing::internal::CaptureStderr();
+  const int code = run_sweep(workers, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, ec::kExitError);
+  EXPECT_NE(err.find("worker rank 3 on nodeA"), std::string::npos) << err;
+  EXPECT_NE(err.find("local rank 2 has no GPU"), std::string::npos) << err;
+  for (const auto& w : workers) EXPECT_TRUE(w.assigned.empty());
+}
