@@ -14,6 +14,22 @@ fail() {
 elapsed() { echo "$((SECONDS - ${TEST_T0:-0}))s"; }
 note() { echo "[$(elapsed)] $*"; }
 
+# make_test_workdir NAME: a scratch folder WORK (kept with EGM_KEEP_TEST_DIR=1) with
+# the cluster's folder CLUSTER inside, and the traps that stop the cluster and
+# remove WORK however the test ends (a CTest timeout sends TERM).
+make_test_workdir() {
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/egm-slurm-$1.XXXXXX")
+  chmod 0755 "$WORK"   # munged wants every folder above its socket searchable
+  CLUSTER=$WORK/cluster
+  trap cleanup_test_workdir EXIT
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
+}
+cleanup_test_workdir() {
+  "$CLUSTER_SH" stop "$CLUSTER" >/dev/null 2>&1 || true
+  if [ "${EGM_KEEP_TEST_DIR:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+
 # start_test_cluster DIR: starts the cluster and exports its client settings;
 # exits 77 (CTest skip) when Slurm cannot run here.
 start_test_cluster() {

@@ -12,16 +12,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 TEST_T0=$SECONDS
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/egm-slurm-smoke.XXXXXX")
-chmod 0755 "$WORK"   # munged wants every folder above its socket searchable
-CLUSTER=$WORK/cluster
-cleanup() {
-  "$CLUSTER_SH" stop "$CLUSTER" >/dev/null 2>&1 || true
-  if [ "${EGM_KEEP_TEST_DIR:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 143' TERM   # a CTest timeout still stops the cluster
-trap 'exit 130' INT
+make_test_workdir smoke
 
 start_test_cluster "$CLUSTER"
 note "cluster up: $(sinfo -h -N -o '%N %T %c CPUs')"

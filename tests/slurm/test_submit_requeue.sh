@@ -29,16 +29,7 @@ CELLS=4
 CHECKPOINT_EVERY=20
 
 TEST_T0=$SECONDS
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/egm-slurm-submit.XXXXXX")
-chmod 0755 "$WORK"   # munged wants every folder above its socket searchable
-CLUSTER=$WORK/cluster
-cleanup() {
-  "$CLUSTER_SH" stop "$CLUSTER" >/dev/null 2>&1 || true
-  if [ "${EGM_KEEP_TEST_DIR:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 143' TERM   # a CTest timeout still stops the cluster
-trap 'exit 130' INT
+make_test_workdir submit
 
 # 1 coordinator + 2 workers = 3 tasks; the box may have fewer cores.
 export EGM_SLURM_TEST_CPUS=3

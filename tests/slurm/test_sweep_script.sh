@@ -21,16 +21,7 @@ RENDER=$(realpath "${1:?usage: test_sweep_script.sh PATH/TO/egm_render_sbatch}")
 command -v mpirun >/dev/null || { echo "skip: mpirun not found"; exit 77; }
 
 TEST_T0=$SECONDS
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/egm-slurm-sweep.XXXXXX")
-chmod 0755 "$WORK"   # munged wants every folder above its socket searchable
-CLUSTER=$WORK/cluster
-cleanup() {
-  "$CLUSTER_SH" stop "$CLUSTER" >/dev/null 2>&1 || true
-  if [ "${EGM_KEEP_TEST_DIR:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 143' TERM   # a CTest timeout still stops the cluster
-trap 'exit 130' INT
+make_test_workdir sweep
 
 start_test_cluster "$CLUSTER"
 cd "$WORK"
