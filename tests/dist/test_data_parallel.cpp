@@ -25,21 +25,14 @@
 #include "dist/mpi_communicator.h"
 #include "train/trainer.h"
 #include "util/error.h"
+#include "mpi_world.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using egm::test::world_rank;
+using egm::test::world_size;
 
 // The corpus, or null when $EGM_DATA names no file (every rank sees the same, so all skip together).
 const egm::Corpus* corpus() {

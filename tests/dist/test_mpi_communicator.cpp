@@ -14,19 +14,12 @@
 #include "dist/mpi_check.h"
 #include "dist/mpi_communicator.h"
 #include "util/error.h"
+#include "mpi_world.h"
 
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using egm::test::world_rank;
+using egm::test::world_size;
 
 // Rank r holds value(r, i) = 100 r + i/4 at element i: sums of these are exact
 // in float32, so the mean over n ranks is exactly 100 (n-1)/2 + i/4.

@@ -11,19 +11,12 @@
 #include "dist/make_communicator.h"
 #include "dist/nccl_communicator.h"
 #include "util/error.h"
+#include "mpi_world.h"
 
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using egm::test::world_rank;
+using egm::test::world_size;
 
 // Visible GPUs, 0 when the CUDA runtime finds none (and why, in `why`).
 int gpu_count(std::string* why = nullptr) {
