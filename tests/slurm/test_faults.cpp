@@ -27,6 +27,7 @@
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "word_corpus.h"
 
 namespace fs = std::filesystem;
 
@@ -222,16 +223,7 @@ namespace {
 
 // A small corpus with structure to learn, made here (no file needed).
 const egm::Corpus& word_corpus() {
-  static const egm::Corpus corpus = [] {
-    std::string text;
-    const char* words[] = {"the ", "king ", "and ", "queen ", "of ", "rome ", "speak ", "now. ", "\n"};
-    uint64_t x = 99;
-    for (int i = 0; i < 20000; ++i) {
-      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-      text += words[(x >> 33) % 9];
-    }
-    return egm::Corpus::from_text(text);
-  }();
+  static const egm::Corpus corpus = egm::test::word_corpus(99);
   return corpus;
 }
 
