@@ -83,6 +83,21 @@ torch::Tensor AttentionImpl::pair_gated_mix(const torch::Tensor& P, const torch:
   return torch::matmul(Ag, v) / denom;
 }
 
+torch::Tensor AttentionImpl::affine_pair_gated_mix(const torch::Tensor& P, const torch::Tensor& a,
+                                                   const torch::Tensor& c, const torch::Tensor& d,
+                                                   const torch::Tensor& v) {
+  if (causal_kernels_apply(P, v) && a.scalar_type() == torch::kFloat32) {
+    torch::Tensor v1 = torch::cat({v, torch::ones_like(v.narrow(-1, 0, 1))}, -1);  // ones: the row sums
+    return renormalise(causal_gated_dropout_matmul(P, a, c, d, v1, attn_dropout->options.p(),
+                                                   attn_dropout->is_training()));
+  }
+  return pair_gated_mix(P, affine_pair_gate(a, c, d), v);
+}
+
+torch::Tensor affine_pair_gate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d) {
+  return torch::addcmul(c.unsqueeze(-1), a.unsqueeze(-1), d.unsqueeze(-2)).sigmoid_();  // one fused pass
+}
+
 std::shared_ptr<AttentionImpl> make_attention(const std::string& kind, const ModelConfig& config, int64_t layer) {
   if (kind == "standard") return std::make_shared<StandardAttentionImpl>(config, layer);
   if (kind == "ega") return std::make_shared<EnergyGatedAttentionImpl>(config, layer);

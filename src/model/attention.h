@@ -49,12 +49,19 @@ class AttentionImpl : public torch::nn::Module {
   torch::Tensor key_gated_mix(const torch::Tensor& P, const torch::Tensor& g, const torch::Tensor& v);
   // The same with a gate per (query, key) pair, gate [B, H, T, T].
   torch::Tensor pair_gated_mix(const torch::Tensor& P, const torch::Tensor& gate, const torch::Tensor& v);
+  // The same with gate_ij = sigmoid(a_i d_j + c_i) for a, c, d: [B, H, T]; on CPU the
+  // gate is formed inside the mix kernel and never stored.
+  torch::Tensor affine_pair_gated_mix(const torch::Tensor& P, const torch::Tensor& a, const torch::Tensor& c,
+                                      const torch::Tensor& d, const torch::Tensor& v);
 
   ModelConfig config_;
   int64_t layer_;
   int64_t n_head_, head_size_;
   double scale_;
 };
+
+// sigmoid(a_i d_j + c_i) for a, c, d: [B, H, T] -> [B, H, T(query), T(key)].
+torch::Tensor affine_pair_gate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d);
 
 // kind: one of attention_kinds() (config/variants.h).
 std::shared_ptr<AttentionImpl> make_attention(const std::string& kind, const ModelConfig& config, int64_t layer);

@@ -49,7 +49,12 @@ class CausalEnergyGatedAttentionImpl : public EnergyGateAttentionImpl {
  public:
   using EnergyGateAttentionImpl::EnergyGateAttentionImpl;
   torch::Tensor forward(const torch::Tensor& x, const AttentionContext& ctx) override;
-  torch::Tensor prefix_gate(const torch::Tensor& e) const;  // [B, H, T(query), T(key)]
+  // The gate's logits alpha (z_ij - tau) = a_i d_j + c_i: per query a, c, per key d ([B, H, T] each);
+  // the gate is affine_pair_gate(a, c, d), [B, H, T(query), T(key)].
+  struct GateTerms {
+    torch::Tensor a, c, d;
+  };
+  GateTerms prefix_gate_terms(const torch::Tensor& e) const;
 };
 
 }  // namespace egm

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -216,6 +217,147 @@ class CausalDropoutMatmulFunction : public torch::autograd::Function<CausalDropo
   }
 };
 
+
+// ---- y = (dropout(P) * sigmoid(a_i d_j + c_i)) v, the gate formed on the fly -----------------
+
+// The causal EGA's pair gate g_ij = sigmoid(a_i d_j + c_i) (causal_energy_gated_attention.cpp)
+// needs only three [B, H, T] vectors, so it is computed where it is used instead of being
+// stored as a [B, H, T, T] tensor (and kept twice for backward): the forward forms
+// M_ij = dropout(P)_ij g_ij while loading a block, the backward forms it again.
+struct AffineGate {
+  explicit AffineGate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d)
+      : a(a.data_ptr<float>()), c(c.data_ptr<float>()), d(d.data_ptr<float>()) {}
+  const float *a, *c, *d;  // contiguous [B, H, T]
+};
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// Row i of dropout(P) (A, columns 0..i) and of the gate (G) for one (b, h) slice; bh_t = bh * T.
+void gate_row(const float* p_row, int64_t base_i, const DropoutMask& mask, const AffineGate& gate, int64_t bh_t,
+              int64_t i, float* A, float* G) {
+  mask.apply(base_i, i + 1, p_row, A);
+  const float ai = gate.a[bh_t + i], ci = gate.c[bh_t + i];
+  const float* d = gate.d + bh_t;
+  for (int64_t j = 0; j <= i; ++j) G[j] = sigmoid(ai * d[j] + ci);
+}
+
+torch::Tensor gated_mix_forward(const torch::Tensor& P, const AffineGate& gate, const torch::Tensor& v,
+                                const DropoutMask& mask) {
+  const int64_t B = P.size(0), H = P.size(1), T = P.size(2), E = v.size(3);
+  torch::Tensor y = torch::empty({B, H, T, E}, v.options().memory_format(at::MemoryFormat::Contiguous));
+  const Slices vs(v);
+  const float* p_data = P.data_ptr<float>();
+  float* y_data = y.data_ptr<float>();
+  SingleThreadedBlas one_blas_thread;
+  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> panel(kBlock * T), g_row(T);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t base = bh * T * T;
+      for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
+        const int64_t r1 = std::min(T, r0 + kBlock);
+        for (int64_t i = r0; i < r1; ++i) {
+          float* m = panel.data() + (i - r0) * r1;
+          gate_row(p_data + base + i * T, base + i * T, mask, gate, bh * T, i, m, g_row.data());
+          for (int64_t j = 0; j <= i; ++j) m[j] *= g_row[j];
+          std::fill(m + i + 1, m + r1, 0.0f);
+        }
+        cpu_sgemm(false, false, r1 - r0, E, r1, 1.0f, panel.data(), r1, vs.at(bh), vs.ld, 0.0f,
+                  y_data + bh * T * E + r0 * E, E);
+      }
+    }
+  });
+  return y;
+}
+
+struct GatedMixGrads {
+  torch::Tensor dP, da, dc, dd, dv;
+};
+
+// With M = A * G (A = dropout(P), G the gate) and dM = dy v^T on and below the diagonal:
+//   dv = M^T dy;  dP = (dM * G) * dropout factors;  dlogit = dM * A * G (1 - G);
+//   da_i = sum_j dlogit_ij d_j,  dc_i = sum_j dlogit_ij,  dd_j = sum_i dlogit_ij a_i.
+// One pass per row block: M's rows serve dv (accumulated over blocks) and the gate's gradients.
+GatedMixGrads gated_mix_backward(const torch::Tensor& dy_in, const torch::Tensor& P, const AffineGate& gate,
+                                 const torch::Tensor& v, const DropoutMask& mask) {
+  const int64_t B = P.size(0), H = P.size(1), T = P.size(2), E = v.size(3);
+  torch::Tensor dy = dy_in.contiguous();
+  auto f32 = v.options().memory_format(at::MemoryFormat::Contiguous);
+  GatedMixGrads g{torch::empty({B, H, T, T}, f32), torch::empty({B, H, T}, f32), torch::empty({B, H, T}, f32),
+                  torch::zeros({B, H, T}, f32), torch::zeros({B, H, T, E}, f32)};
+  const Slices vs(v);
+  const float* p_data = P.data_ptr<float>();
+  const float* dy_data = dy.data_ptr<float>();
+  float* dp_data = g.dP.data_ptr<float>();
+  float *da = g.da.data_ptr<float>(), *dc = g.dc.data_ptr<float>(), *dd = g.dd.data_ptr<float>();
+  float* dv_data = g.dv.data_ptr<float>();
+  SingleThreadedBlas one_blas_thread;
+  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> m_panel(kBlock * T), a_panel(kBlock * T), g_panel(kBlock * T);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t base = bh * T * T, bh_t = bh * T;
+      const float* dyp = dy_data + bh * T * E;
+      const float* d = gate.d + bh_t;
+      float* dp = dp_data + base;
+      for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
+        const int64_t r1 = std::min(T, r0 + kBlock), rows = r1 - r0;
+        for (int64_t i = r0; i < r1; ++i) {
+          const int64_t o = (i - r0) * r1;
+          gate_row(p_data + base + i * T, base + i * T, mask, gate, bh_t, i, a_panel.data() + o, g_panel.data() + o);
+          for (int64_t j = 0; j <= i; ++j) m_panel[o + j] = a_panel[o + j] * g_panel[o + j];
+          std::fill(m_panel.data() + o + i + 1, m_panel.data() + o + r1, 0.0f);
+        }
+        // dv rows 0..r1 (as keys) take this block's queries.
+        cpu_sgemm(true, false, r1, E, rows, 1.0f, m_panel.data(), r1, dyp + r0 * E, E, 1.0f, dv_data + bh * T * E, E);
+        // dM for rows r0..r1, columns 0..r1, straight into dP's rows.
+        cpu_sgemm(false, true, rows, r1, E, 1.0f, dyp + r0 * E, E, vs.at(bh), vs.ld, 0.0f, dp + r0 * T, T);
+        for (int64_t i = r0; i < r1; ++i) {
+          const int64_t o = (i - r0) * r1;
+          float* row = dp + i * T;
+          const float ai = gate.a[bh_t + i];
+          float sum_d = 0.0f, sum = 0.0f;
+          for (int64_t j = 0; j <= i; ++j) {
+            const float gj = g_panel[o + j], dm = row[j];
+            const float dlogit = dm * a_panel[o + j] * gj * (1.0f - gj);
+            sum_d += dlogit * d[j];
+            sum += dlogit;
+            dd[bh_t + j] += dlogit * ai;
+            row[j] = dm * gj;
+          }
+          da[bh_t + i] = sum_d;
+          dc[bh_t + i] = sum;
+          mask.apply(base + i * T, i + 1, row, row);  // dA -> dP: the forward's factors
+          std::fill(row + i + 1, row + T, 0.0f);
+        }
+      }
+    }
+  });
+  return g;
+}
+
+class CausalGatedMixFunction : public torch::autograd::Function<CausalGatedMixFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& P_in,
+                               const torch::Tensor& a_in, const torch::Tensor& c_in, const torch::Tensor& d_in,
+                               const torch::Tensor& v_in, double p, bool training) {
+    torch::Tensor P = P_in.contiguous(), v = unit_last_stride(v_in);
+    torch::Tensor a = a_in.contiguous(), c = c_in.contiguous(), d = d_in.contiguous();
+    DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
+    ctx->save_for_backward({P, a, c, d, v});
+    ctx->saved_data["p"] = mask.p();
+    ctx->saved_data["seed"] = static_cast<int64_t>(mask.seed());
+    return gated_mix_forward(P, AffineGate(a, c, d), v, mask);
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto s = ctx->get_saved_variables();
+    const double p = ctx->saved_data["p"].toDouble();
+    DropoutMask mask = p > 0.0 ? DropoutMask(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()))
+                               : DropoutMask();
+    GatedMixGrads g = gated_mix_backward(grads[0], s[0], AffineGate(s[1], s[2], s[3]), s[4], mask);
+    return {g.dP, g.da, g.dc, g.dd, g.dv, torch::Tensor(), torch::Tensor()};
+  }
+};
+
 }  // namespace
 
 bool causal_kernels_apply(const torch::Tensor& a, const torch::Tensor& b) {
@@ -241,6 +383,17 @@ torch::Tensor causal_dropout_matmul(const torch::Tensor& P, const torch::Tensor&
                   v.size(0) == P.size(0) && v.size(1) == P.size(1),
               "causal_dropout_matmul: P must be [B, H, T, T] and v [B, H, T, E]");
   return CausalDropoutMatmulFunction::apply(P, v, training ? p : 0.0, training && p > 0.0);
+}
+
+torch::Tensor causal_gated_dropout_matmul(const torch::Tensor& P, const torch::Tensor& a, const torch::Tensor& c,
+                                          const torch::Tensor& d, const torch::Tensor& v, double p, bool training) {
+  TORCH_CHECK(P.dim() == 4 && v.dim() == 4 && P.size(2) == P.size(3) && v.size(2) == P.size(2) &&
+                  v.size(0) == P.size(0) && v.size(1) == P.size(1),
+              "causal_gated_dropout_matmul: P must be [B, H, T, T] and v [B, H, T, E]");
+  for (const torch::Tensor* t : {&a, &c, &d})
+    TORCH_CHECK(t->sizes() == P.sizes().slice(0, 3) && t->scalar_type() == torch::kFloat32,
+                "causal_gated_dropout_matmul: a, c and d must be float32 [B, H, T]");
+  return CausalGatedMixFunction::apply(P, a, c, d, v, training ? p : 0.0, training && p > 0.0);
 }
 
 }  // namespace egm

@@ -1,7 +1,9 @@
 // CPU kernels for the two [B, H, T, T] matrix products of causal attention,
 // with their backward passes:
-//   causal_scores:          S = scale * q k^T + bias, -inf above the diagonal
-//   causal_dropout_matmul:  y = dropout(P) v, P read on and below the diagonal
+//   causal_scores:                S = scale * q k^T + bias, -inf above the diagonal
+//   causal_dropout_matmul:        y = dropout(P) v, P read on and below the diagonal
+//   causal_gated_dropout_matmul:  the same with the causal EGA's pair gate
+//                                 sigmoid(a_i d_j + c_i) multiplied in on the fly
 //
 // Why (measured at the paper preset, CPU): LibTorch's bmm walks the B*H
 // batch serially and gives each small product to a multi-threaded BLAS; it
@@ -35,5 +37,13 @@ torch::Tensor causal_scores(const torch::Tensor& q, const torch::Tensor& k, doub
 // Returns dropout(P) v: [B, H, T, E], where dropout (probability p, only when
 // training) uses DropoutMask (counter_dropout.h) over P's index space.
 torch::Tensor causal_dropout_matmul(const torch::Tensor& P, const torch::Tensor& v, double p, bool training);
+
+// (dropout(P) * G) v with G_ij = sigmoid(a_i d_j + c_i), for a, c, d: [B, H, T]
+// float32 (a, c per query, d per key); differentiable in P, a, c, d and v. The
+// gate is never stored: the forward and backward compute it block by block
+// (for ega_causal it was two [B, H, T, T] tensors per layer). The dropout mask is
+// the one causal_dropout_matmul would draw.
+torch::Tensor causal_gated_dropout_matmul(const torch::Tensor& P, const torch::Tensor& a, const torch::Tensor& c,
+                                          const torch::Tensor& d, const torch::Tensor& v, double p, bool training);
 
 }  // namespace egm

@@ -2,7 +2,8 @@
 
 namespace egm {
 
-torch::Tensor CausalEnergyGatedAttentionImpl::prefix_gate(const torch::Tensor& e) const {
+CausalEnergyGatedAttentionImpl::GateTerms CausalEnergyGatedAttentionImpl::prefix_gate_terms(
+    const torch::Tensor& e) const {
   const int64_t T = e.size(-1);
   // Prefix statistics in float64 on [B, H, T] (cheap), shifted by e_0 so that
   // the cumulative sums do not cancel catastrophically; row 0 gets z = 0 exactly.
@@ -12,27 +13,28 @@ torch::Tensor CausalEnergyGatedAttentionImpl::prefix_gate(const torch::Tensor& e
   torch::Tensor mean = d.cumsum(-1) / n;                                       // mean over j <= i
   torch::Tensor var = (d.square().cumsum(-1) / n - mean.square()).clamp_min(1e-16);
   torch::Tensor inv_std = var.rsqrt();                                         // 1 / max(std, 1e-8)
-  // alpha (z_ij - tau) = a_i d_j + c_i with a_i = alpha/std_i, c_i = -alpha (mean_i/std_i + tau):
-  // one fused [B, H, T, T] pass instead of four.
+  // alpha (z_ij - tau) = alpha (d_j - mean_i) / std_i - alpha tau = a_i d_j + c_i with
+  // a_i = alpha / std_i and c_i = -alpha (mean_i / std_i + tau).
   torch::Tensor alpha64 = alpha.to(torch::kFloat64).view({1, -1, 1});
   torch::Tensor tau64 = tau.to(torch::kFloat64).view({1, -1, 1});
-  torch::Tensor a = (alpha64 * inv_std).to(e.scalar_type());
-  torch::Tensor c = (-alpha64 * (mean * inv_std + tau64)).to(e.scalar_type());
-  torch::Tensor logits = torch::addcmul(c.unsqueeze(-1), a.unsqueeze(-1), d.to(e.scalar_type()).unsqueeze(-2));
-  return logits.sigmoid_();                                                    // [B, H, T, T]
+  return {(alpha64 * inv_std).to(e.scalar_type()), (-alpha64 * (mean * inv_std + tau64)).to(e.scalar_type()),
+          d.to(e.scalar_type())};
 }
 
 torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
-  torch::Tensor g = prefix_gate(energies(x));
+  GateTerms t = prefix_gate_terms(energies(x));
   if (probe_gate) {
     // Only pairs j <= i exist for query i: T (T + 1) / 2 of them per window and head.
+    torch::NoGradGuard no_grad;
+    torch::Tensor g = affine_pair_gate(t.a, t.c, t.d);
     const int64_t B = g.size(0), T = g.size(-1);
     torch::Tensor open = (g > 0.5).tril().to(torch::kFloat64).sum(at::IntArrayRef{0, 2, 3});
     gate_open_share = (open / static_cast<double>(B * T * (T + 1) / 2)).cpu();
   }
   torch::Tensor P = torch::softmax(scores(h, ctx), -1);
-  return merge(pair_gated_mix(P, g, h.v));  // dropout, then the [B, H, T, T] gate
+  // Dropout, then the [B, H, T, T] gate, formed inside the mix on CPU.
+  return merge(affine_pair_gated_mix(P, t.a, t.c, t.d, h.v));
 }
 
 }  // namespace egm

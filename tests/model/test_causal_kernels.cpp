@@ -193,6 +193,71 @@ TEST(CausalDropoutMatmul, ForwardAndBackwardUseOneMask) {
   EXPECT_TRUE(same_values(g[1], torch::matmul(A.transpose(-2, -1), dy))) << "dv";
 }
 
+// ---- causal_gated_dropout_matmul -----------------------------------------------------------------
+
+// The gate of causal EGA from its three [B, H, T] vectors, written out: sigmoid(a_i d_j + c_i).
+torch::Tensor explicit_gate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d) {
+  return torch::sigmoid(a.unsqueeze(-1) * d.unsqueeze(-2) + c.unsqueeze(-1));
+}
+
+struct GatedMatmulCase {
+  int64_t T;
+  double p;  // 0: no dropout
+};
+
+class CausalGatedMatmulTest : public ::testing::TestWithParam<GatedMatmulCase> {};
+
+TEST_P(CausalGatedMatmulTest, ForwardAndAllFiveGradientsMatchTheExplicitGate) {
+  const auto [T, p] = GetParam();
+  const int64_t B = 2, H = 3, E = 9;
+  torch::manual_seed(T + static_cast<int64_t>(p * 100));
+  torch::Tensor P = positive_probs(B, H, T).requires_grad_();
+  // Logits a_i d_j + c_i spread over about [-6, 6]: the gate is open, shut and in between.
+  torch::Tensor a = (torch::randn({B, H, T}) * 1.5).requires_grad_();
+  torch::Tensor c = torch::randn({B, H, T}).requires_grad_();
+  torch::Tensor d = (torch::randn({B, H, T}) * 2).requires_grad_();
+  torch::Tensor v = torch::randn({B, T, H, E}).permute({0, 2, 1, 3}).requires_grad_();
+  // dropout(P) = P * factor; the factors are recovered from the ungated kernel with the same seed.
+  torch::Tensor factor = p > 0 ? dropped(P.detach(), p, 31) / P.detach() : torch::ones({B, H, T, T});
+  if (p > 0) {
+    ASSERT_TRUE(factor.eq(0).logical_and(future(T).logical_not()).any().item<bool>()) << "something dropped";
+  }
+
+  torch::manual_seed(31);
+  torch::Tensor y = egm::causal_gated_dropout_matmul(P, a, c, d, v, p, p > 0);
+  torch::Tensor M = (P * factor * explicit_gate(a, c, d)).masked_fill(future(T), 0);
+  torch::Tensor y_ref = torch::matmul(M, v);
+  ASSERT_TRUE(same_values(y, y_ref));
+
+  torch::Tensor w = torch::randn(y.sizes());
+  const std::vector<torch::Tensor> inputs{P, a, c, d, v};
+  auto g = torch::autograd::grad({y}, inputs, {w});
+  auto g_ref = torch::autograd::grad({y_ref}, inputs, {w});
+  const char* names[] = {"dP", "da", "dc", "dd", "dv"};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE(same_values(g[i], g_ref[i], 1e-4, 1e-4)) << names[i] << ", max diff "
+                                                          << (g[i] - g_ref[i]).abs().max().item<double>();
+}
+
+// T = 70 and 130 cross the 64-row blocks; 64 is exactly one block.
+INSTANTIATE_TEST_SUITE_P(Shapes, CausalGatedMatmulTest,
+                         ::testing::Values(GatedMatmulCase{64, 0.0}, GatedMatmulCase{70, 0.0},
+                                           GatedMatmulCase{70, 0.2}, GatedMatmulCase{130, 0.1}));
+
+TEST(CausalGatedMatmul, DrawsTheSameMaskAsTheUngatedKernel) {
+  // With a gate that is 1 everywhere (a = 0, c large) the two kernels must agree exactly:
+  // ega_causal and the ungated variants share one dropout stream.
+  const int64_t B = 2, H = 2, T = 70, E = 5;
+  torch::manual_seed(8);
+  torch::Tensor P = positive_probs(B, H, T), v = torch::randn({B, H, T, E});
+  torch::Tensor zero = torch::zeros({B, H, T}), big = torch::full({B, H, T}, 100.0);
+  torch::manual_seed(12);
+  torch::Tensor gated = egm::causal_gated_dropout_matmul(P, zero, big, zero, v, 0.3, true);
+  torch::manual_seed(12);
+  torch::Tensor plain = egm::causal_dropout_matmul(P, v, 0.3, true);
+  EXPECT_TRUE(torch::equal(gated, plain));
+}
+
 // ---- the gated mixes of AttentionImpl (SPEC.md section 2) ------------------------------------
 
 // Exposes the protected mixing steps; forward is not used.
@@ -200,6 +265,7 @@ struct MixProbe : egm::AttentionImpl {
   using AttentionImpl::AttentionImpl;
   using AttentionImpl::key_gated_mix;
   using AttentionImpl::pair_gated_mix;
+  using AttentionImpl::affine_pair_gated_mix;
   torch::Tensor forward(const torch::Tensor& x, const egm::AttentionContext&) override { return x; }
 };
 
@@ -227,6 +293,7 @@ torch::Tensor gated_mix_formula(const torch::Tensor& A_in, const torch::Tensor& 
 
 struct GatedInputs {
   torch::Tensor P, g, gate, v;
+  torch::Tensor a, c, d;  // causal EGA's gate sigmoid(a_i d_j + c_i)
 };
 
 GatedInputs gated_inputs(int64_t B, int64_t H, int64_t T, int64_t E) {
@@ -237,6 +304,11 @@ GatedInputs gated_inputs(int64_t B, int64_t H, int64_t T, int64_t E) {
   in.g.requires_grad_();
   in.gate = torch::rand({B, H, T, T}).requires_grad_();  // future entries hold values too, as ega_causal's do
   in.v = torch::randn({B, T, H, E}).permute({0, 2, 1, 3}).requires_grad_();
+  in.a = torch::randn({B, H, T}).requires_grad_();
+  in.c = torch::randn({B, H, T});
+  in.c[1][1].fill_(-1000.0);  // another (batch, head) with the pair gate shut (exactly 0) everywhere
+  in.c.requires_grad_();
+  in.d = (torch::randn({B, H, T}) * 2).requires_grad_();
   return in;
 }
 
@@ -250,7 +322,7 @@ void expect_same_with_grads(const torch::Tensor& out, const torch::Tensor& expec
     EXPECT_TRUE(same_values(g[i], g_ref[i], 1e-4, 1e-4)) << what << ": gradient of input " << i;
 }
 
-TEST(GatedMix, KeyAndPairGatesEqualTheRenormalisedFormulaInTrainWithoutDropoutAndInEval) {
+TEST(GatedMix, KeyPairAndAffineGatesEqualTheRenormalisedFormulaInTrainWithoutDropoutAndInEval) {
   const int64_t B = 2, H = 2, T = 70, E = 8;
   for (bool training : {true, false}) {
     // Training with p = 0, and eval with the paper's p = 0.1 (eval: no dropout).
@@ -268,6 +340,11 @@ TEST(GatedMix, KeyAndPairGatesEqualTheRenormalisedFormulaInTrainWithoutDropoutAn
     torch::Tensor pair = probe.pair_gated_mix(in.P, in.gate, in.v);
     expect_same_with_grads(pair, gated_mix_formula(in.P, in.gate, in.v), {in.P, in.gate, in.v},
                            "pair gate, " + mode);
+
+    torch::Tensor affine = probe.affine_pair_gated_mix(in.P, in.a, in.c, in.d, in.v);
+    expect_same_with_grads(affine, gated_mix_formula(in.P, explicit_gate(in.a, in.c, in.d), in.v),
+                           {in.P, in.a, in.c, in.d, in.v}, "affine pair gate, " + mode);
+    EXPECT_TRUE(affine[1][1].eq(0).all().item<bool>()) << "pair gate shut everywhere";
   }
 }
 
@@ -288,6 +365,9 @@ TEST(GatedMix, WithDropoutTheGateActsOnTheDroppedProbabilities) {
   torch::manual_seed(77);
   torch::Tensor pair = probe.pair_gated_mix(in.P, in.gate, in.v);
   EXPECT_TRUE(same_values(pair, gated_mix_formula(A, in.gate, in.v))) << "pair gate";
+  torch::manual_seed(77);
+  torch::Tensor affine = probe.affine_pair_gated_mix(in.P, in.a, in.c, in.d, in.v);
+  EXPECT_TRUE(same_values(affine, gated_mix_formula(A, explicit_gate(in.a, in.c, in.d), in.v))) << "affine gate";
 }
 
 // ---- counter_dropout ----------------------------------------------------------------------------
