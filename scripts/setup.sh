@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build ccache git pkg-config
-  libtorch-dev libopenblas0-pthread python3-torch python3-numpy
+  libtorch-dev libopenblas0-pthread libtcmalloc-minimal4 python3-torch python3-numpy
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
   libvalijson-dev libboost-math-dev libssl-dev libcurl4-openssl-dev

@@ -1,4 +1,5 @@
 // egm bench: ms/step and tokens/s of a variant at a preset (a benchmark, not a test).
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -9,6 +10,27 @@
 #include "util/log.h"
 
 namespace egm::cli {
+namespace {
+
+void print_paired(const PairedStepBenchmark& r, bool json) {
+  if (json) {
+    nlohmann::json j = {{"variant", r.variant},         {"baseline", r.baseline},
+                        {"preset", r.preset},           {"threads", r.threads},
+                        {"ms_variant", r.ms_variant},   {"ms_baseline", r.ms_baseline},
+                        {"ratios", r.ratios},           {"median_ms_variant", r.median_ms_variant},
+                        {"median_ms_baseline", r.median_ms_baseline}, {"overhead", r.overhead}};
+    std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  std::printf("%s over %s @ %s, %d thread(s), %zu interleaved step pairs\n", r.variant.c_str(),
+              r.baseline.c_str(), r.preset.c_str(), r.threads, r.ratios.size());
+  std::printf("median ms/step: %s %.2f, %s %.2f\n", r.variant.c_str(), r.median_ms_variant, r.baseline.c_str(),
+              r.median_ms_baseline);
+  const auto [lo, hi] = std::minmax_element(r.ratios.begin(), r.ratios.end());
+  std::printf("overhead %+.1f%% (median paired ratio - 1; ratios %.3f to %.3f)\n", 100.0 * r.overhead, *lo, *hi);
+}
+
+}  // namespace
 
 void register_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "time training steps: ms/step, tokens/s, MFU, memory");
@@ -17,11 +39,16 @@ void register_bench_command(CLI::App& app) {
   auto warmup = std::make_shared<int64_t>(3);
   auto json = std::make_shared<bool>(false);
   auto profile = std::make_shared<std::string>();
+  auto baseline = std::make_shared<std::string>();
   add_run_config_flags(cmd, *flags);
   cmd->add_option("--warmup", *warmup, "untimed steps first")->capture_default_str();
   cmd->add_option("--timed-steps", *timed, "timed steps (the median is reported)")->capture_default_str();
   cmd->add_flag("--json", *json, "one JSON object instead of text");
-  cmd->add_option("--profile", *profile, "after the timed steps, profile one more step per op (Chrome trace JSON)");
+  auto* baseline_opt = cmd->add_option("--baseline", *baseline,
+                  "also build this variant and interleave its steps with --variant's in this process; "
+                  "reports the overhead (median of the paired step-time ratios - 1)");
+  cmd->add_option("--profile", *profile, "after the timed steps, profile one more step per op (Chrome trace JSON)")
+      ->excludes(baseline_opt);
   cmd->callback([=] {
     RunConfigFlags f = *flags;
     if (f.variant.empty()) f.variant = "base";
@@ -38,6 +65,15 @@ void register_bench_command(CLI::App& app) {
     }();
     config.model.vocab_size = corpus.vocab_size();
     config.train.max_steps = std::max<int64_t>(config.train.max_steps, *warmup + *timed + 1);
+    if (!baseline->empty()) {
+      RunConfigFlags fb = f;
+      fb.variant = *baseline;
+      RunConfig base_config = resolve_run_config(fb);
+      base_config.model.vocab_size = config.model.vocab_size;
+      base_config.train.max_steps = config.train.max_steps;
+      print_paired(benchmark_paired_steps(config, base_config, runtime, corpus, *warmup, *timed), *json);
+      return;
+    }
     StepBenchmark b = benchmark_steps(config, runtime, corpus, *warmup, *timed, *profile);
     if (*json) {
       nlohmann::json j = {{"variant", b.variant}, {"preset", b.preset}, {"threads", b.threads},
@@ -45,6 +81,7 @@ void register_bench_command(CLI::App& app) {
                           {"tokens_per_s", b.tokens_per_s}, {"parameters", b.parameters},
                           {"achieved_gflops", b.achieved_gflops}, {"matmul_gflops", b.matmul_gflops},
                           {"mfu", b.mfu}, {"peak_rss_mb", b.peak_rss_mb}, {"rss_growth_mb", b.rss_growth_mb},
+                          {"peak_rss_growth_mb", b.peak_rss_growth_mb},
                           {"device", runtime.device}, {"steps", b.steps}, {"blas_core", b.blas_core}};
       std::printf("%s\n", j.dump().c_str());
       return;
@@ -58,7 +95,8 @@ void register_bench_command(CLI::App& app) {
       std::printf("%.2f GFLOP/s model, %.2f GFLOP/s sgemm: MFU %.1f%%\n", b.achieved_gflops, b.matmul_gflops,
                   100.0 * b.mfu);
     if (!b.blas_core.empty()) std::printf("OpenBLAS kernels: %s\n", b.blas_core.c_str());
-    std::printf("peak RSS %.0f MB, RSS growth over the timed steps %+.1f MB\n", b.peak_rss_mb, b.rss_growth_mb);
+    std::printf("peak RSS %.0f MB; over the timed steps: peak %+.1f MB, RSS %+.1f MB\n", b.peak_rss_mb,
+                b.peak_rss_growth_mb, b.rss_growth_mb);
   });
 }
 

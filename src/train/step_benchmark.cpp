@@ -16,6 +16,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double timed_step_ms(Trainer& trainer) {
+  const auto t0 = Clock::now();
+  trainer.train_step().item<double>();  // .item() waits for the step (CUDA too)
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
 double proc_status_mb(const char* field) {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -58,23 +69,17 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   rt.out_dir.clear();  // benchmarks never checkpoint
   Trainer trainer(config, rt, corpus, sink);
   for (int64_t i = 0; i < warmup_steps; ++i) trainer.train_step().item<double>();
-  const double rss_after_warmup = proc_status_mb("VmRSS:");
+  const double rss_after_warmup = proc_status_mb("VmRSS:"), peak_after_warmup = proc_status_mb("VmHWM:");
 
   std::vector<double> ms;
-  for (int64_t i = 0; i < timed_steps; ++i) {
-    const auto t0 = Clock::now();
-    trainer.train_step().item<double>();  // .item() waits for the step (CUDA too)
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
+  for (int64_t i = 0; i < timed_steps; ++i) ms.push_back(timed_step_ms(trainer));
   StepBenchmark b;
   b.variant = config.model.variant;
   b.preset = config.preset;
   b.threads = torch::get_num_threads();
   b.steps = timed_steps;
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  b.ms_per_step = sorted[sorted.size() / 2];  // median: robust to a noisy machine
-  b.ms_per_step_min = sorted.front();
+  b.ms_per_step = median(ms);  // robust to a noisy machine
+  b.ms_per_step_min = *std::min_element(ms.begin(), ms.end());
   const double tokens = static_cast<double>(config.train.batch_size * config.model.block_size);
   b.tokens_per_s = tokens / (b.ms_per_step / 1e3);
   b.parameters = trainer.model().num_parameters();
@@ -82,6 +87,7 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   b.achieved_gflops = b.model_flops_per_step / (b.ms_per_step / 1e3) / 1e9;
   b.peak_rss_mb = proc_status_mb("VmHWM:");
   b.rss_growth_mb = proc_status_mb("VmRSS:") - rss_after_warmup;
+  b.peak_rss_growth_mb = b.peak_rss_mb - peak_after_warmup;
   b.blas_core = blas_core_name();
   // After the measurements, so the profiler's own memory and time stay out of them.
   if (!profile_path.empty()) {
@@ -93,6 +99,43 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
     b.mfu = b.achieved_gflops / b.matmul_gflops;
   }
   return b;
+}
+
+PairedStepBenchmark benchmark_paired_steps(const RunConfig& variant, const RunConfig& baseline,
+                                           const RuntimeOptions& runtime, const Corpus& corpus, int64_t warmup_steps,
+                                           int64_t timed_pairs) {
+  RuntimeOptions rt = runtime;
+  rt.out_dir.clear();  // benchmarks never checkpoint
+  MemorySink sink_v, sink_b;
+  Trainer v(variant, rt, corpus, sink_v);
+  Trainer b(baseline, rt, corpus, sink_b);
+  for (int64_t i = 0; i < warmup_steps; ++i) {
+    v.train_step().item<double>();
+    b.train_step().item<double>();
+  }
+  PairedStepBenchmark r;
+  r.variant = variant.model.variant;
+  r.baseline = baseline.model.variant;
+  r.preset = variant.preset;
+  r.threads = torch::get_num_threads();
+  for (int64_t i = 0; i < timed_pairs; ++i) {
+    // A B, then B A: whoever runs second in a pair is not always the same variant.
+    double ms_v = 0.0, ms_b = 0.0;
+    if (i % 2 == 0) {
+      ms_v = timed_step_ms(v);
+      ms_b = timed_step_ms(b);
+    } else {
+      ms_b = timed_step_ms(b);
+      ms_v = timed_step_ms(v);
+    }
+    r.ms_variant.push_back(ms_v);
+    r.ms_baseline.push_back(ms_b);
+    r.ratios.push_back(ms_v / ms_b);
+  }
+  r.median_ms_variant = median(r.ms_variant);
+  r.median_ms_baseline = median(r.ms_baseline);
+  r.overhead = median(r.ratios) - 1.0;
+  return r;
 }
 
 }  // namespace egm
