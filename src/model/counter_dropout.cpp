@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -40,27 +41,47 @@ DropoutMask DropoutMask::draw(double p) {
   return DropoutMask(p, seed);
 }
 
+namespace {
+
+// Counters [c0, c0 + n) -> their 64 random bits. A plain loop over independent lanes, so the
+// compiler vectorises it; the AVX-512 clone has a 64-bit vector multiply (vpmullq), the
+// others emulate it. Picked once at load time by the CPU (GCC's target_clones).
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+void counter_bits(uint64_t seed, uint64_t c0, int64_t n, uint64_t* out) {
+  for (int64_t k = 0; k < n; ++k) out[k] = mix64(seed + (c0 + static_cast<uint64_t>(k)) * kGolden);
+}
+
+// out[j] = x[j] * (bits[j] < threshold ? scale : 0), as torch.dropout multiplies (a dropped NaN stays NaN).
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+void scale_kept(const uint32_t* bits, uint32_t threshold, float scale, int64_t n, const float* x, float* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = x[j] * (bits[j] < threshold ? scale : 0.0f);  // NaN stays NaN
+}
+
+constexpr int64_t kCountersPerChunk = 256;  // 512 elements: the bits stay in L1
+
+}  // namespace
+
 void DropoutMask::apply(int64_t start, int64_t n, const float* x, float* out) const {
-  if (!active_) {
-    for (int64_t j = 0; j < n; ++j) out[j] = x[j];
+  if (!active_ || threshold_ > 0xffffffffULL) {  // nothing dropped (p = 0, or p below 2^-33)
+    const float s = active_ ? scale_ : 1.0f;
+    for (int64_t j = 0; j < n; ++j) out[j] = x[j] * s;
     return;
   }
-  const float kept = scale_;
-  const uint64_t threshold = threshold_;
-  auto factor = [&](uint32_t bits) { return bits < threshold ? kept : 0.0f; };
-  int64_t i = start;
-  const int64_t end = start + n;
-  // Element i reads half (i & 1) of the 64 bits of counter i / 2.
-  if ((i & 1) && i < end) {
-    out[i - start] = x[i - start] * factor(static_cast<uint32_t>(mix64(seed_ + (i >> 1) * kGolden) >> 32));
-    ++i;
+  // Element i reads half (i & 1) of the 64 bits of counter i / 2: the low half for even i.
+  // On little-endian x86 the 64-bit words, read as 32-bit words, are exactly that sequence.
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "element i's bits assume little-endian words");
+  alignas(64) uint64_t words[kCountersPerChunk];
+  const auto* halves = reinterpret_cast<const uint32_t*>(words);
+  const uint32_t threshold = static_cast<uint32_t>(threshold_);
+  int64_t done = 0;
+  while (done < n) {
+    const int64_t i = start + done;
+    const int64_t first = i & 1;  // an odd start reads the high half of its first word
+    const int64_t count = std::min<int64_t>(n - done, 2 * kCountersPerChunk - first);
+    counter_bits(seed_, static_cast<uint64_t>(i >> 1), (first + count + 1) / 2, words);
+    scale_kept(halves + first, threshold, scale_, count, x + done, out + done);
+    done += count;
   }
-  for (; i + 1 < end; i += 2) {
-    const uint64_t r = mix64(seed_ + (i >> 1) * kGolden);
-    out[i - start] = x[i - start] * factor(static_cast<uint32_t>(r));
-    out[i + 1 - start] = x[i + 1 - start] * factor(static_cast<uint32_t>(r >> 32));
-  }
-  if (i < end) out[i - start] = x[i - start] * factor(static_cast<uint32_t>(mix64(seed_ + (i >> 1) * kGolden)));
 }
 
 namespace {

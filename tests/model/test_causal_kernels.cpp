@@ -433,6 +433,41 @@ TEST(CounterDropout, MaskIsAFunctionOfSeedAndIndexOnly) {
   EXPECT_TRUE(torch::equal(one, two));
 }
 
+TEST(CounterDropout, KeepsElementIWhenItsHalfOfSplitMix64CounterIOver2IsBelowTheThreshold) {
+  // The documented stream (counter_dropout.h), written out here: SplitMix64 of seed + (i / 2) *
+  // golden, low 32 bits for even i, high for odd; kept when below round((1 - p) 2^32).
+  auto splitmix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  const double p = 0.3;
+  const uint64_t seed = 987654321, threshold = std::llround((1 - p) * 4294967296.0);
+  egm::DropoutMask mask(p, seed);
+  const int64_t n = 1500;  // crosses the kernel's 512-element chunks
+  std::vector<float> x(n), out(n);
+  for (int64_t j = 0; j < n; ++j) x[j] = 1.0f + static_cast<float>(j);
+  // Offsets even and odd, and past 2^32 (counters beyond 32 bits).
+  for (int64_t start : {int64_t{0}, int64_t{1}, int64_t{511}, int64_t{5000000001}, int64_t{5000000002}}) {
+    mask.apply(start, n, x.data(), out.data());
+    int64_t kept = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const uint64_t i = static_cast<uint64_t>(start + j);
+      const uint64_t r = splitmix(seed + (i >> 1) * 0x9e3779b97f4a7c15ULL);
+      const uint32_t bits = static_cast<uint32_t>((i & 1) ? r >> 32 : r);
+      const float expected = bits < threshold ? x[j] * static_cast<float>(1.0 / (1.0 - p)) : 0.0f;
+      ASSERT_EQ(out[j], expected) << "element " << i;
+      kept += bits < threshold;
+    }
+    EXPECT_GT(kept, 0);
+    EXPECT_LT(kept, n);
+  }
+  // A dropped NaN stays NaN, as x * 0 does in torch.dropout.
+  std::vector<float> nan(n, std::nanf("")), nan_out(n);
+  mask.apply(0, n, nan.data(), nan_out.data());
+  for (int64_t j = 0; j < n; ++j) ASSERT_TRUE(std::isnan(nan_out[j])) << j;
+}
+
 // ---- cpu_sgemm ----------------------------------------------------------------------------------
 
 TEST(CpuSgemm, MatchesTorchForEveryTransposeWithPaddedRows) {
