@@ -1,5 +1,4 @@
 // egm bench: ms/step and tokens/s of a variant at a preset (a benchmark, not a test).
-#include <algorithm>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -10,27 +9,6 @@
 #include "util/log.h"
 
 namespace egm::cli {
-namespace {
-
-void print_paired(const PairedStepBenchmark& r, bool json) {
-  if (json) {
-    nlohmann::json j = {{"variant", r.variant},         {"baseline", r.baseline},
-                        {"preset", r.preset},           {"threads", r.threads},
-                        {"ms_variant", r.ms_variant},   {"ms_baseline", r.ms_baseline},
-                        {"ratios", r.ratios},           {"median_ms_variant", r.median_ms_variant},
-                        {"median_ms_baseline", r.median_ms_baseline}, {"overhead", r.overhead}};
-    std::printf("%s\n", j.dump().c_str());
-    return;
-  }
-  std::printf("%s over %s @ %s, %d thread(s), %zu interleaved step pairs\n", r.variant.c_str(),
-              r.baseline.c_str(), r.preset.c_str(), r.threads, r.ratios.size());
-  std::printf("median ms/step: %s %.2f, %s %.2f\n", r.variant.c_str(), r.median_ms_variant, r.baseline.c_str(),
-              r.median_ms_baseline);
-  const auto [lo, hi] = std::minmax_element(r.ratios.begin(), r.ratios.end());
-  std::printf("overhead %+.1f%% (median paired ratio - 1; ratios %.3f to %.3f)\n", 100.0 * r.overhead, *lo, *hi);
-}
-
-}  // namespace
 
 void register_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "time training steps: ms/step, tokens/s, MFU, memory");
@@ -39,16 +17,11 @@ void register_bench_command(CLI::App& app) {
   auto warmup = std::make_shared<int64_t>(3);
   auto json = std::make_shared<bool>(false);
   auto profile = std::make_shared<std::string>();
-  auto baseline = std::make_shared<std::string>();
   add_run_config_flags(cmd, *flags);
   cmd->add_option("--warmup", *warmup, "untimed steps first")->capture_default_str();
   cmd->add_option("--timed-steps", *timed, "timed steps (the median is reported)")->capture_default_str();
   cmd->add_flag("--json", *json, "one JSON object instead of text");
-  auto* baseline_opt = cmd->add_option("--baseline", *baseline,
-                  "also build this variant and interleave its steps with --variant's in this process; "
-                  "reports the overhead (median of the paired step-time ratios - 1)");
-  cmd->add_option("--profile", *profile, "after the timed steps, profile one more step per op (Chrome trace JSON)")
-      ->excludes(baseline_opt);
+  cmd->add_option("--profile", *profile, "after the timed steps, profile one more step per op (Chrome trace JSON)");
   cmd->callback([=] {
     RunConfigFlags f = *flags;
     if (f.variant.empty()) f.variant = "base";
@@ -65,15 +38,6 @@ void register_bench_command(CLI::App& app) {
     }();
     config.model.vocab_size = corpus.vocab_size();
     config.train.max_steps = std::max<int64_t>(config.train.max_steps, *warmup + *timed + 1);
-    if (!baseline->empty()) {
-      RunConfigFlags fb = f;
-      fb.variant = *baseline;
-      RunConfig base_config = resolve_run_config(fb);
-      base_config.model.vocab_size = config.model.vocab_size;
-      base_config.train.max_steps = config.train.max_steps;
-      print_paired(benchmark_paired_steps(config, base_config, runtime, corpus, *warmup, *timed), *json);
-      return;
-    }
     StepBenchmark b = benchmark_steps(config, runtime, corpus, *warmup, *timed, *profile);
     if (*json) {
       nlohmann::json j = {{"variant", b.variant}, {"preset", b.preset}, {"threads", b.threads},

@@ -101,41 +101,4 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   return b;
 }
 
-PairedStepBenchmark benchmark_paired_steps(const RunConfig& variant, const RunConfig& baseline,
-                                           const RuntimeOptions& runtime, const Corpus& corpus, int64_t warmup_steps,
-                                           int64_t timed_pairs) {
-  RuntimeOptions rt = runtime;
-  rt.out_dir.clear();  // benchmarks never checkpoint
-  MemorySink sink_v, sink_b;
-  Trainer v(variant, rt, corpus, sink_v);
-  Trainer b(baseline, rt, corpus, sink_b);
-  for (int64_t i = 0; i < warmup_steps; ++i) {
-    v.train_step().item<double>();
-    b.train_step().item<double>();
-  }
-  PairedStepBenchmark r;
-  r.variant = variant.model.variant;
-  r.baseline = baseline.model.variant;
-  r.preset = variant.preset;
-  r.threads = torch::get_num_threads();
-  for (int64_t i = 0; i < timed_pairs; ++i) {
-    // A B, then B A: whoever runs second in a pair is not always the same variant.
-    double ms_v = 0.0, ms_b = 0.0;
-    if (i % 2 == 0) {
-      ms_v = timed_step_ms(v);
-      ms_b = timed_step_ms(b);
-    } else {
-      ms_b = timed_step_ms(b);
-      ms_v = timed_step_ms(v);
-    }
-    r.ms_variant.push_back(ms_v);
-    r.ms_baseline.push_back(ms_b);
-    r.ratios.push_back(ms_v / ms_b);
-  }
-  r.median_ms_variant = median(r.ms_variant);
-  r.median_ms_baseline = median(r.ms_baseline);
-  r.overhead = median(r.ratios) - 1.0;
-  return r;
-}
-
 }  // namespace egm

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "config/run_config.h"
 #include "data/corpus.h"
@@ -37,23 +36,6 @@ struct StepBenchmark {
 // autograd profiler and its per-op trace (Chrome trace JSON) is written there.
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
                               int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path = {});
-
-// Two variants timed in one process with their steps interleaved (A B B A A B ...), so that a
-// change of load on a shared machine falls on both alike. Pair i's ratio is the variant's i-th
-// step time over the baseline's; the overhead is the median ratio - 1. Between processes the
-// step time of one variant varies by ~10% on a loaded 2-core machine, too much to show a
-// few-percent overhead with process-level pairing.
-struct PairedStepBenchmark {
-  std::string variant, baseline, preset;
-  int threads = 1;
-  std::vector<double> ms_variant, ms_baseline, ratios;  // per timed pair
-  double median_ms_variant = 0.0, median_ms_baseline = 0.0;
-  double overhead = 0.0;  // median(ratios) - 1
-};
-
-PairedStepBenchmark benchmark_paired_steps(const RunConfig& variant, const RunConfig& baseline,
-                                           const RuntimeOptions& runtime, const Corpus& corpus, int64_t warmup_steps,
-                                           int64_t timed_pairs);
 
 // The sgemm rate (GFLOP/s) of [n, n] x [n, n] products on the current threads.
 double measure_matmul_gflops(int64_t n = 512, double seconds = 1.0);
