@@ -134,26 +134,36 @@ void load_block(const float* P, int64_t T, int64_t base, const DropoutMask& mask
   }
 }
 
-torch::Tensor mix_forward(const torch::Tensor& P, const torch::Tensor& v, const DropoutMask& mask) {
+// y = M v for a lower-triangular [B, H, T, T] M that is never stored: load_rows(bh, r0, r1,
+// panel, scratch) writes rows r0..r1 of slice bh's M (columns 0..r1, row stride r1, zeros
+// above the diagonal) into panel; scratch holds T floats for the loader's own use.
+template <typename LoadRows>
+torch::Tensor lower_triangular_matmul(const torch::Tensor& P, const torch::Tensor& v, const LoadRows& load_rows) {
   const int64_t B = P.size(0), H = P.size(1), T = P.size(2), E = v.size(3);
   torch::Tensor y = torch::empty({B, H, T, E}, v.options().memory_format(at::MemoryFormat::Contiguous));
   const Slices vs(v);
-  const float* p_data = P.data_ptr<float>();
   float* y_data = y.data_ptr<float>();
   SingleThreadedBlas one_blas_thread;
   at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> panel(kBlock * T);
+    std::vector<float> panel(kBlock * T), scratch(T);
     for (int64_t bh = begin; bh < end; ++bh) {
-      const float* p = p_data + bh * T * T;
       for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
         const int64_t r1 = std::min(T, r0 + kBlock);
-        load_block(p, T, bh * T * T, mask, r0, r1, 0, r1, panel.data());
+        load_rows(bh, r0, r1, panel.data(), scratch.data());
         cpu_sgemm(false, false, r1 - r0, E, r1, 1.0f, panel.data(), r1, vs.at(bh), vs.ld, 0.0f,
                   y_data + bh * T * E + r0 * E, E);
       }
     }
   });
   return y;
+}
+
+torch::Tensor mix_forward(const torch::Tensor& P, const torch::Tensor& v, const DropoutMask& mask) {
+  const int64_t T = P.size(2);
+  const float* p_data = P.data_ptr<float>();
+  return lower_triangular_matmul(P, v, [&](int64_t bh, int64_t r0, int64_t r1, float* panel, float*) {
+    load_block(p_data + bh * T * T, T, bh * T * T, mask, r0, r1, 0, r1, panel);
+  });
 }
 
 // dP = (dy v^T) * dropout factors on and below the diagonal, 0 above; dv = dropout(P)^T dy.
@@ -195,24 +205,25 @@ std::pair<torch::Tensor, torch::Tensor> mix_backward(const torch::Tensor& dy_in,
   return {dP, dv};
 }
 
+// The attention dropout's mask: drawn in forward (training only), kept in the context.
+DropoutMask draw_and_save_mask(torch::autograd::AutogradContext* ctx, double p, bool training) {
+  DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
+  mask.save_to(ctx);
+  return mask;
+}
+
 class CausalDropoutMatmulFunction : public torch::autograd::Function<CausalDropoutMatmulFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& P_in,
                                const torch::Tensor& v_in, double p, bool training) {
     torch::Tensor P = P_in.contiguous(), v = unit_last_stride(v_in);
-    DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
     ctx->save_for_backward({P, v});
-    ctx->saved_data["p"] = mask.p();
-    ctx->saved_data["seed"] = static_cast<int64_t>(mask.seed());
-    return mix_forward(P, v, mask);
+    return mix_forward(P, v, draw_and_save_mask(ctx, p, training));
   }
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
     auto saved = ctx->get_saved_variables();
-    const double p = ctx->saved_data["p"].toDouble();
-    DropoutMask mask = p > 0.0 ? DropoutMask(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()))
-                               : DropoutMask();
-    auto [dP, dv] = mix_backward(grads[0], saved[0], saved[1], mask);
+    auto [dP, dv] = mix_backward(grads[0], saved[0], saved[1], DropoutMask::saved_in(ctx));
     return {dP, dv, torch::Tensor(), torch::Tensor()};
   }
 };
@@ -270,30 +281,17 @@ void gate_row(const float* p_row, int64_t base_i, const DropoutMask& mask, const
 
 torch::Tensor gated_mix_forward(const torch::Tensor& P, const AffineGate& gate, const torch::Tensor& v,
                                 const DropoutMask& mask) {
-  const int64_t B = P.size(0), H = P.size(1), T = P.size(2), E = v.size(3);
-  torch::Tensor y = torch::empty({B, H, T, E}, v.options().memory_format(at::MemoryFormat::Contiguous));
-  const Slices vs(v);
+  const int64_t T = P.size(2);
   const float* p_data = P.data_ptr<float>();
-  float* y_data = y.data_ptr<float>();
-  SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> panel(kBlock * T), g_row(T);
-    for (int64_t bh = begin; bh < end; ++bh) {
-      const int64_t base = bh * T * T;
-      for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
-        const int64_t r1 = std::min(T, r0 + kBlock);
-        for (int64_t i = r0; i < r1; ++i) {
-          float* m = panel.data() + (i - r0) * r1;
-          gate_row(p_data + base + i * T, base + i * T, mask, gate, bh * T, i, m, g_row.data());
-          for (int64_t j = 0; j <= i; ++j) m[j] *= g_row[j];
-          std::fill(m + i + 1, m + r1, 0.0f);
-        }
-        cpu_sgemm(false, false, r1 - r0, E, r1, 1.0f, panel.data(), r1, vs.at(bh), vs.ld, 0.0f,
-                  y_data + bh * T * E + r0 * E, E);
-      }
+  return lower_triangular_matmul(P, v, [&](int64_t bh, int64_t r0, int64_t r1, float* panel, float* g_row) {
+    const int64_t base = bh * T * T;
+    for (int64_t i = r0; i < r1; ++i) {
+      float* m = panel + (i - r0) * r1;
+      gate_row(p_data + base + i * T, base + i * T, mask, gate, bh * T, i, m, g_row);
+      for (int64_t j = 0; j <= i; ++j) m[j] *= g_row[j];
+      std::fill(m + i + 1, m + r1, 0.0f);
     }
   });
-  return y;
 }
 
 struct GatedMixGrads {
@@ -368,19 +366,14 @@ class CausalGatedMixFunction : public torch::autograd::Function<CausalGatedMixFu
                                const torch::Tensor& v_in, double p, bool training) {
     torch::Tensor P = P_in.contiguous(), v = unit_last_stride(v_in);
     torch::Tensor a = a_in.contiguous(), c = c_in.contiguous(), d = d_in.contiguous();
-    DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
     ctx->save_for_backward({P, a, c, d, v});
-    ctx->saved_data["p"] = mask.p();
-    ctx->saved_data["seed"] = static_cast<int64_t>(mask.seed());
-    return gated_mix_forward(P, AffineGate(a, c, d), v, mask);
+    return gated_mix_forward(P, AffineGate(a, c, d), v, draw_and_save_mask(ctx, p, training));
   }
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
     auto s = ctx->get_saved_variables();
-    const double p = ctx->saved_data["p"].toDouble();
-    DropoutMask mask = p > 0.0 ? DropoutMask(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()))
-                               : DropoutMask();
-    GatedMixGrads g = gated_mix_backward(grads[0], s[0], AffineGate(s[1], s[2], s[3]), s[4], mask);
+    GatedMixGrads g =
+        gated_mix_backward(grads[0], s[0], AffineGate(s[1], s[2], s[3]), s[4], DropoutMask::saved_in(ctx));
     return {g.dP, g.da, g.dc, g.dd, g.dv, torch::Tensor(), torch::Tensor()};
   }
 };

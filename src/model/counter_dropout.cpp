@@ -41,6 +41,16 @@ DropoutMask DropoutMask::draw(double p) {
   return DropoutMask(p, seed);
 }
 
+void DropoutMask::save_to(torch::autograd::AutogradContext* ctx) const {
+  ctx->saved_data["dropout_p"] = p_;
+  ctx->saved_data["dropout_seed"] = static_cast<int64_t>(seed_);
+}
+
+DropoutMask DropoutMask::saved_in(torch::autograd::AutogradContext* ctx) {
+  const double p = ctx->saved_data["dropout_p"].toDouble();
+  return p > 0.0 ? DropoutMask(p, static_cast<uint64_t>(ctx->saved_data["dropout_seed"].toInt())) : DropoutMask();
+}
+
 namespace {
 
 // Counters [c0, c0 + n) -> their 64 random bits. A plain loop over independent lanes, so the
@@ -100,14 +110,12 @@ class CounterDropoutFunction : public torch::autograd::Function<CounterDropoutFu
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, double p) {
     DropoutMask mask = DropoutMask::draw(p);
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["seed"] = static_cast<int64_t>(mask.seed());
+    mask.save_to(ctx);
     return apply_mask(x, mask);
   }
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
-    DropoutMask mask(ctx->saved_data["p"].toDouble(), static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
-    return {apply_mask(grads[0], mask), torch::Tensor()};
+    return {apply_mask(grads[0], DropoutMask::saved_in(ctx)), torch::Tensor()};
   }
 };
 

@@ -31,6 +31,11 @@ class DropoutMask {
   uint64_t seed() const { return seed_; }
   double p() const { return p_; }
 
+  // Forward passes keep the mask in their autograd context (p and seed, not the mask);
+  // backward passes rebuild it from there.
+  void save_to(torch::autograd::AutogradContext* ctx) const;
+  static DropoutMask saved_in(torch::autograd::AutogradContext* ctx);
+
   // out[j] = x[j] * factor(start + j), factor = scale when kept else 0, for
   // elements [start, start + n) of the tensor's contiguous index space.
   void apply(int64_t start, int64_t n, const float* x, float* out) const;
