@@ -8,6 +8,8 @@ WORK=$2
 BIN_DIR=$(dirname "$EGM")
 SPECS=${EGM_SWEEP_TEST_DIR:?}/specs
 EXPERIMENTS=${EGM_SOURCE_DIR:?}/experiments
+DB=$WORK/results.sqlite  # where the scripts keep the sweep's database and run folders
+RUNS=$WORK/runs
 rm -rf "$WORK" && mkdir -p "$WORK"
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -7,8 +7,6 @@
 # directly, and when a changed spec reuses a sweep's name).
 #   sweep_bad_specs.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
-RUNS=$WORK/runs
 
 "$EGM" sweep "$SPECS/one_cell.json" --workers 1 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/setup.txt" 2>&1 \
   || { fail "setting up the database failed"; cat "$WORK/setup.txt"; finish; }

@@ -7,8 +7,6 @@
 # thread per rank, dropout on: each rank's mask stream resumes too).
 #   sweep_data_parallel_kill_resume.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
-RUNS=$WORK/runs
 SPEC=$SPECS/long_dp.json
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &

@@ -8,8 +8,6 @@
 # size 1 and no backend.
 #   sweep_data_parallel_mixed.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
-RUNS=$WORK/runs
 
 "$EGM" sweep "$SPECS/mixed_dp.json" --workers 3 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/out.txt" 2>&1
 expect_eq "exit status" 0 $?

@@ -6,8 +6,6 @@
 # workers from exactly that step.
 #   sweep_data_parallel_sigusr2.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
-RUNS=$WORK/runs
 SPEC=$SPECS/long_dp.json
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &

@@ -5,7 +5,6 @@
 # worker; neither creates the database.
 #   sweep_data_parallel_too_few_workers.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
 
 "$EGM" sweep "$SPECS/mixed_dp.json" --workers 1 --db "$DB" --runs-dir "$WORK/runs" --view plain >"$WORK/sweep.txt" 2>&1
 expect_eq "egm sweep --workers 1: exit status" 2 $?

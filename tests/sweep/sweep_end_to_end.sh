@@ -5,8 +5,6 @@
 # running the spec again runs nothing.
 #   sweep_end_to_end.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
-RUNS=$WORK/runs
 
 "$EGM" sweep "$EXPERIMENTS/tiny.json" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/out.txt" 2>&1
 expect_eq "exit status" 0 $?

@@ -6,7 +6,6 @@
 # goes on; the exit status is 1 and names the cell.
 #   sweep_failure_retry.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
 
 EGM_TEST_FAIL="ega:1:25:1,mope:0:5:99" \
   "$EGM" sweep "$SPECS/failures.json" --workers 2 --db "$DB" --runs-dir "$WORK/runs" --view plain \

@@ -6,8 +6,6 @@
 # config, bit for bit (CPU, one thread).
 #   sweep_kill_resume.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
-RUNS=$WORK/runs
 SPEC=$SPECS/long_tiny.json
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &

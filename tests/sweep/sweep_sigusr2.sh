@@ -5,8 +5,6 @@
 # interrupted cells from the step they stopped at, and every cell is done once.
 #   sweep_sigusr2.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
-DB=$WORK/results.sqlite
-RUNS=$WORK/runs
 SPEC=$SPECS/long_tiny.json
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &

@@ -461,21 +461,26 @@ struct Timeline {
   }
 };
 
-// A group member: the leader (group[0]) reports records and the outcome, the
-// others only their own RESULT, as egm-worker does.
+// How a group member ends a run: the leader (group[0]) reports records and the
+// outcome, the others only their own RESULT, as egm-worker does.
+void finish_as_group_member(es::Transport& t, const es::Assign& a) {
+  if (a.group.front() == t.rank()) {
+    send_done(t, a);
+  } else {
+    es::Result res{a.cell_id, a.run_id, {}, 0};
+    res.result.status = "done";
+    res.result.step = 40;
+    es::send_message(t, 0, res);
+  }
+}
+
+// A group member that takes 60 ms and marks its start and end on the timeline.
 AssignHandler group_member(Timeline& timeline) {
   return [&timeline](es::Transport& t, const es::Assign& a) {
     timeline.mark('s', a.run_id, t.rank());
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     timeline.mark('e', a.run_id, t.rank());
-    if (a.group.front() == t.rank()) {
-      send_done(t, a);
-    } else {
-      es::Result res{a.cell_id, a.run_id, {}, 0};
-      res.result.status = "done";
-      res.result.step = 40;
-      es::send_message(t, 0, res);
-    }
+    finish_as_group_member(t, a);
   };
 }
 
@@ -626,17 +631,7 @@ TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGet
   workers[1].say_hello = hello_on("nodeA", 1, 2);
   workers[2].say_hello = hello_on("nodeB", 0, 2);
   workers[3].say_hello = hello_on("nodeB", 1, 2);
-  for (auto& w : workers)
-    w.on_assign = [](es::Transport& t, const es::Assign& a) {
-      if (a.group.front() == t.rank()) {
-        send_done(t, a);
-      } else {
-        es::Result res{a.cell_id, a.run_id, {}, 0};
-        res.result.status = "done";
-        res.result.step = 40;
-        es::send_message(t, 0, res);
-      }
-    };
+  for (auto& w : workers) w.on_assign = finish_as_group_member;
   ec::CoordinatorOptions o = options();
   o.device = "cuda";
   ASSERT_EQ(run_sweep(workers, o), ec::kExitDone);
