@@ -16,17 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double timed_step_ms(Trainer& trainer) {
-  const auto t0 = Clock::now();
-  trainer.train_step().item<double>();  // .item() waits for the step (CUDA too)
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 double proc_status_mb(const char* field) {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -72,14 +61,20 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   const double rss_after_warmup = proc_status_mb("VmRSS:"), peak_after_warmup = proc_status_mb("VmHWM:");
 
   std::vector<double> ms;
-  for (int64_t i = 0; i < timed_steps; ++i) ms.push_back(timed_step_ms(trainer));
+  for (int64_t i = 0; i < timed_steps; ++i) {
+    const auto t0 = Clock::now();
+    trainer.train_step().item<double>();  // .item() waits for the step (CUDA too)
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
   StepBenchmark b;
   b.variant = config.model.variant;
   b.preset = config.preset;
   b.threads = torch::get_num_threads();
   b.steps = timed_steps;
-  b.ms_per_step = median(ms);  // robust to a noisy machine
-  b.ms_per_step_min = *std::min_element(ms.begin(), ms.end());
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  b.ms_per_step = sorted[sorted.size() / 2];  // median: robust to a noisy machine
+  b.ms_per_step_min = sorted.front();
   const double tokens = static_cast<double>(config.train.batch_size * config.model.block_size);
   b.tokens_per_s = tokens / (b.ms_per_step / 1e3);
   b.parameters = trainer.model().num_parameters();
