@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <set>
 
 #include "config/run_config.h"
@@ -13,6 +12,7 @@
 #include "spec/expand.h"
 #include "spec/schema_check.h"
 #include "util/files.h"
+#include "util/json_limits.h"
 #include "util/sha256.h"
 
 namespace egm::spec {
@@ -34,94 +34,30 @@ std::string error_message(const std::string& source, const std::vector<Problem>&
 }
 #define EGM_SPEC_FAIL(source, problems) fail(source, problems, __FILE__, __LINE__)
 
-// ---- stage 1: JSON syntax, and keys given twice -------------------------------------
+// ---- stage 1: JSON syntax and limits, and keys given twice ------------------------------
 
-// nlohmann keeps the last of two equal keys silently; a spec that says
-// "seeds" twice is almost surely a mistake, so the parser callback tracks the
-// keys of every open object and the path to it.
-class DuplicateKeyFinder {
- public:
-  bool on_event(json::parse_event_t event, const json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-        enter_element();
-        frames_.push_back(Frame{/*object=*/true, {}, {}, 0});
-        break;
-      case json::parse_event_t::array_start:
-        enter_element();
-        frames_.push_back(Frame{/*object=*/false, {}, {}, 0});
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        Frame& f = frames_.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second)
-          problems.push_back({path(), fmt::format("key \"{}\" is given twice (only the last would count)", f.key)});
-        break;
-      }
-      case json::parse_event_t::value: enter_element(); break;
-    }
-    return true;
-  }
-  std::vector<Problem> problems;
-
- private:
-  struct Frame {
-    bool object = true;
-    std::set<std::string> keys;
-    std::string key;
-    size_t count = 0;  // elements seen so far (arrays)
-  };
-  void enter_element() {
-    if (!frames_.empty() && !frames_.back().object) ++frames_.back().count;
-  }
-  std::string path() const {
-    std::string p = "$";
-    for (const auto& f : frames_) {
-      if (f.object)
-        p = path_with_key(p, f.key);
-      else
-        p += fmt::format("[{}]", f.count == 0 ? 0 : f.count - 1);
-    }
-    return p;
-  }
-  std::vector<Frame> frames_;
-};
-
+// The bounded reader (util/json_limits.h) refuses documents too large, too deep,
+// with too long strings or out-of-range numbers before anything recursive
+// (valijson, its std::regex, dump) sees them. nlohmann keeps the last of two
+// equal keys silently; a spec that says "seeds" twice is almost surely a
+// mistake, so the reader collects them and each is a problem here.
 json parse_json(std::string_view text, const std::string& source) {
-  DuplicateKeyFinder finder;
+  std::vector<JsonDuplicateKey> duplicates;
   json document;
   try {
-    document = json::parse(text.begin(), text.end(),
-                           [&](int /*depth*/, json::parse_event_t event, json& parsed) {
-                             return finder.on_event(event, parsed);
-                           });
-  } catch (const json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 11: syntax error ..."
+    document = egm::parse_json(text, JsonLimits::user(), source, &duplicates);
+  } catch (const JsonError& e) {
     Problem p;
-    const std::string what = e.what();
-    int line = 0, column = 0;
-    size_t at = what.find("at line ");
-    if (at != std::string::npos && std::sscanf(what.c_str() + at, "at line %d, column %d", &line, &column) == 2) {
-      p.line = line;
-      p.column = column;
-    } else {
-      // Fall back to the byte offset (1-based, the last character read).
-      const size_t byte = std::min<size_t>(e.byte, text.size());
-      const std::string_view before = text.substr(0, byte == 0 ? 0 : byte - 1);
-      p.line = 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
-      const size_t nl = before.rfind('\n');
-      p.column = static_cast<int>(byte - (nl == std::string_view::npos ? 0 : nl + 1));
-    }
-    size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
-    const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    p.message = "invalid JSON: " + detail;
+    p.path = e.path();
+    p.line = e.line();
+    p.column = e.column();
+    p.message = e.detail();
     EGM_SPEC_FAIL(source, {p});
   }
-  if (!finder.problems.empty()) EGM_SPEC_FAIL(source, finder.problems);
+  std::vector<Problem> problems;
+  for (const auto& d : duplicates)
+    problems.push_back({d.path, fmt::format("key \"{}\" is given twice (only the last would count)", d.key)});
+  if (!problems.empty()) EGM_SPEC_FAIL(source, problems);
   return document;
 }
 
@@ -384,6 +320,6 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source) {
   return spec;
 }
 
-ExperimentSpec load_spec(const std::string& path) { return parse_spec(read_file(path), path); }
+ExperimentSpec load_spec(const std::string& path) { return parse_spec(read_json_text(path, JsonLimits::user()), path); }
 
 }  // namespace egm::spec

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "spec/generated_experiment_schema.h"
+#include "util/json_limits.h"
 
 namespace egm::spec {
 namespace {
@@ -31,13 +32,6 @@ const valijson::Schema& compiled_schema() {
 }
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool plain_key(const std::string& key) {
-  if (key.empty()) return false;
-  for (char c : key)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
 
 // A step of a JSON path: an object key or an array index.
 struct Step {
@@ -207,7 +201,7 @@ Problem translate(const valijson::ValidationResults::Error& error, const json& d
 }  // namespace
 
 std::string path_with_key(const std::string& path, const std::string& key) {
-  return plain_key(key) ? path + "." + key : path + "[" + json(key).dump() + "]";
+  return json_path_with_key(path, key);
 }
 
 const json& experiment_schema() {

@@ -85,6 +85,55 @@ TEST(SpecJson, KeyGivenTwiceIsReported) {
   EXPECT_TRUE(mentions(at(q, "$.overrides.model.n_layer"), "twice"));
 }
 
+// Inputs that crashed `egm sweep` with SIGSEGV before any message (a stack
+// overflow in dump() after parsing 100000 nested arrays; std::regex, through
+// valijson's "pattern" on the name, recursing once per character): each is now
+// refused by the bounded reader as one problem, on one line, naming the path.
+TEST(SpecJson, HostileDocumentsAreRefusedInOneLineWithTheirPath) {
+  const std::string head = R"({"name": "t", "variants": ["base"], "seeds": [0], )";
+  struct Case {
+    std::string text;
+    std::string path;  // the problem's path starts with this
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {std::string(100000, '[') + std::string(100000, ']'), "$[0][0]", "deeper than 32 levels"},
+      {std::string(100000, '['), "$[0][0]", "deeper than 32 levels"},
+      {head + R"("overrides": {"model": )" + std::string(5000, '[') + std::string(5000, ']') + "}}",
+       "$.overrides.model[0]", "deeper than 32 levels"},
+      {R"({"seeds": [0], "variants": ["base"], "name": ")" + std::string(50000, 'a') + "\"}", "$.name",
+       "string of 50000 bytes is longer than 8192 bytes"},
+      {head + R"("description": ")" + std::string(100000, 'x') + "\"}", "$.description", "longer than 8192 bytes"},
+      {head + R"("overrides": {"model": {"d_model": 1e400}}})", "$.overrides.model.d_model", "1e400 is out of range"},
+      {head + R"("overrides": {"train": {"lr": -1e300}}})", "$.overrides.train.lr", "-1e300 is out of range"},
+      {head + R"("steps": 123456789012345678901234567890})", "$.steps", "out of range"},
+      {head + R"("description": ")" + std::string(20u << 20, ' ') + "\"}", "$", "longer than 1048576 bytes"},
+  };
+  for (const Case& c : cases) {
+    try {
+      parse_spec(c.text, "hostile.json");
+      ADD_FAILURE() << "accepted: " << c.text.substr(0, 80);
+    } catch (const SpecError& e) {
+      const std::string what = e.what();
+      ASSERT_EQ(e.problems().size(), 1u) << what.substr(0, 300);
+      EXPECT_EQ(e.problems()[0].path.rfind(c.path, 0), 0u) << e.problems()[0].path;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what.substr(0, 300);
+      EXPECT_EQ(what.rfind("hostile.json:1:", 0), 0u) << what.substr(0, 300);
+      EXPECT_NE(what.find(c.path), std::string::npos) << what.substr(0, 300);
+      EXPECT_NE(what.find(c.says), std::string::npos) << what.substr(0, 300);
+      EXPECT_LT(what.size(), 400u);
+    }
+  }
+}
+
+// Just under the string limit, valijson still matches the name's pattern with
+// std::regex: 8192 characters must stay inside the stack (the limit's reason).
+TEST(SpecJson, NameAtTheStringLimitIsASchemaProblemNotACrash) {
+  json j = minimal();
+  j["name"] = std::string(8192, 'a');
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.name"), "100"));
+}
+
 // ---- stage 2: schema --------------------------------------------------------------
 
 TEST(SpecSchema, UnknownKeysAreReportedWithPathAndValidKeys) {
