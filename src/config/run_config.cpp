@@ -2,8 +2,11 @@
 
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "config/variants.h"
@@ -25,6 +28,28 @@ struct Field {
 
 const char* type_name(const json& v) { return v.type_name(); }
 
+// v (an integer, or a float without a fraction such as 1e4) as a T, or nullopt
+// when it does not fit: checked before converting, since a float beyond T is
+// undefined behaviour to cast and an integer beyond T would wrap (4294967297 -> 1).
+template <typename T>
+std::optional<T> integral_value(const json& v) {
+  using L = std::numeric_limits<T>;
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    return u <= static_cast<uint64_t>(L::max()) ? std::optional<T>(static_cast<T>(u)) : std::nullopt;
+  }
+  if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if (i < 0) return i >= static_cast<int64_t>(L::min()) ? std::optional<T>(static_cast<T>(i)) : std::nullopt;
+    return static_cast<uint64_t>(i) <= static_cast<uint64_t>(L::max()) ? std::optional<T>(static_cast<T>(i))
+                                                                         : std::nullopt;
+  }
+  const double d = v.get<double>();
+  // [min, 2^digits): both ends exact in a double.
+  if (std::trunc(d) != d || !(d >= static_cast<double>(L::min()) && d < std::ldexp(1.0, L::digits))) return std::nullopt;
+  return static_cast<T>(d);
+}
+
 template <typename Section, typename T>
 Field<Section> field(T Section::*member) {
   Field<Section> f;
@@ -34,13 +59,16 @@ Field<Section> field(T Section::*member) {
       EGM_REQUIRE(v.is_boolean(), ConfigError, "{}: expected a boolean, got {}", path, type_name(v));
       s.*member = v.get<bool>();
     } else if constexpr (std::is_integral_v<T>) {
-      EGM_REQUIRE(v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>()))),
+      EGM_REQUIRE(v.is_number_integer() || (v.is_number_float() && std::trunc(v.get<double>()) == v.get<double>()),
                   ConfigError, "{}: expected an integer, got {} {}", path, type_name(v), v.dump());
       if constexpr (std::is_unsigned_v<T>) {
-        EGM_REQUIRE(!v.is_number_integer() || v.is_number_unsigned() || v.get<int64_t>() >= 0, ConfigError,
+        EGM_REQUIRE(v.is_number_unsigned() || v.get<double>() >= 0, ConfigError,
                     "{}: expected a non-negative integer, got {}", path, v.dump());
       }
-      s.*member = static_cast<T>(v.is_number_float() ? static_cast<int64_t>(v.get<double>()) : v.get<int64_t>());
+      const std::optional<T> value = integral_value<T>(v);
+      EGM_REQUIRE(value, ConfigError, "{}: {} is out of range ({}..{})", path, v.dump(), std::numeric_limits<T>::min(),
+                  std::numeric_limits<T>::max());
+      s.*member = *value;
     } else if constexpr (std::is_floating_point_v<T>) {
       EGM_REQUIRE(v.is_number(), ConfigError, "{}: expected a number, got {}", path, type_name(v));
       s.*member = v.get<T>();

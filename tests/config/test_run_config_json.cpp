@@ -1,0 +1,72 @@
+// Run configs read from outside (`egm train --config FILE`, `--set`, a spec's
+// overrides): through the bounded JSON reader, and integer fields that refuse
+// what they cannot hold instead of wrapping or invoking undefined behaviour.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/run_config.h"
+#include "util/json_limits.h"
+
+namespace {
+
+using egm::JsonLimits;
+using nlohmann::json;
+
+egm::RunConfig from_text(const std::string& text) {
+  return egm::run_config_from_json(egm::parse_json(text, JsonLimits::user(), "config.json"), "tiny");
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    from_text(text);
+  } catch (const egm::ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << text.substr(0, 80);
+  return "";
+}
+
+TEST(RunConfigJson, ReadsAnOrdinaryConfig) {
+  const egm::RunConfig c = from_text(R"({"preset": "tiny", "model": {"n_layer": 2, "dropout": 0}, "train": {"seed": 7}})");
+  EXPECT_EQ(c.model.n_layer, 2);
+  EXPECT_EQ(c.train.seed, 7u);
+  EXPECT_EQ(from_text(R"({"train": {"max_steps": 1e3}})").train.max_steps, 1000);  // a float without fraction
+}
+
+// An integer beyond int64_t used to wrap (18446744073709551615 became -1), and a
+// float such as 1e300 was cast to int64_t: undefined behaviour (UBSan's
+// float-cast-overflow). Both are refused with the field's path now.
+TEST(RunConfigJson, IntegerFieldsRefuseWhatTheyCannotHold) {
+  for (const std::string& v : {"9223372036854775808", "18446744073709551615"}) {
+    const std::string what = refusal(R"({"model": {"n_layer": )" + v + "}}");
+    EXPECT_NE(what.find("model.n_layer"), std::string::npos) << what;
+    EXPECT_NE(what.find("out of range"), std::string::npos) << what;
+  }
+  EXPECT_NE(refusal(R"({"train": {"seed": -1}})").find("non-negative"), std::string::npos);
+  EXPECT_NE(refusal(R"({"model": {"n_layer": 2.5}})").find("expected an integer"), std::string::npos);
+  // The whole unsigned 64-bit range is a seed.
+  EXPECT_EQ(from_text(R"({"train": {"seed": 18446744073709551615}})").train.seed, UINT64_MAX);
+  // Direct (unbounded) JSON too: no cast of an out-of-range float.
+  for (const double big : {1e300, 9.3e18, -9.3e18, 1.9e19})
+    EXPECT_THROW(egm::run_config_from_json(json{{"train", {{"max_steps", big}}}}, "tiny"), egm::ConfigError) << big;
+  for (const double big : {1e300, -9.3e18, 1.9e19})
+    EXPECT_THROW(egm::run_config_from_json(json{{"train", {{"seed", big}}}}, "tiny"), egm::ConfigError) << big;
+  EXPECT_EQ(egm::run_config_from_json(json{{"train", {{"seed", 9.3e18}}}}, "tiny").train.seed, 9300000000000000000u);
+}
+
+TEST(RunConfigJson, HostileFilesAreRefusedByTheReaderWithTheirPath) {
+  const auto expect = [](const std::string& text, const std::string& path) {
+    const std::string what = refusal(text);
+    EXPECT_EQ(what.rfind("config.json:", 0), 0u) << what.substr(0, 200);
+    EXPECT_NE(what.find(path), std::string::npos) << what.substr(0, 200);
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+  };
+  expect(R"({"model": )" + std::string(100000, '[') + std::string(100000, ']') + "}", "$.model[0]");
+  expect(R"({"model": {"variant": ")" + std::string(100000, 'e') + "\"}}", "$.model.variant");
+  expect(R"({"train": {"lr": 1e400}})", "$.train.lr");
+  expect(R"({"train": {"lr": -1e20}})", "$.train.lr");
+  expect(R"({"train": {"out_dir": ")" + std::string(20u << 20, 'x') + "\"}}", "$");
+}
+
+}  // namespace
