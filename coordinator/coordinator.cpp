@@ -17,6 +17,7 @@
 #include "slurm/slurm_env.h"
 #include "sweep/run_dirs.h"
 #include "util/error.h"
+#include "util/json_limits.h"
 #include "util/log.h"
 #include "util/process_info.h"
 #include "util/stop_signal.h"
@@ -516,7 +517,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   a.cell_key = cell.row.key;
   a.variant = cell.row.variant;
   a.seed = static_cast<uint64_t>(cell.row.seed);
-  a.config = nlohmann::json::parse(cell.row.config_json);
+  a.config = parse_json(cell.row.config_json, JsonLimits::user(), fmt::format("cells.config_json of {}", cell.row.key));
   a.runtime.out_dir = sweep::run_dir(options_.runs_dir, sweep_name_, cell.row.key, cell.row.config_hash);
   a.runtime.threads = options_.threads_per_worker;
   a.runtime.device = options_.device;

@@ -8,6 +8,7 @@
 
 #include "db/sqlite.h"
 #include "util/error.h"
+#include "util/json_limits.h"
 
 namespace egm::analysis {
 
@@ -66,8 +67,8 @@ Factors parse_factors(std::string_view text) {
 SpecView read_spec_view(const std::string& spec_json) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(spec_json);
-  } catch (const nlohmann::json::exception& e) {
+    j = parse_json(spec_json, JsonLimits::user(), "spec_json");
+  } catch (const JsonError& e) {
     EGM_THROW(ConfigError, "the sweep's stored spec is not valid JSON: {}", e.what());
   }
   EGM_REQUIRE(j.is_object(), ConfigError, "the sweep's stored spec is not a JSON object");

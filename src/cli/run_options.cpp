@@ -2,7 +2,7 @@
 
 #include "data/corpus_source.h"
 #include "util/error.h"
-#include "util/files.h"
+#include "util/json_limits.h"
 
 namespace egm::cli {
 
@@ -21,15 +21,10 @@ void add_run_config_flags(CLI::App* cmd, RunConfigFlags& f, bool with_runtime) {
 }
 
 RunConfig resolve_run_config(const RunConfigFlags& f) {
-  nlohmann::json j = nlohmann::json::object();
-  if (!f.config_file.empty()) {
-    try {
-      j = nlohmann::json::parse(read_file(f.config_file));
-    } catch (const nlohmann::json::parse_error& e) {
-      EGM_THROW(ConfigError, "{}: not valid JSON: {}", f.config_file, e.what());
-    }
-  }
-  RunConfig c = run_config_from_json(j, j.contains("preset") ? j["preset"].get<std::string>() : f.preset);
+  // A file's "preset" wins over --preset (run_config_from_json reads it).
+  const nlohmann::json j =
+      f.config_file.empty() ? nlohmann::json::object() : read_json_file(f.config_file, JsonLimits::user());
+  RunConfig c = run_config_from_json(j, f.preset);
   nlohmann::json overrides = nlohmann::json::object();
   for (const std::string& s : f.sets) {
     auto eq = s.find('=');
@@ -37,8 +32,9 @@ RunConfig resolve_run_config(const RunConfigFlags& f) {
     std::string key = s.substr(0, eq), text = s.substr(eq + 1);
     nlohmann::json value;
     try {
-      value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
+      value = parse_json(text, JsonLimits::user(), "--set " + s);
+    } catch (const JsonError& e) {
+      if (e.kind() != JsonError::Kind::syntax) throw;
       value = text;  // bare strings: --set model.variant=ega
     }
     EGM_REQUIRE(key.rfind("model.", 0) == 0 || key.rfind("train.", 0) == 0, ConfigError,

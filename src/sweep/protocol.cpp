@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "util/error.h"
+#include "util/json_limits.h"
 
 namespace egm::sweep {
 namespace {
@@ -345,10 +346,10 @@ Message decode(std::string_view bytes, const std::string& from) {
               kind_name(static_cast<Kind>(kind)), from, length, bytes.size() - kHeaderSize);
   json body;
   try {
-    body = json::parse(bytes.substr(kHeaderSize));
-  } catch (const json::parse_error& e) {
-    EGM_THROW(ProtocolError, "{} message from {}: body is not valid JSON: {}", kind_name(static_cast<Kind>(kind)),
-              from, e.what());
+    body = parse_json(bytes.substr(kHeaderSize), JsonLimits::machine(), "body");
+  } catch (const JsonError& e) {
+    EGM_THROW(ProtocolError, "{} message from {}: body {}: {}", kind_name(static_cast<Kind>(kind)), from,
+              e.kind() == JsonError::Kind::syntax ? "is not valid JSON" : "exceeds a limit", e.what());
   }
   EGM_REQUIRE(body.is_object(), ProtocolError, "{} message from {}: body must be a JSON object, got {}",
               kind_name(static_cast<Kind>(kind)), from, body.type_name());

@@ -8,6 +8,7 @@
 
 #include "util/error.h"
 #include "util/files.h"
+#include "util/json_limits.h"
 
 namespace egm::sweep {
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ std::optional<SweepIdentity> read_marker(const fs::path& dir) {
   const fs::path marker = dir / kMarker;
   if (!fs::exists(marker)) return std::nullopt;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(marker.string()));
+    const nlohmann::json j = read_json_file(marker.string(), JsonLimits::user());
     SweepIdentity s;
     s.id = j.at("sweep_id").get<int64_t>();
     s.name = j.at("name").get<std::string>();

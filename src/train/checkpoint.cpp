@@ -8,6 +8,7 @@
 
 #include "util/error.h"
 #include "util/files.h"
+#include "util/json_limits.h"
 #include "util/sha256.h"
 #include "util/torch_compat.h"
 
@@ -31,8 +32,8 @@ ParsedFile parse(const std::string& path) {
   EGM_REQUIRE(12 + static_cast<size_t>(header_len) <= bytes.size(), IoError, "{} is truncated (header)", path);
   ParsedFile f;
   try {
-    f.header = nlohmann::json::parse(bytes.substr(12, header_len));
-  } catch (const nlohmann::json::exception& e) {
+    f.header = parse_json(std::string_view(bytes).substr(12, header_len), JsonLimits::machine(), "header");
+  } catch (const JsonError& e) {
     EGM_THROW(IoError, "{} has a corrupt header: {}", path, e.what());
   }
   const int version = f.header.value("format_version", 0);

@@ -182,6 +182,22 @@ TEST(SweepProtocol, MalformedFramesAreClearErrors) {
   EXPECT_NE(error_of(es::encode_frame(1, stop, "[1,2]")).find("must be a JSON object"), std::string::npos);
 }
 
+// A body is read within JsonLimits::machine(): a deep one (whose dump() or
+// copy would overflow the stack) and an overflowing number are ProtocolErrors
+// naming the path; a long error text is fine.
+TEST(SweepProtocol, BodiesAreReadWithinLimits) {
+  const uint16_t failed = static_cast<uint16_t>(es::Kind::failed);
+  std::string e = error_of(es::encode_frame(1, failed, R"({"x": )" + std::string(100000, '[') + std::string(100000, ']') + "}"));
+  EXPECT_NE(e.find("FAILED message from rank 3: body exceeds a limit"), std::string::npos) << e.substr(0, 300);
+  EXPECT_NE(e.find("$.x[0][0]"), std::string::npos) << e.substr(0, 300);
+  EXPECT_NE(e.find("deeper than 64 levels"), std::string::npos) << e.substr(0, 300);
+  e = error_of(es::encode_frame(1, failed, R"({"cell_id":1,"run_id":2,"error":"x","step":1e999})"));
+  EXPECT_NE(e.find("$.step: number 1e999 is out of range"), std::string::npos) << e;
+  es::Failed f;
+  f.error = std::string(1u << 20, 'e');
+  EXPECT_EQ(std::get<es::Failed>(es::decode(es::encode(f), "rank 3")).error.size(), 1u << 20);
+}
+
 TEST(SweepProtocol, MissingOrMistypedFieldsAreNamed) {
   const uint16_t failed = static_cast<uint16_t>(es::Kind::failed);
   std::string e = error_of(es::encode_frame(1, failed, R"({"cell_id":1,"error":"x"})"));
