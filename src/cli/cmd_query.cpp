@@ -1,12 +1,13 @@
 // egm query: one read-only SQL statement against the results database, printed
-// as a table, CSV or JSON. Three locks keep it read-only: the statement must be
-// one SQLite itself calls read-only (else a clear error before it runs), the
-// file is opened SQLITE_OPEN_READONLY (without ATTACH), and PRAGMA query_only
-// is on.
+// as a table, CSV or JSON. Three locks keep it read-only (db/read_only_query.h):
+// the statement must be one SQLite itself calls read-only (else a clear error
+// before it runs), the file is opened SQLITE_OPEN_READONLY (without ATTACH),
+// and PRAGMA query_only is on.
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "db/read_only_query.h"
 #include "db/results_db.h"
 #include "db/sqlite.h"
 #include "db/table_format.h"
@@ -24,11 +25,7 @@ struct QueryOptions {
 void run_query(const QueryOptions& o) {
   const db::Format format = db::parse_format(o.format);
   db::Connection connection(o.db.empty() ? db::default_db_path() : o.db, db::OpenMode::read_only);
-  db::Statement statement = connection.prepare(o.sql);
-  EGM_REQUIRE(statement.read_only(), ConfigError,
-              "egm query is read-only: this statement would change {}; nothing was run. Results are written by the "
-              "coordinator only",
-              connection.path());
+  db::Statement statement = db::prepare_read_only_query(connection, o.sql);
   const db::Table table = db::read_rows(statement);
   db::FormatOptions options;
   options.null_text = "NULL";
