@@ -82,6 +82,9 @@ int authorize(void* context, int action, const char* a, const char* b, const cha
 Statement prepare_read_only_query(Connection& connection, std::string_view sql) {
   EGM_CHECK(connection.mode() == OpenMode::read_only, "prepare_read_only_query needs a read-only connection, {} is not",
             connection.path());
+  // No value (a string, a blob, a row) above 64 MiB: zeroblob(1e9) or
+  // randomblob(1e8) would otherwise build that much in memory.
+  sqlite3_limit(connection.handle(), SQLITE_LIMIT_LENGTH, kMaxValueBytes);
   Refusal refusal;
   sqlite3_set_authorizer(connection.handle(), authorize, &refusal);
   struct Reset {

@@ -17,6 +17,10 @@
 
 namespace egm::db {
 
+// Values (strings, blobs, rows) a query may build, at most: the connection's
+// SQLITE_LIMIT_LENGTH from here on. The database's own are far smaller.
+inline constexpr int kMaxValueBytes = 64 << 20;
+
 // The prepared statement, ready to step; DbError for SQL SQLite rejects,
 // ConfigError for a statement that would write.
 Statement prepare_read_only_query(Connection& connection, std::string_view sql);

@@ -68,6 +68,14 @@ TEST_F(ReadOnlyQuery, WritesAndConnectionChangesAreRefusedBeforeTheyRun) {
   EXPECT_TRUE(FileSnapshot::of(path_).same_as(before));
 }
 
+TEST_F(ReadOnlyQuery, NoValueLargerThanTheLimitIsBuilt) {
+  Connection c(path_, OpenMode::read_only);
+  for (const char* sql : {"SELECT zeroblob(1000000000)", "SELECT randomblob(100000000)"}) {
+    Statement s = prepare_read_only_query(c, sql);
+    EXPECT_THROW(s.run(), egm::DbError) << sql;  // "string or blob too big", not a gigabyte
+  }
+}
+
 TEST_F(ReadOnlyQuery, SqlSQLiteRejectsKeepsItsMessageAndTheGateNeedsAReadOnlyConnection) {
   Connection c(path_, OpenMode::read_only);
   EXPECT_THROW(prepare_read_only_query(c, "SELEC 1"), egm::DbError);
