@@ -109,3 +109,10 @@ CREATE TABLE events (
   message  TEXT NOT NULL
 );
 CREATE INDEX events_by_sweep ON events (sweep_id, time);
+
+-- @migration 2: coordinator heartbeat
+-- The running coordinator sets it every few seconds (ResultsDb::kHeartbeatIntervalS);
+-- a 'running' sweep whose heartbeat is older than kStaleAfterS has lost its
+-- coordinator (killed, node lost): `egm status` shows it as stale. NULL: written
+-- by an egm without heartbeats, or never run.
+ALTER TABLE sweeps ADD COLUMN heartbeat_at REAL;

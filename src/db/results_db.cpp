@@ -79,9 +79,12 @@ void filter_cells(Where& w, const CellFilter& f, const char* status_column) {
   if (!f.include_superseded && !f.sweep_id && f.sweeps.empty()) w.add("s.status <> 'superseded'");
 }
 
-constexpr const char* kSweepColumns =
-    "SELECT s.id, s.name, s.spec_json, s.spec_hash, s.created_at, s.updated_at, s.status, s.slurm_job_id "
-    "FROM sweeps s";
+// heartbeat_at came with schema v2; a v1 file (read-only) has none.
+std::string sweep_columns_for(int schema_version) {
+  return std::string("SELECT s.id, s.name, s.spec_json, s.spec_hash, s.created_at, s.updated_at, s.status, "
+                     "s.slurm_job_id, ") +
+         (schema_version >= 2 ? "s.heartbeat_at" : "NULL") + " FROM sweeps s";
+}
 
 SweepRow read_sweep(const Statement& s) {
   SweepRow r;
@@ -93,6 +96,7 @@ SweepRow read_sweep(const Statement& s) {
   r.updated_at = s.real(5);
   r.status = parse_sweep_status(s.text(6));
   r.slurm_job_id = s.opt_text(7);
+  r.heartbeat_at = s.opt_real(8);
   return r;
 }
 
@@ -190,10 +194,8 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
     EGM_REQUIRE(version <= expected, DbError,
                 "{} has schema version {}, newer than this egm knows ({}); use a newer egm", path, version,
                 expected);
-    EGM_REQUIRE(version == expected, DbError,
-                "{} has schema version {}; this egm reads version {}. The coordinator upgrades it when it next "
-                "opens it (egm sweep); read it with that egm's version meanwhile",
-                path, version, expected);
+    // An older file is read as it is (the coordinator upgrades it when it next opens it).
+    schema_version_ = version;
     return;
   }
   // WAL: readers never block the writer and see only committed transactions.
@@ -201,6 +203,7 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
   connection_.exec("PRAGMA synchronous = NORMAL");
   connection_.exec("PRAGMA foreign_keys = ON");
   migrate(connection_, results_migrations());
+  schema_version_ = connection_.user_version();
 }
 
 ResultsDb::ResultsDb(ResultsDb&&) noexcept = default;
@@ -215,6 +218,8 @@ double ResultsDb::now() const {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+std::string ResultsDb::sweep_columns() const { return sweep_columns_for(schema_version_); }
+
 void ResultsDb::require_writable(const char* what) const {
   EGM_CHECK(!read_only(), "{}: {} was opened read-only", what, path());
 }
@@ -222,21 +227,21 @@ void ResultsDb::require_writable(const char* what) const {
 // ---- sweeps -------------------------------------------------------------------------
 
 std::optional<SweepRow> ResultsDb::find_sweep(const std::string& name) {
-  Statement s = connection_.prepare(std::string(kSweepColumns) + " WHERE s.name = ?");
+  Statement s = connection_.prepare(sweep_columns() + " WHERE s.name = ?");
   s.bind(1, name);
   if (!s.step()) return std::nullopt;
   return read_sweep(s);
 }
 
 SweepRow ResultsDb::sweep(int64_t sweep_id) {
-  Statement s = connection_.prepare(std::string(kSweepColumns) + " WHERE s.id = ?");
+  Statement s = connection_.prepare(sweep_columns() + " WHERE s.id = ?");
   s.bind(1, sweep_id);
   EGM_REQUIRE(s.step(), DbError, "{}: no sweep with id {}", path(), sweep_id);
   return read_sweep(s);
 }
 
 std::vector<SweepRow> ResultsDb::list_sweeps(bool include_superseded) {
-  Statement s = connection_.prepare(std::string(kSweepColumns) +
+  Statement s = connection_.prepare(sweep_columns() +
                                     (include_superseded ? "" : " WHERE s.status <> 'superseded'") +
                                     " ORDER BY s.id");
   std::vector<SweepRow> rows;
@@ -291,10 +296,30 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
 void ResultsDb::set_sweep_status(int64_t sweep_id, SweepStatus status) {
   require_writable("set_sweep_status");
   Transaction tx(connection_);
-  const int64_t n = connection_.execute("UPDATE sweeps SET status = ?, updated_at = ? WHERE id = ?",
-                                        to_string(status), now(), sweep_id);
+  const double t = now();
+  // 'running' comes from a live coordinator: its first heartbeat goes with it.
+  const int64_t n = status == SweepStatus::running && schema_version_ >= 2
+                        ? connection_.execute("UPDATE sweeps SET status = ?, updated_at = ?, heartbeat_at = ? WHERE id = ?",
+                                              to_string(status), t, t, sweep_id)
+                        : connection_.execute("UPDATE sweeps SET status = ?, updated_at = ? WHERE id = ?",
+                                              to_string(status), t, sweep_id);
   EGM_REQUIRE(n == 1, DbError, "{}: no sweep with id {}", path(), sweep_id);
   tx.commit();
+}
+
+void ResultsDb::heartbeat(int64_t sweep_id) {
+  require_writable("heartbeat");
+  if (schema_version_ < 2) return;  // no heartbeat_at column (the schema this binary embeds predates it)
+  Transaction tx(connection_);
+  const int64_t n = connection_.execute("UPDATE sweeps SET heartbeat_at = ? WHERE id = ?", now(), sweep_id);
+  EGM_REQUIRE(n == 1, DbError, "{}: no sweep with id {}", path(), sweep_id);
+  tx.commit();
+}
+
+std::optional<double> stale_since(const SweepRow& sweep, double now) {
+  if (sweep.status != SweepStatus::running || !sweep.heartbeat_at) return std::nullopt;
+  if (now - *sweep.heartbeat_at <= kStaleAfterS) return std::nullopt;
+  return sweep.heartbeat_at;
 }
 
 void ResultsDb::set_slurm_job_id(int64_t sweep_id, const std::string& job_id) {
@@ -454,7 +479,7 @@ void ResultsDb::set_resumed_from_step(int64_t run_id, int64_t step) {
 }
 
 void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::string& error,
-                               const CellResults& results) {
+                               const CellResults& results, const FailureInfo& failure) {
   require_writable("finish_attempt");
   EGM_CHECK(status != RunStatus::running, "finish_attempt: status must be done, failed or interrupted");
   Transaction tx(connection_);
@@ -485,10 +510,14 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
                             results.final_val ? fmt::format(": final val {:.4f}", *results.final_val) : "");
       break;
     case RunStatus::failed:
+      // Not retriable: the budget shrinks to what was used, so no later run retries it either.
       connection_.execute(
-          "UPDATE cells SET status = 'failed', failures = failures + 1, last_error = ?, updated_at = ? WHERE id = ?",
-          non_empty(error), t, cell_id);
-      message = fmt::format("{} attempt {} failed: {}", key, attempt, error);
+          "UPDATE cells SET status = 'failed', failures = failures + 1, last_error = ?, updated_at = ?, "
+          "max_attempts = CASE WHEN ? THEN max_attempts ELSE failures + 1 END WHERE id = ?",
+          non_empty(error), t, failure.retriable, cell_id);
+      message = fmt::format("{} attempt {} failed{}: {}", key, attempt, failure.retriable ? "" : " (not retriable)",
+                            error);
+      if (!failure.detail.empty() && failure.detail != error) message += "\n" + failure.detail;
       break;
     case RunStatus::interrupted:
       connection_.execute("UPDATE cells SET status = 'interrupted', updated_at = ? WHERE id = ?", t, cell_id);

@@ -48,7 +48,18 @@ struct SweepRow {
   double updated_at = 0;
   SweepStatus status = SweepStatus::pending;
   std::optional<std::string> slurm_job_id;
+  std::optional<double> heartbeat_at;  // the coordinator's last sign of life (schema v2; nullopt: none, or a v1 file)
 };
+
+// Liveness: a running coordinator writes sweeps.heartbeat_at every
+// kHeartbeatIntervalS; a sweep still 'running' with no heartbeat for
+// kStaleAfterS has lost its coordinator (killed, node gone).
+inline constexpr double kHeartbeatIntervalS = 5;
+inline constexpr double kStaleAfterS = 3 * kHeartbeatIntervalS;
+// The last heartbeat of a sweep that says 'running' but whose coordinator is
+// gone (no heartbeat for kStaleAfterS at `now`, UNIX s); nullopt when it is
+// alive, not running, or has no heartbeat at all (nothing to judge by).
+std::optional<double> stale_since(const SweepRow& sweep, double now);
 
 struct SweepOpenResult {
   SweepRow sweep;
@@ -96,6 +107,12 @@ struct CellRow {
   CellResults results;
   std::optional<int64_t> latest_step;  // highest 'train' metric step recorded
   double updated_at = 0;
+};
+
+// How a failed attempt failed, beyond its one-line error (finish_attempt).
+struct FailureInfo {
+  std::string detail;     // the full text (a C++ stack trace included): the attempt_failed event's body
+  bool retriable = true;  // false: it would fail the same way again; the cell is failed for good at once
 };
 
 // Where and how an attempt runs (runs columns of the same names).
@@ -225,8 +242,10 @@ struct CellFilter {
 class ResultsDb {
  public:
   // read_write_create / read_write: WAL, busy_timeout, foreign keys, and
-  // migration to the current schema. read_only: the file must exist and be at
-  // the current schema version (a clear DbError otherwise); nothing is written.
+  // migration to the current schema. read_only: the file must exist and be an
+  // egm database at this schema version or an older one (a clear DbError for a
+  // newer one); nothing is written, and columns an older file lacks read as
+  // absent (e.g. heartbeat_at of a v1 file).
   ResultsDb(const std::string& path, OpenMode mode);
   ResultsDb(ResultsDb&&) noexcept;
   ResultsDb& operator=(ResultsDb&&) noexcept;
@@ -235,6 +254,7 @@ class ResultsDb {
   Connection& connection() { return connection_; }
   const std::string& path() const { return connection_.path(); }
   bool read_only() const { return connection_.mode() == OpenMode::read_only; }
+  int schema_version() const { return schema_version_; }
   // Times written by this object come from `clock` (UNIX seconds); for tests.
   void set_clock(std::function<double()> clock);
 
@@ -251,6 +271,9 @@ class ResultsDb {
   std::vector<SweepRow> list_sweeps(bool include_superseded = false);
   void set_sweep_status(int64_t sweep_id, SweepStatus status);
   void set_slurm_job_id(int64_t sweep_id, const std::string& job_id);
+  // The coordinator's heartbeat: sweeps.heartbeat_at = now (set_sweep_status
+  // to running writes one too). Composes with an outer Transaction.
+  void heartbeat(int64_t sweep_id);
 
   // ---- cells
   // Inserts the cells that are missing and returns every cell's id, in input
@@ -276,10 +299,13 @@ class ResultsDb {
   int64_t start_attempt(int64_t cell_id, const RunInfo& info);
   // Ends an attempt (status done, failed or interrupted) in one transaction:
   // the runs row, the cell's status, and with done the cell's results.
-  // failed: counts against max_attempts and sets the cell's last_error.
+  // failed: counts against max_attempts and sets the cell's last_error (one
+  // line); `failure.detail` (the full text) goes to the attempt_failed event;
+  // not `failure.retriable`: max_attempts is lowered to the failures so far, so
+  // the cell is failed for good (no retry now, nor when the spec is run again).
   // interrupted (preempted, worker lost): does not count as a failure.
   void finish_attempt(int64_t run_id, RunStatus status, const std::string& error = "",
-                      const CellResults& results = {});
+                      const CellResults& results = {}, const FailureInfo& failure = {});
   // Records the checkpoint step a running attempt resumed from: the worker
   // learns it after start_attempt, when the trainer has loaded the checkpoint.
   void set_resumed_from_step(int64_t run_id, int64_t step);
@@ -304,8 +330,10 @@ class ResultsDb {
   void write_metrics(const std::vector<MetricPoint>& points);
   void write_params(const std::vector<ParamValue>& values);
   int64_t write_event(const EventInput& event);
+  std::string sweep_columns() const;
 
   Connection connection_;
+  int schema_version_ = 0;
   std::function<double()> clock_;
 };
 

@@ -61,6 +61,18 @@ expect_in "status" "20/100" "$out"
 expect_in "status" " 60.0%  120/200 steps" "$out"
 expect_in "status" "ETA 1m 20s" "$out"
 
+expect_in "status: a failed cell in one line" "failed  mope-s0 (failure 1 of 1 allowed; given up): bad value" "$out"
+
+# A sweep whose coordinator is gone (no heartbeat for an hour, still 'running'):
+# stale, and its running cell counts as interrupted.
+"$FIXTURE" "$WORK/stale.sqlite" stale || fail "stale fixture failed"
+run "status stale" 0 "$EGM" status --db "$WORK/stale.sqlite"
+expect_in "status stale" "sweep demo  [stale]" "$out"
+expect_in "status stale" "stale: no heartbeat since" "$out"
+expect_in "status stale" "coordinator gone?" "$out"
+expect_in "status stale" "3 cells: 1 done, 0 running, 0 pending, 1 failed (1 with no retries left), 1 interrupted" "$out"
+expect_in "status stale: the running cell listed as interrupted" "    interrupted" "$out"
+
 run "status unknown sweep" 1 "$EGM" status --db "$DB" --sweep nope
 expect_in "status unknown sweep" "no sweep named 'nope'" "$err"
 

@@ -1,17 +1,20 @@
 // Writes the small results database the CLI test reads: one sweep "demo" with
 // a done cell, a running cell with two train metrics, and a failed cell whose
-// error needs CSV quoting.
+// error needs CSV quoting. With a second argument "stale": the same sweep whose
+// coordinator is gone (its last heartbeat an hour old).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "db/results_db.h"
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DB_PATH\n", argv[0]);
+  if (argc != 2 && !(argc == 3 && std::string(argv[2]) == "stale")) {
+    std::fprintf(stderr, "usage: %s DB_PATH [stale]\n", argv[0]);
     return 2;
   }
+  const bool stale = argc == 3;
   using namespace egm::db;
   std::filesystem::remove(argv[1]);
   ResultsDb db(argv[1], OpenMode::read_write_create);
@@ -30,6 +33,12 @@ int main(int argc, char** argv) {
   }
   const auto ids = db.ensure_cells(sweep, cells);
   db.set_sweep_status(sweep, SweepStatus::running);
+  // The coordinator's last heartbeat: an hour ago (gone), or an hour ahead, so
+  // that it is alive for the whole test however slow the machine.
+  const double t0 = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  db.set_clock([&] { return stale ? t0 - 3600 : t0 + 3600; });
+  db.heartbeat(sweep);
+  db.set_clock({});
   RunInfo info;
   info.host = "node1";
   info.device = "cpu";

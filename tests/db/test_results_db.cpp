@@ -182,6 +182,61 @@ TEST(Attempts, ExhaustedFailuresAreNotRetried) {
   EXPECT_EQ(*p.eta_s, 0.0);  // nothing left that will run
 }
 
+// A failure that would recur identically (not retriable) fails the cell for
+// good at once, also for a later run of the same spec; its full text goes to the
+// attempt_failed event while the cell and the run keep the one line.
+TEST(Attempts, NotRetriableFailureGivesTheCellUpAtOnce) {
+  ScratchDir dir;
+  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
+  const int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
+  const int64_t cell = db.ensure_cells(sweep, {make_cell("base", 0, 100, /*max_attempts=*/3)})[0];
+  const int64_t run = db.start_attempt(cell, info());
+  const std::string trace = "out of memory\nException raised from alloc at a.cpp:1 (most recent call first):\nframe #0";
+  db.finish_attempt(run, RunStatus::failed, "out of memory", {}, FailureInfo{trace, /*retriable=*/false});
+  const CellRow c = db.cell(cell);
+  EXPECT_EQ(c.status, CellStatus::failed);
+  EXPECT_EQ(c.failures, 1);
+  EXPECT_EQ(c.max_attempts, 1);
+  EXPECT_EQ(*c.last_error, "out of memory");
+  EXPECT_EQ(*db.run(run).error, "out of memory");
+  EXPECT_TRUE(db.cells_to_run(sweep).empty());
+  EXPECT_EQ(db.sweep_progress(sweep).exhausted, 1);
+  std::string failed_event;
+  for (const auto& e : db.list_events(sweep, 100))
+    if (e.kind == "attempt_failed") failed_event = e.message;
+  EXPECT_EQ(failed_event, "base-s0 attempt 1 failed (not retriable): out of memory\n" + trace);
+}
+
+TEST(Liveness, HeartbeatAndStaleness) {
+  ScratchDir dir;
+  double clock = 1000;
+  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
+  db.set_clock([&clock] { return clock; });
+  const int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
+  EXPECT_FALSE(db.sweep(sweep).heartbeat_at);  // never run
+  db.set_sweep_status(sweep, SweepStatus::running);
+  EXPECT_EQ(*db.sweep(sweep).heartbeat_at, 1000);  // 'running' comes with a first heartbeat
+  clock = 1000 + kHeartbeatIntervalS;
+  db.heartbeat(sweep);
+  const SweepRow alive = db.sweep(sweep);
+  EXPECT_EQ(*alive.heartbeat_at, clock);
+  EXPECT_FALSE(stale_since(alive, clock + kStaleAfterS));
+  ASSERT_TRUE(stale_since(alive, clock + kStaleAfterS + 1));
+  EXPECT_EQ(*stale_since(alive, clock + kStaleAfterS + 1), clock);
+  // Only a running sweep can be stale: one that ended is simply over.
+  db.set_sweep_status(sweep, SweepStatus::interrupted);
+  EXPECT_FALSE(stale_since(db.sweep(sweep), clock + 3600));
+  // The heartbeat composes with an outer transaction (the coordinator batches it with its writes).
+  {
+    Transaction tx(db.connection());
+    clock += 1;
+    db.heartbeat(sweep);
+    tx.commit();
+  }
+  EXPECT_EQ(*db.sweep(sweep).heartbeat_at, clock);
+  EXPECT_THROW(db.heartbeat(sweep + 1), egm::DbError);
+}
+
 TEST(Attempts, RunningCellFromAPreviousCoordinatorIsRecovered) {
   ScratchDir dir;
   const std::string path = dir.file("r.sqlite");
@@ -415,6 +470,7 @@ TEST(ReadOnlyDb, WriteMethodsAreRefused) {
     ResultsDb ro(path, OpenMode::read_only);
     EXPECT_TRUE(ro.read_only());
     EXPECT_THROW(ro.create_or_load_sweep("s", "{}", "h", false), egm::Error);
+    EXPECT_THROW(ro.heartbeat(1), egm::Error);
     EXPECT_TRUE(ro.list_sweeps().empty());
   }
   EXPECT_TRUE(FileSnapshot::of(path).same_as(before));

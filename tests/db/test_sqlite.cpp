@@ -170,22 +170,23 @@ TEST(Migrations, LaterVersionAppliesOnTopAndKeepsData) {
     auto sweep = db.create_or_load_sweep("s", "{}", "h", false);
     db.ensure_cells(sweep.sweep.id, {egm::testing::make_cell("base", 0), egm::testing::make_cell("ega", 0)});
   }
-  // v2 = the shipped migrations plus one more section, as a future release would add.
-  const std::string v2_script =
-      std::string(results_schema_sql()) + "\n-- @migration 2: a note per cell\nALTER TABLE cells ADD COLUMN note TEXT;\n";
+  // next = the shipped migrations plus one more section, as a future release would add.
+  const int next = results_schema_version() + 1;
+  const std::string v2_script = std::string(results_schema_sql()) + "\n-- @migration " + std::to_string(next) +
+                                ": a note per cell\nALTER TABLE cells ADD COLUMN note TEXT;\n";
   const std::vector<Migration> v2 = parse_migrations(v2_script);
   ASSERT_EQ(v2.size(), results_migrations().size() + 1);
   {
     Connection c(path, OpenMode::read_write);
     EXPECT_EQ(migrate(c, v2), 1);
-    EXPECT_EQ(c.user_version(), 2);
+    EXPECT_EQ(c.user_version(), next);
     EXPECT_EQ(migrate(c, v2), 0);  // idempotent
     Table t = query_table(c, "SELECT variant, note FROM cells ORDER BY position");
     ASSERT_EQ(t.rows.size(), 2u);
     EXPECT_EQ(std::get<std::string>(t.rows[1][0]), "ega");
     EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[1][1]));
   }
-  // This binary knows v1 only: a v2 file is refused, for reading and writing.
+  // This binary does not know the next version: such a file is refused, for reading and writing.
   EXPECT_THROW(ResultsDb(path, OpenMode::read_only), egm::DbError);
   try {
     ResultsDb db(path, OpenMode::read_write);
@@ -193,6 +194,33 @@ TEST(Migrations, LaterVersionAppliesOnTopAndKeepsData) {
   } catch (const egm::DbError& e) {
     EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
   }
+}
+
+// A file written by an egm before the heartbeat (schema v1) stays readable by
+// the read-only verbs, and the coordinator upgrades it with its rows intact.
+TEST(Migrations, VersionOneFileIsReadableAndUpgraded) {
+  ScratchDir dir;
+  const std::string path = dir.file("v1.sqlite");
+  {
+    Connection c(path, OpenMode::read_write_create);
+    EXPECT_EQ(migrate(c, {results_migrations().front()}), 1);
+    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) "
+              "VALUES ('old', '{}', 'h', 1, 1, 'running')");
+  }
+  {
+    ResultsDb reader(path, OpenMode::read_only);
+    EXPECT_EQ(reader.schema_version(), 1);
+    const auto sweeps = reader.list_sweeps();
+    ASSERT_EQ(sweeps.size(), 1u);
+    EXPECT_EQ(sweeps[0].status, SweepStatus::running);
+    EXPECT_FALSE(sweeps[0].heartbeat_at.has_value());
+    EXPECT_FALSE(stale_since(sweeps[0], 1e12).has_value());  // no heartbeat: nothing to judge by
+    EXPECT_EQ(reader.sweep_progress(sweeps[0].id).total, 0);
+  }
+  ResultsDb db(path, OpenMode::read_write);
+  EXPECT_EQ(db.schema_version(), results_schema_version());
+  db.heartbeat(db.list_sweeps()[0].id);
+  EXPECT_TRUE(db.list_sweeps()[0].heartbeat_at.has_value());
 }
 
 TEST(Migrations, RefusesForeignDatabasesAndGarbage) {
