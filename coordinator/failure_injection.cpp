@@ -34,13 +34,16 @@ std::vector<InjectedFailure> parse_injected_failures(const std::string& text) {
     std::stringstream fields(entry);
     std::string field;
     while (std::getline(fields, field, ':')) parts.push_back(field);
-    EGM_REQUIRE(parts.size() == 4 && !parts[0].empty(), ConfigError,
-                "EGM_TEST_FAIL entry '{}': expected VARIANT:SEED:STEP:ATTEMPTS", entry);
+    EGM_REQUIRE((parts.size() == 4 || parts.size() == 5) && !parts[0].empty(), ConfigError,
+                "EGM_TEST_FAIL entry '{}': expected VARIANT:SEED:STEP:ATTEMPTS[:KIND]", entry);
     InjectedFailure f;
     f.variant = parts[0];
     f.seed = static_cast<uint64_t>(parse_int(parts[1], entry, "SEED"));
     f.step = parse_int(parts[2], entry, "STEP");
     f.attempts = static_cast<int>(parse_int(parts[3], entry, "ATTEMPTS"));
+    if (parts.size() == 5) f.kind = parts[4];
+    EGM_REQUIRE(f.kind == "error" || f.kind == "config" || f.kind == "oom", ConfigError,
+                "EGM_TEST_FAIL entry '{}': KIND must be error, config or oom, got '{}'", entry, f.kind);
     out.push_back(f);
   }
   return out;
@@ -53,6 +56,13 @@ int64_t injected_fail_step(const std::vector<InjectedFailure>& failures, const s
   for (const auto& f : failures)
     if (f.variant == variant && f.seed == seed && attempt <= f.attempts) return f.step;
   return -1;
+}
+
+std::string injected_fail_kind(const std::vector<InjectedFailure>& failures, const std::string& variant,
+                               uint64_t seed, int attempt) {
+  for (const auto& f : failures)
+    if (f.variant == variant && f.seed == seed && attempt <= f.attempts) return f.kind;
+  return "error";
 }
 
 }  // namespace egm::coordinator

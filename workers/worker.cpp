@@ -1,10 +1,12 @@
 #include "workers/worker.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
 #include <thread>
 
 #include "config/run_config.h"
@@ -17,6 +19,7 @@
 #include "util/process_info.h"
 #include "util/stop_signal.h"
 #include "util/torch_compat.h"
+#include "workers/failure_report.h"
 #include "workers/forwarding_sink.h"
 
 namespace egm::worker {
@@ -105,6 +108,7 @@ int Worker::run() {
 }
 
 bool Worker::should_stop(RunGroup* group) {
+  ++polls_;  // once before every step: 2 polls = the attempt's first step is done
   const bool mine = told_to_stop();
   if (!group) return mine;
   return group->agree_max(mine ? 1 : 0) != 0;
@@ -131,6 +135,7 @@ bool Worker::told_to_stop() {
 void Worker::train(const sweep::Assign& a) {
   stop_ = false;
   signal_ = 0;
+  polls_ = 0;
   const int me = transport_.rank();
   EGM_REQUIRE(std::find(a.group.begin(), a.group.end(), me) != a.group.end(), ProtocolError,
               "ASSIGN of run {} is for ranks {}, not for this worker (rank {})", a.run_id, fmt::join(a.group, ","), me);
@@ -179,21 +184,31 @@ void Worker::train(const sweep::Assign& a) {
     }
 
     Trainer trainer(config, runtime, *corpus_, sinks, group ? &group->communicator() : nullptr);
-    const RunResult r = trainer.run([this, g = group.get()] { return should_stop(g); });
+    RunResult r;
+    try {
+      r = trainer.run([this, g = group.get()] { return should_stop(g); });
+    } catch (const Error& e) {
+      // Test-only: EGM_TEST_FAIL's KIND turns the trainer's injected failure into that kind.
+      if (runtime.fail_at_step >= 0 && a.runtime.fail_kind != "error" &&
+          std::string_view(e.what()).rfind("injected failure", 0) == 0)
+        throw_injected(a.runtime.fail_kind, e.what());
+      throw;
+    }
     sink.flush();
     send(sweep::Result{a.cell_id, a.run_id, to_outcome(r), r.status == "interrupted" ? signal_ : 0});
   } catch (const ProtocolError&) {
     throw;  // the conversation itself is broken
-  } catch (const Error& e) {
-    sink.flush();
-    send(sweep::Failed{a.cell_id, a.run_id, e.what(), e.where(), sink.last_step()});
-  } catch (const std::exception& e) {
-    sink.flush();
-    send(sweep::Failed{a.cell_id, a.run_id, e.what(), fmt::format("on {} (rank {})", process_info().host,
-                                                                   transport_.rank()), sink.last_step()});
   } catch (...) {
+    // One line for the coordinator's view and the database, the full text (a
+    // LibTorch stack trace included) for the run folder's errors.log and the
+    // attempt_failed event; not retriable when it would recur identically.
+    const FailureReport report = describe_failure(
+        std::current_exception(), /*step_completed=*/polls_ >= 2,
+        fmt::format("on {} (rank {})", process_info().host, transport_.rank()));
     sink.flush();
-    send(sweep::Failed{a.cell_id, a.run_id, "unknown exception", "", sink.last_step()});
+    append_failure_log(a.runtime.out_dir, a.cell_key, a.attempt, me, sink.last_step(), report);
+    send(sweep::Failed{a.cell_id, a.run_id, report.message, report.where, sink.last_step(), report.retriable,
+                       report.detail});
   }
 }
 

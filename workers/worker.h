@@ -7,7 +7,9 @@
 // util/stop_signal.h, which main() installs): the worker never dies of the
 // signal; it reports RESULT "interrupted" (with the signal) and waits for
 // SHUTDOWN. Every exception of a run becomes a FAILED message with its text
-// and where it was raised; the worker then takes the next cell.
+// (one line), where it was raised, the full text and whether a retry could
+// help (failure_report.h); the full text is also appended to the run folder's
+// errors.log. The worker then takes the next cell.
 //
 // An ASSIGN whose group lists k > 1 ranks goes to each of them: they form a
 // RunGroup (run_group.h) and train the run together; group[0] sends the
@@ -62,6 +64,7 @@ class Worker {
   bool stop_ = false;      // STOP for the current run
   bool shutdown_ = false;  // SHUTDOWN arrived (while training)
   int signal_ = 0;         // the local signal that stopped the current run
+  int64_t polls_ = 0;      // should_stop calls of the current run (one before each step)
 };
 
 }  // namespace egm::worker

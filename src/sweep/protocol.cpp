@@ -111,6 +111,7 @@ RunSettings settings_from_json(const Reader& r) {
   s.threads = static_cast<int>(r.integer("threads"));
   s.device = r.text("device");
   s.fail_at_step = r.integer_or("fail_at_step", -1);
+  s.fail_kind = r.text_or("fail_kind", "error");
   s.checkpoint_interval = r.integer_or("checkpoint_interval", 0);
   s.log_interval = r.integer_or("log_interval", 10);
   return s;
@@ -166,6 +167,11 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       m.error = r.text("error");
       m.where = r.text_or("where", "");
       m.step = r.integer_or("step", -1);
+      if (r.has("retriable")) {
+        if (!r.field("retriable").is_boolean()) r.fail("retriable", "must be true or false");
+        m.retriable = r.field("retriable").get<bool>();
+      }
+      m.detail = r.text_or("detail", "");
       return m;
     }
     case Kind::bye:
@@ -196,6 +202,20 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
 }
 
 }  // namespace
+
+std::string failure_headline(std::string_view text) {
+  // c10::Error::what() puts the stack trace after the message: "Exception raised from ..."
+  const size_t trace = text.find("Exception raised from ");
+  if (trace != std::string_view::npos) text = text.substr(0, trace);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "";
+  text = text.substr(first);
+  text = text.substr(0, text.find('\n'));
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t')) text.remove_suffix(1);
+  constexpr size_t kMax = 300;
+  if (text.size() <= kMax) return std::string(text);
+  return std::string(text.substr(0, kMax - 3)) + "...";
+}
 
 const char* kind_name(Kind kind) {
   switch (kind) {
@@ -283,7 +303,7 @@ json to_json(const Message& message) {
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"result", to_json(m.result)}, {"signal", m.signal}};
         } else if constexpr (std::is_same_v<T, Failed>) {
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"error", m.error}, {"where", m.where},
-                  {"step", m.step}};
+                  {"step", m.step}, {"retriable", m.retriable}, {"detail", m.detail}};
         } else if constexpr (std::is_same_v<T, Bye>) {
           return {{"error", m.error}};
         } else if constexpr (std::is_same_v<T, Assign>) {
@@ -291,7 +311,8 @@ json to_json(const Message& message) {
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"attempt", m.attempt},
                   {"cell_key", m.cell_key}, {"variant", m.variant}, {"seed", m.seed}, {"config", m.config},
                   {"runtime", {{"out_dir", s.out_dir}, {"threads", s.threads}, {"device", s.device},
-                               {"fail_at_step", s.fail_at_step}, {"checkpoint_interval", s.checkpoint_interval},
+                               {"fail_at_step", s.fail_at_step}, {"fail_kind", s.fail_kind},
+                               {"checkpoint_interval", s.checkpoint_interval},
                                {"log_interval", s.log_interval}}},
                   {"group", m.group}};
         } else if constexpr (std::is_same_v<T, Stop>) {

@@ -38,15 +38,30 @@
 //            the run ended: done, diverged, or interrupted (checkpointed).
 //            `signal` != 0: the worker itself received that signal (mpirun and
 //            srun forward SIGUSR2/SIGTERM to every rank).
-//   FAILED   {cell_id, run_id, error, where, step}
-//            the run threw; `where` is egm::Error::where() ("file:line on host
-//            (rank r)") when known, `step` the last step reported or -1.
+//   FAILED   {cell_id, run_id, error, where, step, retriable, detail}
+//            the run threw; `error` is one line (the exception's own message,
+//            e.g. c10::Error::what_without_backtrace(), first line only: it is
+//            what the live view, `egm status` and cells.last_error show);
+//            `where` is egm::Error::where() ("file:line on host (rank r)") when
+//            known, `step` the last step reported or -1.
+//            `retriable` (optional, default true): false when the same attempt
+//            would fail the same way again, so the coordinator fails the cell
+//            for good at once instead of spending its retries. The worker says
+//            false for a ConfigError and for running out of memory (CPU or GPU)
+//            before the attempt's first step completed; an OOM later on, and
+//            anything else, is retriable (workers/failure_report.h).
+//            `detail` (optional, default empty = `error`): the full text, C++
+//            stack trace included; the coordinator stores it in the
+//            attempt_failed event (the worker also appends it to errors.log in
+//            the run folder). A coordinator that predates these fields ignores
+//            them; a worker that predates them is treated as retriable, and its
+//            multi-line `error` is cut to its first line for display.
 //   BYE      {error}
 //            the answer to SHUTDOWN (nothing left in flight), or a worker
 //            leaving on its own because of `error`.
 // coordinator -> worker
 //   ASSIGN   {cell_id, run_id, attempt, cell_key, variant, seed, config,
-//             runtime: {out_dir, threads, device, fail_at_step,
+//             runtime: {out_dir, threads, device, fail_at_step, fail_kind,
 //             checkpoint_interval, log_interval}, group}
 //            train one cell. `config` is the full RunConfig JSON; out_dir is
 //            derived from the cell (sweep/run_dirs.h), so a retry or a resume
@@ -56,7 +71,9 @@
 //            goes to each of the k, they form a communicator of exactly those
 //            ranks (MPI_Comm_create_group, rank i of it = group[i]) and train
 //            one run; group[0] leads: only it sends RECORDS and writes
-//            checkpoints.
+//            checkpoints. `fail_at_step`/`fail_kind` (optional): test-only
+//            failure injection (EGM_TEST_FAIL): throw at that step an error of
+//            that kind (error, config, oom).
 //   STOP     {reason, signal}
 //            checkpoint the current run now and answer RESULT "interrupted";
 //            ignored by an idle worker.
@@ -80,7 +97,10 @@
 //
 // ---- Shutdown ------------------------------------------------------------------
 //   normal: every cell is done or out of retries -> SHUTDOWN to all, wait for
-//     every BYE, MPI_Finalize, exit 0 (1 when a cell failed for good).
+//     every BYE, MPI_Finalize, exit 0 (1 when a cell failed for good). Every
+//     rank leaves through MPI_Finalize; `egm sweep` runs mpirun with -q, so a
+//     non-zero status reaches the caller without Open MPI's "process returned
+//     a non-zero exit code" banner (the coordinator prints its own summary).
 //   signal (SIGUSR2: Slurm's time-limit warning; SIGTERM; SIGINT) on the
 //     coordinator, or a RESULT carrying a signal: STOP to every busy worker,
 //     wait (bounded) for their RESULTs so the checkpoints are on disk, mark
@@ -96,6 +116,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -144,6 +165,7 @@ struct RunSettings {
   int threads = 1;
   std::string device = "cpu";
   int64_t fail_at_step = -1;  // test-only failure injection (EGM_TEST_FAIL)
+  std::string fail_kind = "error";  // what is thrown there: error, config, oom (test-only)
   int64_t checkpoint_interval = 0;
   int64_t log_interval = 10;
 };
@@ -189,12 +211,27 @@ struct Result {
 };
 
 struct Failed {
+  Failed() = default;
+  // The optional fields last, so Failed{cell, run, error, where, step} stays valid.
+  Failed(int64_t cell_id, int64_t run_id, std::string error, std::string where, int64_t step, bool retriable = true,
+         std::string detail = {})
+      : cell_id(cell_id), run_id(run_id), error(std::move(error)), where(std::move(where)), step(step),
+        retriable(retriable), detail(std::move(detail)) {}
+
   int64_t cell_id = 0;
   int64_t run_id = 0;
-  std::string error;
+  std::string error;  // one line, no stack trace
   std::string where;
   int64_t step = -1;
+  bool retriable = true;  // false: it would fail the same way again (optional field)
+  std::string detail;     // the full text, stack trace included; empty: same as error (optional field)
 };
+
+// The first line of an error text, without a C++ stack trace ("Exception raised
+// from ..." and the frames after it) and at most 300 characters: what a FAILED
+// message's `error` carries, and how the coordinator shows the `error` of a
+// worker that predates the rule.
+std::string failure_headline(std::string_view text);
 
 struct Bye {
   std::string error;  // empty: an orderly answer to SHUTDOWN

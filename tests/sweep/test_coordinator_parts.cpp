@@ -96,6 +96,13 @@ TEST(FailureInjection, ParsesEntriesAndMatchesTheFirstAttempts) {
   EXPECT_THROW(ec::parse_injected_failures("ega:1:15"), egm::ConfigError);
   EXPECT_THROW(ec::parse_injected_failures("ega:x:15:1"), egm::ConfigError);
   EXPECT_THROW(ec::parse_injected_failures("ega:1:-3:1"), egm::ConfigError);
+  // An optional fifth field says what kind of failure it is.
+  EXPECT_EQ(ec::injected_fail_kind(f, "ega", 1, 1), "error");
+  const auto kinds = ec::parse_injected_failures("base:0:0:9:config,mope:1:5:1:oom");
+  EXPECT_EQ(ec::injected_fail_kind(kinds, "base", 0, 3), "config");
+  EXPECT_EQ(ec::injected_fail_kind(kinds, "mope", 1, 1), "oom");
+  EXPECT_EQ(ec::injected_fail_kind(kinds, "mope", 1, 2), "error");  // not injected on attempt 2
+  EXPECT_THROW(ec::parse_injected_failures("ega:1:15:1:segfault"), egm::ConfigError);
 }
 
 TEST(LiveView, FormatsDurationsRatesAndBars) {

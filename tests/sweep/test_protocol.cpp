@@ -110,6 +110,7 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   EXPECT_EQ(a2.runtime.threads, 4);
   EXPECT_EQ(a2.runtime.device, "cuda:1");
   EXPECT_EQ(a2.runtime.fail_at_step, 17);
+  EXPECT_EQ(a2.runtime.fail_kind, "error");
   EXPECT_EQ(a2.runtime.checkpoint_interval, 50);
   EXPECT_EQ(a2.runtime.log_interval, 5);
   EXPECT_EQ(a2.group, std::vector<int>{5});
@@ -148,6 +149,12 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   EXPECT_EQ(f2.error, "boom");
   EXPECT_EQ(f2.where, "trainer.cpp:12 on node7 (rank 2)");
   EXPECT_EQ(f2.step, 13);
+  EXPECT_TRUE(f2.retriable);  // the default
+  EXPECT_EQ(f2.detail, "");
+  es::Failed final_failure{7, 8, "out of memory", "", 0, /*retriable=*/false, "out of memory\nframe #0: alloc"};
+  const es::Failed f3 = round_trip(final_failure);
+  EXPECT_FALSE(f3.retriable);
+  EXPECT_EQ(f3.detail, "out of memory\nframe #0: alloc");
 
   EXPECT_EQ(round_trip(es::Bye{"no corpus"}).error, "no corpus");
   const es::Stop s2 = round_trip(es::Stop{"interrupted by SIGUSR2", SIGUSR2});
@@ -196,6 +203,34 @@ TEST(SweepProtocol, BodiesAreReadWithinLimits) {
   es::Failed f;
   f.error = std::string(1u << 20, 'e');
   EXPECT_EQ(std::get<es::Failed>(es::decode(es::encode(f), "rank 3")).error.size(), 1u << 20);
+}
+
+// FAILED's retriable and detail are optional: a worker that predates them is
+// read as retriable, and a mistyped one is named.
+TEST(SweepProtocol, FailedFromAnOlderWorkerIsRetriable) {
+  const uint16_t failed = static_cast<uint16_t>(es::Kind::failed);
+  const es::Message m = es::decode(
+      es::encode_frame(1, failed, R"({"cell_id":1,"run_id":2,"error":"boom\nException raised from f at a.cpp:1"})"),
+      "rank 3");
+  EXPECT_TRUE(std::get<es::Failed>(m).retriable);
+  EXPECT_EQ(std::get<es::Failed>(m).detail, "");
+  EXPECT_NE(error_of(es::encode_frame(1, failed, R"({"cell_id":1,"run_id":2,"error":"x","retriable":"no"})"))
+                .find("field 'retriable' must be true or false"),
+            std::string::npos);
+}
+
+TEST(SweepProtocol, FailureHeadlineIsTheFirstLineWithoutTheStackTrace) {
+  EXPECT_EQ(es::failure_headline("boom"), "boom");
+  EXPECT_EQ(es::failure_headline("\n  boom at step 3  \nmore"), "boom at step 3");
+  // c10::Error::what(): the message, then the C++ stack trace (sometimes on the same line).
+  EXPECT_EQ(es::failure_headline("DefaultCPUAllocator: not enough memory: you tried to allocate 8 bytes.\n"
+                                 "Exception raised from alloc_cpu at alloc_cpu.cpp:1 (most recent call first):\n"
+                                 "frame #0: c10::Error::Error()"),
+            "DefaultCPUAllocator: not enough memory: you tried to allocate 8 bytes.");
+  EXPECT_EQ(es::failure_headline("bad shape Exception raised from f at a.cpp:1 (most recent call first):"),
+            "bad shape");
+  EXPECT_EQ(es::failure_headline(std::string(1000, 'x')).size(), 300u);
+  EXPECT_EQ(es::failure_headline(""), "");
 }
 
 TEST(SweepProtocol, MissingOrMistypedFieldsAreNamed) {

@@ -227,6 +227,7 @@ TEST_F(WorkerInProcess, AnExceptionBecomesFailedWithWhereAndTheWorkerGoesOn) {
   EXPECT_NE(o.failed->error.find("injected failure at step 12"), std::string::npos) << o.failed->error;
   EXPECT_NE(o.failed->where.find("trainer.cpp"), std::string::npos) << o.failed->where;
   EXPECT_EQ(o.failed->step, 10);  // the last step it reported (progress every 5 steps; eval at 10)
+  EXPECT_TRUE(o.failed->retriable);  // an error after steps completed may not recur
 
   // A config the worker cannot build is a failure of that run only.
   es::Assign bad = assign(tiny_config("base", 0, 30), 6);
@@ -235,11 +236,38 @@ TEST_F(WorkerInProcess, AnExceptionBecomesFailedWithWhereAndTheWorkerGoesOn) {
   o = collect();
   ASSERT_TRUE(o.failed);
   EXPECT_NE(o.failed->error.find("n_head"), std::string::npos) << o.failed->error;
+  EXPECT_FALSE(o.failed->retriable);  // a ConfigError recurs identically: the cell is given up at once
 
   es::send_message(*me_, 1, assign(tiny_config("base", 0, 10), 8));
   o = collect();
   ASSERT_TRUE(o.result);
   EXPECT_EQ(o.result->result.status, "done");
+}
+
+// LibTorch's out-of-memory error (injected: a real c10::OutOfMemoryError with its
+// stack trace) before the first step is not retriable, after steps it is; FAILED
+// carries one line, the full text goes along and into the run folder's errors.log.
+TEST_F(WorkerInProcess, OutOfMemoryIsOneLineAndNotRetriableBeforeTheFirstStep) {
+  es::Assign early = assign(tiny_config("base", 0, 30), 5, /*fail_at_step=*/0);
+  early.runtime.fail_kind = "oom";
+  es::send_message(*me_, 1, early);
+  Outcome o = collect();
+  ASSERT_TRUE(o.failed);
+  EXPECT_FALSE(o.failed->retriable);
+  EXPECT_EQ(o.failed->error, "injected failure at step 0 (test-only fail_at_step) (injected as out of memory)");
+  EXPECT_NE(o.failed->detail.find("Exception raised from"), std::string::npos) << o.failed->detail;
+  const std::string log = egm::read_file(early.runtime.out_dir + "/errors.log");
+  EXPECT_NE(log.find("base-s0 attempt 1 failed on rank 1"), std::string::npos) << log;
+  EXPECT_NE(log.find("out of memory, not retriable"), std::string::npos) << log;
+  EXPECT_NE(log.find("Exception raised from"), std::string::npos) << log;
+
+  es::Assign late = assign(tiny_config("ega", 0, 30), 6, /*fail_at_step=*/12);
+  late.runtime.fail_kind = "oom";
+  es::send_message(*me_, 1, late);
+  o = collect();
+  ASSERT_TRUE(o.failed);
+  EXPECT_TRUE(o.failed->retriable);
+  EXPECT_EQ(o.failed->error.find('\n'), std::string::npos) << o.failed->error;
 }
 
 TEST_F(WorkerInProcess, ASignalInterruptsTheRunAndTheWorkerTakesNoNewWork) {
