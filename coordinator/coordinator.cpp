@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -152,7 +153,8 @@ void Coordinator::setup() {
   }
   if (const auto slurm = slurm::read_slurm_env(); slurm.job_id)
     db().set_slurm_job_id(sweep_id_, std::to_string(*slurm.job_id));
-  db().set_sweep_status(sweep_id_, db::SweepStatus::running);
+  db().set_sweep_status(sweep_id_, db::SweepStatus::running);  // with the first heartbeat
+  last_heartbeat_ = Clock::now();
   db().record_event({sweep_id_, std::nullopt, std::nullopt, "coordinator_started",
                      fmt::format("coordinator on {} with {} workers; runs in {}; egm {}", host_, workers_.size(),
                                  dir.path, EGM_GIT_COMMIT),
@@ -175,6 +177,7 @@ int Coordinator::main_loop() {
       got = true;
     }
     if (!stopping_ && stop_requested()) begin_stop(stop_signal());
+    beat();
     if (!stopping_) assign_idle_workers();
     if (!stopping_ && queue_.empty() && busy_workers() == 0) return finish_normally();
     if (stopping_) {
@@ -279,6 +282,7 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
     db::Transaction tx(db().connection());
     db().record_batch(mapped.batch);
     if (mapped.resumed_from_step && !job->resumed_recorded) db().set_resumed_from_step(m.run_id, *mapped.resumed_from_step);
+    beat();  // a heartbeat that is due rides along in this transaction
     tx.commit();
   }
   if (mapped.resumed_from_step) job->resumed_recorded = true;
@@ -367,9 +371,12 @@ void Coordinator::close_result(Job& job, const sweep::Result& m) {
     say(fmt::format("done    {} (attempt {}, {}): final val {}", key, job.attempt, format_duration_short(took),
                     results.final_val ? fmt::format("{:.4f}", *results.final_val) : "n/a"));
   } else if (o.status == "diverged") {
+    // Not retried: the retry resumes from the last checkpoint with the same
+    // data order and, on CPU, bitwise the same arithmetic, so it would diverge
+    // at the same step again (coordinator/README.md, "Failures").
     const std::string error = "diverged: " + o.message;
-    db().finish_attempt(m.run_id, db::RunStatus::failed, error);
-    requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} {}", key, job.attempt, error));
+    db().finish_attempt(m.run_id, db::RunStatus::failed, error, {}, db::FailureInfo{"", /*retriable=*/false});
+    requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} {}", key, job.attempt, error), /*retriable=*/false);
   } else {  // interrupted: checkpointed; does not use the retry budget
     std::string why;
     if (stopping_) {
@@ -394,11 +401,20 @@ void Coordinator::close_result(Job& job, const sweep::Result& m) {
 
 void Coordinator::close_failure(Job& job) {
   const sweep::Failed& m = *job.failure;
-  std::string error = m.where.empty() ? m.error : fmt::format("{} [at {}]", m.error, m.where);
+  // One line for the view, the runs row and cells.last_error (a worker that
+  // predates the rule may send LibTorch's whole stack trace in `error`); the
+  // full text goes to the attempt_failed event.
+  const std::string headline = sweep::failure_headline(m.error);
+  std::string error = m.where.empty() ? headline : fmt::format("{} [at {}]", headline, m.where);
   if (job.ranks.size() > 1) error += fmt::format(" (worker rank {} of the run's {})", job.failed_rank, job.ranks.size());
-  db().finish_attempt(m.run_id, db::RunStatus::failed, error);
-  requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} failed{}: {}", cells_.at(m.cell_id).row.key, job.attempt,
-                                            m.step >= 0 ? fmt::format(" at step {}", m.step) : "", m.error));
+  db::FailureInfo failure;
+  failure.detail = m.detail.empty() ? m.error : m.detail;
+  failure.retriable = m.retriable;
+  db().finish_attempt(m.run_id, db::RunStatus::failed, error, {}, failure);
+  requeue_or_give_up(m.cell_id,
+                     fmt::format("{} attempt {} failed{}: {}", cells_.at(m.cell_id).row.key, job.attempt,
+                                 m.step >= 0 ? fmt::format(" at step {}", m.step) : "", headline),
+                     m.retriable);
 }
 
 void Coordinator::abandon_job(int64_t run_id, const std::string& text, bool requeue) {
@@ -431,10 +447,13 @@ void Coordinator::on_bye(WorkerSlot& w, const sweep::Bye& m) {
   }
 }
 
-void Coordinator::requeue_or_give_up(int64_t cell_id, const std::string& what) {
+void Coordinator::requeue_or_give_up(int64_t cell_id, const std::string& what, bool retriable) {
   CellSlot& cell = cells_.at(cell_id);
-  cell.row = db().cell(cell_id);  // failures as the database counts them
-  if (cell.row.failures < cell.row.max_attempts) {
+  cell.row = db().cell(cell_id);  // failures as the database counts them (max_attempts lowered when not retriable)
+  if (!retriable) {
+    cell.state = CellState::exhausted;
+    say(fmt::format("failed  {} (not retried: it would fail the same way again; giving up on this cell)", what));
+  } else if (cell.row.failures < cell.row.max_attempts) {
     cell.state = CellState::queued;
     queue_.push_back(cell_id);  // retried after the cells waiting now
     say(fmt::format("failed  {} (failure {} of {} allowed; will retry)", what, cell.row.failures,
@@ -522,6 +541,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   a.runtime.threads = options_.threads_per_worker;
   a.runtime.device = options_.device;
   a.runtime.fail_at_step = injected_fail_step(options_.injected_failures, a.variant, a.seed, attempt);
+  a.runtime.fail_kind = injected_fail_kind(options_.injected_failures, a.variant, a.seed, attempt);
   a.runtime.checkpoint_interval = options_.checkpoint_interval;
   a.runtime.log_interval = options_.log_interval;
   a.group = ranks;
@@ -591,6 +611,7 @@ void Coordinator::shutdown_workers(const std::string& reason, bool record) {
     if (w.state != WorkerState::gone) sweep::send_message(transport_, w.rank, sweep::Shutdown{reason});
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.bye_timeout_s * 1000));
   while (live_workers() > 0 && Clock::now() < deadline) {
+    if (record) beat();  // the sweep still says 'running' while the workers leave
     std::optional<Received> r;
     try {
       r = sweep::wait_message(transport_, std::chrono::milliseconds(100));
@@ -629,6 +650,17 @@ int Coordinator::finish_normally() {
   print_sweep_summary(db(), cells, setup_->spec, out_);
   const std::string elapsed = format_duration_short(seconds_between(started_, Clock::now()));
   if (!failed.empty()) {
+    // Where the full text of each failure is (the lines above are one line each).
+    std::fprintf(out_, "full error texts (stack traces included):\n");
+    for (const db::CellRow& c : cells) {
+      if (c.status != db::CellStatus::failed || c.failures < c.max_attempts) continue;
+      const std::string dir = sweep::run_dir(options_.runs_dir, sweep_name_, c.key, c.config_hash);
+      std::fprintf(out_, "  %s: %s/errors.log\n", c.key.c_str(), dir.c_str());
+    }
+    std::fprintf(out_, "  and in the database: egm query \"SELECT message FROM events WHERE kind = 'attempt_failed'\" "
+                       "--db %s\n",
+                 db().path().c_str());
+    std::fflush(out_);
     std::fprintf(stderr, "egm-coordinator: sweep %s finished in %s with %zu cell%s failed for good (see above)\n",
                  sweep_name_.c_str(), elapsed.c_str(), failed.size(), failed.size() == 1 ? "" : "s");
     return kExitCellsFailed;
@@ -676,6 +708,20 @@ void Coordinator::fail_hard(const std::exception& error) {
       // The database itself may be what failed; recovery happens at the next start.
     }
   }
+}
+
+// ---- liveness ----------------------------------------------------------------------
+
+// sweeps.heartbeat_at every db::kHeartbeatIntervalS while this coordinator
+// runs: `egm status` calls a 'running' sweep without one for kStaleAfterS stale.
+// Called inside an open transaction (a RECORDS batch), it is written with that
+// batch (a savepoint), so a busy sweep adds no transactions of its own.
+void Coordinator::beat() {
+  if (!setup_) return;
+  const auto now = Clock::now();
+  if (seconds_between(last_heartbeat_, now) < db::kHeartbeatIntervalS) return;
+  db().heartbeat(sweep_id_);
+  last_heartbeat_ = now;
 }
 
 // ---- view --------------------------------------------------------------------------

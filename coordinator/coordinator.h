@@ -131,7 +131,10 @@ class Coordinator {
   // Throws ConfigError when a cell needs more workers than the sweep has.
   void check_group_sizes(const spec::ExperimentSpec& spec) const;
   std::string device_for(const WorkerSlot& w, const sweep::Hello& hello) const;
-  void requeue_or_give_up(int64_t cell_id, const std::string& what);
+  // `retriable` false: the failure would recur identically; the cell is given up at once.
+  void requeue_or_give_up(int64_t cell_id, const std::string& what, bool retriable = true);
+  // The heartbeat (sweeps.heartbeat_at) when db::kHeartbeatIntervalS have passed since the last.
+  void beat();
   void begin_stop(int signal_number);
   void stop_overdue_jobs();
   // SHUTDOWN to every worker still here, then waits for their BYEs
@@ -168,6 +171,7 @@ class Coordinator {
   int stop_signal_ = 0;
   Clock::time_point stop_deadline_;
   int interrupted_attempts_ = 0;
+  Clock::time_point last_heartbeat_;
   bool workers_left_in_order_ = true;
 };
 

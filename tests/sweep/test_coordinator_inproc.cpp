@@ -15,6 +15,8 @@
 #include <map>
 #include <future>
 #include <mutex>
+#include <optional>
+#include <cstdio>
 #include <thread>
 
 #include "coordinator/coordinator.h"
@@ -258,6 +260,153 @@ TEST_F(CoordinatorInProcess, InjectedFailureIsRecordedRetriedAndGivenUpWhenTheBu
       if (a.runtime.fail_at_step >= 0) ++injected;
   EXPECT_EQ(injected, 3);  // ega-s1 once, mope-s0 twice
   EXPECT_EQ(db.sweep(1).status, edb::SweepStatus::failed);
+}
+
+// A failure the worker says would recur identically (a config error, out of
+// memory before the first step) fails its cell for good at once: no retry now,
+// none when the spec runs again. The view and the database get one line, the
+// attempt_failed event the full text with its stack trace.
+TEST_F(CoordinatorInProcess, ANotRetriableFailureGivesTheCellUpAtOnce) {
+  const std::string trace =
+      "DefaultCPUAllocator: not enough memory: you tried to allocate 1099511627776 bytes.\n"
+      "Exception raised from alloc_cpu at alloc_cpu.cpp:1 (most recent call first):\nframe #0: c10::Error::Error()";
+  std::vector<FakeWorker> workers(2);
+  for (auto& w : workers)
+    w.on_assign = [&trace](es::Transport& t, const es::Assign& a) {
+      if (a.cell_key != "mope-s0") return send_done(t, a);
+      es::Failed f{a.cell_id, a.run_id, "DefaultCPUAllocator: not enough memory: you tried to allocate 1099511627776 bytes.",
+                   "on fakehost (rank 1)", -1, /*retriable=*/false, trace};
+      es::send_message(t, 0, f);
+    };
+  ec::CoordinatorOptions o = options();
+  o.view = ec::ViewMode::plain;
+  std::FILE* view = std::tmpfile();
+  int code = 0;
+  {
+    es::InProcessHub hub(3);
+    for (size_t i = 0; i < workers.size(); ++i) workers[i].transport = hub.endpoint(static_cast<int>(i) + 1);
+    auto ct = hub.endpoint(0);
+    std::vector<std::thread> threads;
+    for (auto& w : workers) threads.emplace_back([&w] { w.run(); });
+    {
+      ec::Coordinator c(o, *ct, view);
+      code = c.run();
+    }
+    for (auto& t : threads) t.join();
+  }
+  ASSERT_EQ(code, ec::kExitCellsFailed);
+  std::rewind(view);
+  std::string shown;
+  for (int ch; (ch = std::fgetc(view)) != EOF;) shown += static_cast<char>(ch);
+  std::fclose(view);
+  EXPECT_NE(shown.find("failed  mope-s0 attempt 1 failed: DefaultCPUAllocator: not enough memory: you tried to "
+                       "allocate 1099511627776 bytes. (not retried: it would fail the same way again; giving up on "
+                       "this cell)"),
+            std::string::npos)
+      << shown;
+  EXPECT_EQ(shown.find("Exception raised from"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("mope-s0: " + (dir_ / "runs" / "inproc").string() + "/mope-s0-"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("/errors.log"), std::string::npos) << shown;
+
+  {
+    edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+    const auto runs = runs_by_cell(db);
+    ASSERT_EQ(runs.at("mope-s0").size(), 1u);  // retries 1, yet not retried
+    EXPECT_EQ(*runs.at("mope-s0")[0].error, "DefaultCPUAllocator: not enough memory: you tried to allocate "
+                                            "1099511627776 bytes. [at on fakehost (rank 1)]");
+    for (const auto& c : db.list_cells()) {
+      if (c.key != "mope-s0") continue;
+      EXPECT_EQ(c.status, edb::CellStatus::failed);
+      EXPECT_EQ(c.failures, 1);
+      EXPECT_EQ(c.max_attempts, 1);
+      EXPECT_EQ(c.last_error->find('\n'), std::string::npos) << *c.last_error;
+    }
+    std::string event;
+    for (const auto& e : db.list_events(std::nullopt, 1000))
+      if (e.kind == "attempt_failed") event = e.message;
+    EXPECT_EQ(event.rfind("mope-s0 attempt 1 failed (not retriable): DefaultCPUAllocator", 0), 0u) << event;
+    EXPECT_NE(event.find("\n" + trace), std::string::npos) << event;
+  }
+  // Running the spec again does not retry it either.
+  std::vector<FakeWorker> again(2);
+  ASSERT_EQ(run_sweep(again, options()), ec::kExitCellsFailed);
+  EXPECT_TRUE(again[0].assigned.empty() && again[1].assigned.empty());
+}
+
+// A worker that predates the one-line rule sends LibTorch's whole text as its
+// error: the coordinator shows and stores the first line, keeps the rest in the
+// event, and retries it (no `retriable` field: retriable).
+TEST_F(CoordinatorInProcess, AnOlderWorkersMultiLineErrorIsCutToOneLineAndRetried) {
+  std::vector<FakeWorker> workers(2);
+  for (auto& w : workers)
+    w.on_assign = [](es::Transport& t, const es::Assign& a) {
+      if (a.cell_key != "ega-s0" || a.attempt > 1) return send_done(t, a);
+      es::send_message(t, 0, es::Failed{a.cell_id, a.run_id, "shape mismatch\nException raised from f at a.cpp:1 "
+                                        "(most recent call first):\nframe #0: f()", "", 3});
+    };
+  ASSERT_EQ(run_sweep(workers, options()), ec::kExitDone);
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = runs_by_cell(db);
+  ASSERT_EQ(runs.at("ega-s0").size(), 2u);
+  EXPECT_EQ(*runs.at("ega-s0")[0].error, "shape mismatch");
+  EXPECT_EQ(runs.at("ega-s0")[1].status, edb::RunStatus::done);
+  bool full_text = false;
+  for (const auto& e : db.list_events(std::nullopt, 1000))
+    full_text |= e.kind == "attempt_failed" && e.message.find("frame #0: f()") != std::string::npos;
+  EXPECT_TRUE(full_text);
+}
+
+// A diverged run is not retried: resumed from its checkpoint with the same data
+// order it would diverge at the same step again.
+TEST_F(CoordinatorInProcess, ADivergedRunIsNotRetried) {
+  std::vector<FakeWorker> workers(2);
+  for (auto& w : workers)
+    w.on_assign = [](es::Transport& t, const es::Assign& a) {
+      if (a.cell_key != "base-s1") return send_done(t, a);
+      es::Result res{a.cell_id, a.run_id, {}, 0};
+      res.result.status = "diverged";
+      res.result.message = "training loss became nan at step 30";
+      res.result.step = 30;
+      es::send_message(t, 0, res);
+    };
+  ASSERT_EQ(run_sweep(workers, options()), ec::kExitCellsFailed);
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = runs_by_cell(db);
+  ASSERT_EQ(runs.at("base-s1").size(), 1u);
+  EXPECT_EQ(*runs.at("base-s1")[0].error, "diverged: training loss became nan at step 30");
+}
+
+// While it runs, the coordinator keeps sweeps.heartbeat_at fresh.
+TEST_F(CoordinatorInProcess, TheCoordinatorWritesAHeartbeatWhileItRuns) {
+  std::atomic<bool> release{false};
+  std::vector<FakeWorker> workers(1);
+  workers[0].on_assign = [&release](es::Transport& t, const es::Assign& a) {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    send_done(t, a);
+  };
+  write_spec(R"({"name": "inproc_beat", "preset": "tiny", "variants": ["base"], "seeds": [0], "steps": 40})");
+  std::optional<double> first, later;
+  const int code = run_sweep(workers, options(), [&] {
+    // Wait (bounded) for the first heartbeat, then for a newer one, reading as `egm status` does.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline && !(first && later && *later > *first)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!fs::exists(db_path())) continue;
+      try {
+        edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+        const auto sweeps = db.list_sweeps();
+        if (sweeps.empty() || sweeps[0].status != edb::SweepStatus::running || !sweeps[0].heartbeat_at) continue;
+        (first ? later : first) = sweeps[0].heartbeat_at;
+        EXPECT_FALSE(edb::stale_since(sweeps[0], *sweeps[0].heartbeat_at + 1));
+      } catch (const egm::DbError&) {
+        // the file is being created
+      }
+    }
+    release = true;
+  });
+  ASSERT_EQ(code, ec::kExitDone);
+  ASSERT_TRUE(first && later);
+  EXPECT_GE(*later - *first, edb::kHeartbeatIntervalS * 0.9);
 }
 
 TEST_F(CoordinatorInProcess, StopSignalCheckpointsRunningCellsExits75AndTheRerunResumes) {
