@@ -2,6 +2,8 @@
 // the coordinator writes it (read-only; never creates or changes the file).
 // A sweep submitted with `egm submit --slurm` also shows its Slurm job and the
 // job's state, asked of squeue (sacct once the controller forgot the job).
+// A 'running' sweep whose coordinator stopped writing its heartbeat shows as
+// stale, its running cells as interrupted; failed cells show one line each.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,6 +12,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "db/results_db.h"
@@ -33,13 +36,36 @@ std::string progress_bar(double fraction, int width = 40) {
          "]";
 }
 
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// The first line of an error text (a database written by an older egm may hold a
+// whole LibTorch stack trace there).
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (const size_t trace = line.find("Exception raised from "); trace != std::string::npos) line.resize(trace);
+  return line;
+}
+
 void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
-  const db::SweepProgress p = results.sweep_progress(sweep.id);
-  std::string header = fmt::format("sweep {}  [{}]  created {} UTC  spec {}", sweep.name, db::to_string(sweep.status),
-                                   db::format_utc(sweep.created_at), sweep.spec_hash.substr(0, 12));
+  db::SweepProgress p = results.sweep_progress(sweep.id);
+  const double now = unix_now();
+  // A 'running' sweep without a heartbeat for a while has lost its coordinator:
+  // nothing runs, whatever the rows say; the next `egm sweep` resumes it.
+  const std::optional<double> stale = db::stale_since(sweep, now);
+  std::string header = fmt::format("sweep {}  [{}]  created {} UTC  spec {}", sweep.name,
+                                   stale ? "stale" : db::to_string(sweep.status), db::format_utc(sweep.created_at),
+                                   sweep.spec_hash.substr(0, 12));
   if (sweep.slurm_job_id)
     header += fmt::format("  slurm job {}: {}", *sweep.slurm_job_id, slurm::query_job_state(*sweep.slurm_job_id).state);
   fmt::print("{}\n", header);
+  if (stale) {
+    fmt::print("  stale: no heartbeat since {} UTC ({} ago), coordinator gone? Its running cells count as "
+               "interrupted; run the sweep again (egm sweep SPEC) to resume them\n",
+               db::format_utc(*stale), db::format_duration(now - *stale));
+    p.interrupted += p.running;
+    p.running = 0;
+    p.eta_s.reset();
+  }
   fmt::print("  {} cells: {} done, {} running, {} pending, {} failed ({} with no retries left), {} interrupted\n",
              p.total, p.done, p.running, p.pending, p.failed, p.exhausted, p.interrupted);
   // Progress of what will run: cells out of retries leave the denominator.
@@ -49,16 +75,26 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   if (p.eta_s) eta = *p.eta_s == 0 ? "nothing left to run" : "ETA " + db::format_duration(*p.eta_s);
   fmt::print("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
              eta);
+  // Failed cells, one line each: the error's own message (errors.log in the
+  // run folder and the attempt_failed event hold the full text).
+  if (p.failed > 0) {
+    db::CellFilter filter;
+    filter.sweep_id = sweep.id;
+    filter.statuses = {"failed"};
+    for (const db::CellRow& c : results.list_cells(filter))
+      fmt::print("  failed  {} (failure {} of {} allowed; {}): {}\n", c.key, c.failures, c.max_attempts,
+                 c.failures >= c.max_attempts ? "given up" : "will retry",
+                 first_line(c.last_error.value_or("(no error text)")));
+  }
   if (p.running_cells.empty()) return;
   db::Table t;
-  t.columns = {"running", "attempt", "step", "loss", "steps/s", "host", "device", "for"};
-  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  t.columns = {stale ? "interrupted" : "running", "attempt", "step", "loss", "steps/s", "host", "device", "for"};
   for (const auto& r : p.running_cells) {
     auto opt = [](const auto& v) { return v ? db::Value(*v) : db::Value(); };
     t.rows.push_back({r.key, int64_t{r.attempt},
                       r.step ? db::Value(fmt::format("{}/{}", *r.step, r.max_steps)) : db::Value(),
                       opt(r.loss), r.steps_per_s ? db::Value(std::round(*r.steps_per_s * 100) / 100) : db::Value(),
-                      r.host, r.device, db::format_duration(now - r.started_at)});
+                      r.host, r.device, db::format_duration((stale ? *stale : now) - r.started_at)});
   }
   db::FormatOptions options;
   options.float_digits = 5;
