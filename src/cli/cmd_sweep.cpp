@@ -110,7 +110,13 @@ std::vector<std::string> build_command(const SweepOptions& o, int workers, const
   // full machine those threads spin against each other (tiny preset measured:
   // 6.5 ms/step with 1 BLAS thread, 250 ms/step without, 2 cores, loaded).
   const std::string threads = std::to_string(o.threads_per_worker);
-  std::vector<std::string> cmd{o.mpirun, "--oversubscribe", "--bind-to", "none",
+  // -q: without it Open MPI ends every sweep whose status is not 0 (a cell
+  // failed for good: 1; interrupted: 75) with a banner saying a process
+  // "returned a non-zero exit code", after egm's own summary; the status still
+  // comes through. It also silences mpirun's note on a rank killed by a signal
+  // (the status, e.g. 137, remains): run the --print-command line without -q
+  // to see mpirun's own diagnostics.
+  std::vector<std::string> cmd{o.mpirun, "-q", "--oversubscribe", "--bind-to", "none",
                                "-x", "OMP_NUM_THREADS=" + threads, "-x", "OPENBLAS_NUM_THREADS=" + threads};
   for (auto& w : split_words(o.mpirun_args)) cmd.push_back(w);
   cmd.insert(cmd.end(), {"-np", "1", coordinator.string(), absolute(o.spec), "--db",
