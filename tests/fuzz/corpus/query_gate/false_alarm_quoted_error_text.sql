@@ -1,0 +1,1 @@
+PRAGMA t`ble_info(ceattempt to write a readonly databasells)

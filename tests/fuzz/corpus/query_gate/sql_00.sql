@@ -1,0 +1,1 @@
+SELECT variant, avg(final_val) FROM cells GROUP BY variant

@@ -1,0 +1,1 @@
+SELECT datetime(started_at, 'unixepoch') FROM runs

@@ -1,0 +1,1 @@
+SELECT value FROM json_each('[1,2,3]')

@@ -1,0 +1,1 @@
+UPDATE cells SET status = 'done'

@@ -1,0 +1,1 @@
+PRAGMA query_only = OFF

@@ -1,0 +1,1 @@
+VACUUM INTO '/tmp/egm_fuzz_vacuum.sqlite'

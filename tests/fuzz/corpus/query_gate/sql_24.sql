@@ -1,0 +1,1 @@
+ATTACH DATABASE '/tmp/egm_fuzz_attach.sqlite' AS a

@@ -1,0 +1,1 @@
+UPDATE sqlite_master SET sql = ''
