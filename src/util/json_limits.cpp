@@ -123,7 +123,7 @@ class BoundedBuilder {
       std::tie(line, column) = line_column(text_, byte);
     const size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
     const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    const std::string path = path_of(frames_.size(), /*with_current=*/false);
+    const std::string path = element_path();  // the value being read: an object's key, an array's next index
     throw JsonError(JsonError::Kind::syntax, source_, path, line, column,
                     path == "$" ? fmt::format("invalid JSON: {}", detail)
                                 : fmt::format("invalid JSON: {} (in {})", detail, path),
