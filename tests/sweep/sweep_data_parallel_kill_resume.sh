@@ -16,11 +16,12 @@ ready="SELECT EXISTS (SELECT 1 FROM runs r
   JOIN events e ON e.run_id = r.id AND e.kind = 'checkpoint'
   JOIN metrics m ON m.run_id = r.id AND m.split = 'train'
   WHERE r.status = 'running' AND m.step > CAST(substr(e.message, 20) AS INTEGER)) AS ready"
-if wait_for "$DB" "$ready" 150; then
-  kill -KILL $(job_pids "$job" | tr '\n' ' ') 2>/dev/null
+# Checked on the job frozen with SIGSTOP, then killed: nothing moves on in between.
+if freeze_job_when "$job" "$DB" "$ready" 150 "the 2-rank cell running past a checkpoint"; then
+  kill -KILL $FROZEN
 else
   fail "the 2-rank cell never reached a checkpoint with training past it"
-  kill -KILL $(job_pids "$job") 2>/dev/null
+  kill_job "$job"
 fi
 wait "$job"
 echo "killed; first run's log:"; sed 's/^/    | /' "$WORK/first.txt" | tail -n 6

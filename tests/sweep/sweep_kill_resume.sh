@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SIGKILL the whole job (mpirun and every rank) mid-sweep, once a cell has
-# finished and another is mid-run with a checkpoint; run the spec again:
+# finished and another is mid-run with a checkpoint (checked on the job frozen
+# with SIGSTOP just before the kill, so nothing moves on in between); run the
+# spec again:
 # every cell done exactly once, the killed cell continues from its checkpoint,
 # and its final losses equal those of an uninterrupted `egm train` of the same
 # config, bit for bit (CPU, one thread).
@@ -10,19 +12,18 @@ SPEC=$SPECS/long_tiny.json
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &
 job=$!
-# A finished cell, and a running attempt that has checkpointed and trained on past it,
-# with a third of its 300 steps still to go (so it cannot finish before the kill lands).
+# A finished cell, and a running attempt that has checkpointed and trained on past it.
+# The kill lands on a frozen job whose (frozen) database shows exactly that, so it is
+# what the rerun finds, however fast the cells run.
 ready="SELECT (SELECT count(*) FROM cells WHERE status = 'done') >= 1 AND EXISTS (SELECT 1 FROM runs r
   JOIN events e ON e.run_id = r.id AND e.kind = 'checkpoint'
   JOIN metrics m ON m.run_id = r.id AND m.split = 'train'
-  WHERE r.status = 'running' AND m.step > CAST(substr(e.message, 20) AS INTEGER)
-  AND (SELECT max(step) FROM metrics WHERE run_id = r.id AND split = 'train') <= 200) AS ready"
-if wait_for "$DB" "$ready" 150; then
-  pids=$(job_pids "$job" | tr '\n' ' ')
-  kill -KILL $pids 2>/dev/null
+  WHERE r.status = 'running' AND m.step > CAST(substr(e.message, 20) AS INTEGER)) AS ready"
+if freeze_job_when "$job" "$DB" "$ready" 150 "a done cell and a running one trained past a checkpoint"; then
+  kill -KILL $FROZEN
 else
   fail "the sweep never reached a done cell plus a checkpointed running one"
-  kill -KILL $(job_pids "$job") 2>/dev/null
+  kill_job "$job"
 fi
 wait "$job"
 echo "killed; first run's log:"; sed 's/^/    | /' "$WORK/first.txt" | tail -n 8
