@@ -14,8 +14,18 @@ if [ "$attempt" -gt 0 ]; then
   say "resumed, finishing"
   exit 0
 fi
+# Like the real coordinator, which exits only once every worker has answered its
+# STOP: it waits (30 s at most) for the worker's line before exiting 75; mpirun
+# would otherwise end the worker before it logged.
+worker_stopped() {
+  local deadline=$((SECONDS + 30))
+  until grep -qE "^worker rank [0-9]+ attempt $attempt: got USR2" "$events" 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { say "no worker got USR2 within 30 s"; return; }
+    sleep 0.05
+  done
+}
 if [ "$role" = coordinator ]; then
-  trap 'say "got USR2, checkpointing"; sleep 1; say "exit 75"; exit 75' USR2
+  trap 'say "got USR2, checkpointing"; worker_stopped; say "exit 75"; exit 75' USR2
 else
   trap 'say "got USR2, checkpointing"; exit 0' USR2
 fi

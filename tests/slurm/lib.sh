@@ -95,6 +95,19 @@ wait_for_line() {
   fail "no line matching '$2' in $1 after $3 s"
 }
 
+# wait_node_idle TIMEOUT_S: until the test cluster's node is idle: no job on it and
+# every process of the last one gone (COMPLETING is over). Fails showing sinfo.
+wait_node_idle() {
+  local deadline=$((SECONDS + $1)) state=""
+  while [ $SECONDS -lt "$deadline" ]; do
+    state=$(sinfo -h -N -o '%T' 2>/dev/null | sort -u | tr '\n' ' ')
+    [ "$state" = "idle " ] && return 0
+    sleep 0.2
+  done
+  sinfo -N >&2 || true
+  fail "the node is '$state', not idle, $1 s on"
+}
+
 submit() {
   local out
   out=$(sbatch "$@") || fail "sbatch $* failed: $out"

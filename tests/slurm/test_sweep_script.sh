@@ -85,7 +85,7 @@ cancelled=$(submit "$WORK/cancelled.sbatch")
 wait_for_line "$WORK/cancel-events.log" '^coordinator rank 0 attempt 0: started$' 60
 scancel "$cancelled"
 wait_job_state "$cancelled" CANCELLED 60 "$WORK/sweep-$cancelled.out"
-sleep 2   # time for the batch shell to log its end, within KillWait
+wait_node_idle 60   # every process of the job gone: the batch shell has logged all it will
 [ "$(job_field "$cancelled" Restarts)" = 0 ] || fail "a cancelled sweep was requeued"
 grep -q 'SIGTERM: job cancelled' "$WORK/sweep-$cancelled.out" ||
   { cat "$WORK/sweep-$cancelled.out" >&2; fail "the batch shell did not log the SIGTERM"; }
