@@ -32,7 +32,7 @@ RunConfig resolve_run_config(const RunConfigFlags& f) {
     std::string key = s.substr(0, eq), text = s.substr(eq + 1);
     nlohmann::json value;
     try {
-      value = parse_json(text, JsonLimits::user(), "--set " + s);
+      value = parse_json(text, JsonLimits::user(), "--set " + key);
     } catch (const JsonError& e) {
       if (e.kind() != JsonError::Kind::syntax) throw;
       value = text;  // bare strings: --set model.variant=ega
