@@ -14,8 +14,32 @@ find_package(Threads REQUIRED)
 # versions; re-expose it through a SYSTEM interface so -Wshadow etc. stay ours.
 add_library(egm_torch INTERFACE)
 add_library(egm::torch ALIAS egm_torch)
-target_link_libraries(egm_torch INTERFACE ${TORCH_LIBRARIES})
+# libstdc++ before LibTorch in every binary's load order: PyPI's libtorch.so
+# exports its own copies of newer libstdc++ symbols (64 std::filesystem ones,
+# from the toolchain that built it), which would otherwise win symbol lookup
+# over the system libstdc++ our code was compiled against; std::filesystem::
+# remove_all then ran LibTorch's copy on our directory iterators and crashed.
+target_link_libraries(egm_torch INTERFACE "-Wl,--push-state,--no-as-needed" stdc++ "-Wl,--pop-state"
+                                          ${TORCH_LIBRARIES})
 get_target_property(_torch_inc torch INTERFACE_INCLUDE_DIRECTORIES)
+# PyPI's LibTorch bundles its own {fmt} headers (v12) in torch/include, which
+# would shadow the fmt egm links (Debian's libfmt, v9) in every unit that sees
+# torch: those units would then call libfmt v12 symbols nobody provides. A
+# folder holding only the linked fmt's headers goes first, so each unit sees
+# the fmt it links (LibTorch's headers compile against it; its libraries keep
+# their own fmt inside).
+foreach(_dir IN LISTS _torch_inc)
+  if(EXISTS "${_dir}/fmt/format.h")
+    find_path(EGM_FMT_INCLUDE_DIR fmt/format.h PATHS /usr/include /usr/local/include NO_DEFAULT_PATH)
+    if(EGM_FMT_INCLUDE_DIR)
+      set(_fmt_shadow "${CMAKE_BINARY_DIR}/fmt-before-torch")
+      file(MAKE_DIRECTORY "${_fmt_shadow}")
+      file(CREATE_LINK "${EGM_FMT_INCLUDE_DIR}/fmt" "${_fmt_shadow}/fmt" SYMBOLIC)
+      target_include_directories(egm_torch SYSTEM BEFORE INTERFACE "${_fmt_shadow}")
+    endif()
+    break()
+  endif()
+endforeach()
 if(_torch_inc)
   target_include_directories(egm_torch SYSTEM INTERFACE ${_torch_inc})
 endif()

@@ -4,7 +4,7 @@
 # prints the superadditivity table. Resumes if interrupted; --new-sweep restarts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh egm egm-coordinator egm-worker  # not the test suite
 source scripts/blas_env.sh
 if [ -z "${EGM_DATA:-}" ] && [ -f ../shared/data/tinyshakespeare/input.txt ]; then
   EGM_DATA=$(realpath ../shared/data/tinyshakespeare/input.txt)

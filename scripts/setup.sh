@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs every Debian package egm needs (idempotent; apt as root) and builds
-# the project into build/. Both README commands start here.
-#   scripts/setup.sh            install + configure + build
+# Installs every Debian package egm needs (idempotent; apt as root), the pinned
+# LibTorch from PyPI (scripts/torch_env.sh: once per machine, outside the
+# checkout) and builds the project into build/. Both README commands start here.
+#   scripts/setup.sh                  install + configure + build everything
+#   scripts/setup.sh egm egm-worker   ... build only these targets
 #   EGM_SKIP_APT=1 scripts/setup.sh   build only (packages already present)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build ccache git pkg-config
-  libtorch-dev libopenblas0-pthread libtcmalloc-minimal4 python3-torch python3-numpy
+  python3-venv libopenblas0-pthread libtcmalloc-minimal4
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
   libvalijson-dev libboost-math-dev libssl-dev libcurl4-openssl-dev
@@ -36,11 +38,26 @@ case "$blas" in
      echo "           fix: apt-get install libopenblas0-pthread" >&2 ;;
 esac
 
+source scripts/torch_env.sh
+
 BUILD_DIR=${EGM_BUILD_DIR:-build}
 BUILD_TYPE=${EGM_BUILD_TYPE:-Release}  # -g costs ~55% more compile time per LibTorch unit
-export CCACHE_DIR=${CCACHE_DIR:-$PWD/.cache/ccache}
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" ${EGM_CMAKE_ARGS:-}
+# Outside the checkout, like the torch install: fresh clones (and CI) on this
+# machine reuse the compiled units (paths inside the checkout are hashed relative
+# to it, so a clone elsewhere hits the same entries).
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/egm/ccache}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+# A build folder configured against another LibTorch (an older checkout's
+# Debian 1.13 build, another EGM_TORCH) starts over: CMake caches the library paths.
+if [ -f "$BUILD_DIR/CMakeCache.txt" ] && [ "$EGM_TORCH" = pypi ] &&
+   ! grep -q "^Torch_DIR:PATH=$EGM_TORCH_HOME/" "$BUILD_DIR/CMakeCache.txt"; then
+  echo "egm setup: $BUILD_DIR was configured against another LibTorch; configuring it anew"
+  rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
 fi
-cmake --build "$BUILD_DIR" -j "${EGM_JOBS:-$(nproc)}"
-echo "egm setup: built into $BUILD_DIR"
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${EGM_TORCH_CMAKE_ARGS[@]}" ${EGM_CMAKE_ARGS:-}
+fi
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$BUILD_DIR" -j "${EGM_JOBS:-$(nproc)}" "${targets[@]}"
+echo "egm setup: built ${*:-everything} into $BUILD_DIR"
