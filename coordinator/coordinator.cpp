@@ -13,8 +13,9 @@
 #include "coordinator/record_mapping.h"
 #include "coordinator/summary.h"
 #include "db/sqlite.h"
-#include "dist/device_placement.h"
 #include "egm/version_info.h"
+#include "launch/device_name.h"
+#include "launch/gpu_placement.h"
 #include "slurm/slurm_env.h"
 #include "sweep/run_dirs.h"
 #include "util/error.h"
@@ -110,6 +111,10 @@ void Coordinator::setup() {
   spec::ExperimentSpec spec = spec::load_spec(options_.spec_path);
   check_group_sizes(spec);
   runs_per_gpu_ = spec.runs_per_gpu;
+  options_.device = launch::resolve_device(options_.device, spec.device.value_or(""));
+  launch::require_buildable(launch::parse_device_name(options_.device));
+  // A worker without its GPU stops the sweep here, with nothing written.
+  if (launch::parse_device_name(options_.device).is_cuda()) await_hellos();
   setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(std::move(spec), options_.db_path, options_.new_sweep));
   const db::SweepRow& sweep = setup_->sweep.sweep;
   sweep_id_ = sweep.id;
@@ -232,13 +237,17 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
 }
 
 // --device cuda (no index) deals the GPUs out: a worker's index among the workers
-// on its host is its local rank for dist::place_on_gpu, so consecutive workers,
+// on its host is its local rank for launch::place_on_gpu, so consecutive workers,
 // which a data-parallel cell takes, land on distinct GPUs, and at most
 // runs_per_gpu share one. The index is the launcher's local rank, less one when
 // this (GPU-less) coordinator sits before it on the same host; without a launcher
 // local rank, the workers on that host that said HELLO before it are counted.
 // A worker that cannot be placed stops the sweep at HELLO.
 std::string Coordinator::device_for(const WorkerSlot& w, const sweep::Hello& hello) const {
+  const launch::DeviceName device = launch::parse_device_name(options_.device);
+  if (device.is_cuda() && device.index >= 0)
+    EGM_REQUIRE(device.index < hello.gpus, ConfigError, "--device {}: worker rank {} on {} sees {} GPU{}",
+                options_.device, w.rank, hello.host, hello.gpus, hello.gpus == 1 ? "" : "s");
   if (options_.device != "cuda") return options_.device;
   int index = 0;
   if (hello.local_rank >= 0) {
@@ -249,10 +258,31 @@ std::string Coordinator::device_for(const WorkerSlot& w, const sweep::Hello& hel
       if (other.state != WorkerState::starting && other.hello.host == hello.host) ++index;
   }
   try {
-    return fmt::format("cuda:{}", egm::dist::place_on_gpu(index, hello.gpus, runs_per_gpu_).device);
+    return fmt::format("cuda:{}", launch::place_on_gpu(index, hello.gpus, runs_per_gpu_).device);
   } catch (const Error& e) {
     EGM_THROW(ConfigError, "worker rank {} on {} ({} of its host's workers): {}", w.rank, hello.host, index + 1,
               e.what());
+  }
+}
+
+void Coordinator::await_hellos() {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(options_.hello_timeout_s));
+  auto waiting = [&] {
+    return std::any_of(workers_.begin(), workers_.end(),
+                       [](const WorkerSlot& w) { return w.state == WorkerState::starting; });
+  };
+  while (waiting()) {
+    if (stop_requested()) EGM_THROW(Error, "stopped by {} while the workers were starting", describe_signal(stop_signal()));
+    EGM_REQUIRE(Clock::now() < deadline, Error, "--device cuda: not every worker said HELLO within {} s",
+                options_.hello_timeout_s);
+    if (std::optional<Received> r = sweep::try_receive_message(transport_)) {
+      EGM_REQUIRE(std::holds_alternative<sweep::Hello>(r->message), ProtocolError,
+                  "rank {} sent {} before the sweep started", r->source, sweep::kind_name(sweep::kind_of(r->message)));
+      handle(*r);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 }
 

@@ -23,6 +23,7 @@
 #include "coordinator/failure_injection.h"
 #include "coordinator/live_view.h"
 #include "db/results_db.h"
+#include "launch/launch_options.h"
 #include "spec/sweep_setup.h"
 #include "sweep/transport.h"
 
@@ -34,17 +35,12 @@ inline constexpr int kExitCellsFailed = 1;   // the sweep ran to its end, some c
 inline constexpr int kExitError = 2;         // bad spec, database or protocol error: nothing (more) ran
 inline constexpr int kExitInterrupted = 75;  // EX_TEMPFAIL: stopped by a signal, checkpointed; run again to resume
 
-struct CoordinatorOptions {
-  std::string spec_path;
-  std::string db_path;            // empty: db::default_db_path()
-  std::string runs_dir = "runs";  // cells train in RUNS_DIR/<sweep>/<key>-<hash12>
-  bool new_sweep = false;
-  int threads_per_worker = 1;
-  std::string device = "cpu";
-  int64_t checkpoint_interval = 0;  // 0: checkpoint at each eval (and on STOP)
+// The launch flags (launch/launch_options.h: spec, db, runs dir, device, ...)
+// plus what only the coordinator itself takes.
+struct CoordinatorOptions : launch::LaunchOptions {
   int64_t log_interval = 10;        // steps between progress records
-  double stop_timeout_s = 120;      // after a stop signal: how long to wait for the checkpoints
   double bye_timeout_s = 30;        // after SHUTDOWN: how long to wait for the workers to leave
+  double hello_timeout_s = 300;     // --device cuda: how long to wait for every worker's HELLO
   ViewMode view = ViewMode::automatic;
   double plain_interval_s = 10;     // status line period when the view is plain
   std::vector<InjectedFailure> injected_failures;  // test-only (EGM_TEST_FAIL)
@@ -131,6 +127,8 @@ class Coordinator {
   // Throws ConfigError when a cell needs more workers than the sweep has.
   void check_group_sizes(const spec::ExperimentSpec& spec) const;
   std::string device_for(const WorkerSlot& w, const sweep::Hello& hello) const;
+  // --device cuda: every worker's HELLO (and so its GPU placement) before the database is opened.
+  void await_hellos();
   // `retriable` false: the failure would recur identically; the cell is given up at once.
   void requeue_or_give_up(int64_t cell_id, const std::string& what, bool retriable = true);
   // The heartbeat (sweeps.heartbeat_at) when db::kHeartbeatIntervalS have passed since the last.

@@ -9,6 +9,7 @@
 
 #include "coordinator/coordinator.h"
 #include "coordinator/failure_injection.h"
+#include "launch/launch_options.h"
 #include "sweep/mpi_scope.h"
 #include "sweep/mpi_transport.h"
 #include "util/error.h"
@@ -21,19 +22,8 @@ int main(int argc, char** argv) {
   std::string view = "auto";
   bool verbose = false;
   CLI::App app{"egm-coordinator: rank 0 of an egm sweep (start it with `egm sweep`)"};
-  app.add_option("spec", o.spec_path, "experiment spec (JSON, experiments/README.md)")->required();
-  app.add_option("--db", o.db_path, "results database (default: $EGM_DB, else runs/egm.sqlite)");
-  app.add_option("--runs-dir", o.runs_dir, "where cells train: RUNS_DIR/<sweep>/<cell>-<config hash>")
-      ->capture_default_str();
-  app.add_flag("--new-sweep", o.new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
-  app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads of each worker's run")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--device", o.device, "device of the runs (cpu, cuda, cuda:N)")->capture_default_str();
-  app.add_option("--checkpoint-every", o.checkpoint_interval, "also checkpoint every N steps (default: at each eval)");
+  egm::launch::add_launch_flags(app, o);  // the flags egm sweep passes on (launch/launch_options.h)
   app.add_option("--log-every", o.log_interval, "progress record every N steps")->capture_default_str();
-  app.add_option("--stop-timeout", o.stop_timeout_s, "seconds to wait for checkpoints after a stop signal")
-      ->capture_default_str();
   app.add_option("--view", view, "live view: auto (a terminal: redraw in place), tty, plain (a status line every "
                                  "--status-every seconds) or none")
       ->capture_default_str();

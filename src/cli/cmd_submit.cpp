@@ -15,6 +15,8 @@
 
 #include "cli/commands.h"
 #include "db/results_db.h"
+#include "launch/device_name.h"
+#include "launch/launch_options.h"
 #include "slurm/batch_script.h"
 #include "slurm/slurm_commands.h"
 #include "spec/experiment_spec.h"
@@ -28,10 +30,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SubmitOptions {
-  std::string spec;
+  launch::LaunchOptions launch;  // spec, --db, --device, ...: passed on to egm sweep in the job
   bool slurm = false;
-  int workers = 0;  // 0: one per cell
-  std::string db;
+  int workers = 0;  // 0: one per cell; with GPUs, GPUs per node x runs_per_gpu x nodes at most
   std::string time = "4:00:00";
   std::string partition, account, gpus_per_node;
   std::vector<std::string> params;  // name=value, any batch parameter
@@ -39,13 +40,36 @@ struct SubmitOptions {
   bool parsable = false;
   bool new_sweep = false;
   std::string sbatch = "sbatch";
-  // Passed on to `egm sweep` inside the job.
-  std::string runs_dir = "runs";
-  int threads_per_worker = 1;
-  std::string data;
-  int64_t checkpoint_every = 0;
-  double stop_timeout = 0;  // 0: egm sweep's default
+  std::string data;  // passed on to egm sweep in the job
 };
+
+// The count in --gpus-per-node's [type:]count ("4", "a100:4").
+int gpu_count(const std::string& gpus_per_node) {
+  const std::string count = gpus_per_node.substr(gpus_per_node.rfind(':') + 1);
+  int n = 0;
+  const bool digits = !count.empty() && count.size() < 6 &&
+                      std::all_of(count.begin(), count.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (digits) n = std::stoi(count);
+  EGM_REQUIRE(n >= 1, ConfigError, "--gpus-per-node {}: expected [type:]count with a count of at least 1",
+              gpus_per_node);
+  return n;
+}
+
+// The nodes the job asks for (--param nodes=N; 1 by default).
+int node_count(const std::vector<std::string>& params) {
+  int nodes = 1;
+  for (const std::string& kv : params)
+    if (kv.rfind("nodes=", 0) == 0) {
+      const std::string v = kv.substr(6);
+      const bool digits = !v.empty() && v.size() < 6 &&
+                          std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      EGM_REQUIRE(digits && std::stoi(v) >= 1, ConfigError,
+                  "--param {}: egm submit needs a plain node count (a range would leave the workers per node open)",
+                  kv);
+      nodes = std::stoi(v);
+    }
+  return nodes;
+}
 
 // What `egm sweep ARGS --print-command` prints, from the sweep verb's own code:
 // a private CLI app with only that verb, its stdout captured.
@@ -84,7 +108,7 @@ slurm::BatchParams batch_params(const SubmitOptions& o, const std::string& sweep
       {"job_name", "egm-" + sweep_name},
       {"output", (db_dir / (sweep_name + "-%j.out")).string()},
       {"chdir", fs::current_path().string()},
-      {"cpus_per_task", std::to_string(o.threads_per_worker)},
+      {"cpus_per_task", std::to_string(o.launch.threads_per_worker)},
   };
   if (!o.partition.empty()) p["partition"] = o.partition;
   if (!o.account.empty()) p["account"] = o.account;
@@ -100,19 +124,38 @@ slurm::BatchParams batch_params(const SubmitOptions& o, const std::string& sweep
   return p;
 }
 
-void run_submit(const SubmitOptions& o) {
+void run_submit(SubmitOptions o) {
   EGM_REQUIRE(o.slurm, ConfigError, "egm submit needs --slurm (Slurm is the only scheduler egm submits to)");
-  const spec::ExperimentSpec spec = spec::load_spec(o.spec);  // a bad spec stops here, nothing written
+  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path);  // a bad spec stops here, nothing written
   const int cells = static_cast<int>(spec.variants.size() * spec.seeds.size());
-  const int workers = o.workers > 0 ? o.workers : std::max(1, cells);
-  const std::string db_path = fs::absolute(o.db.empty() ? db::default_db_path() : o.db).lexically_normal().string();
+  // GPUs asked of Slurm mean training on them, unless --device says otherwise.
+  const std::string spec_device = spec.device.value_or(o.gpus_per_node.empty() ? "" : "cuda");
+  o.launch.device = launch::resolve_device(o.launch.device, spec_device);
+  const launch::DeviceName device = launch::parse_device_name(o.launch.device);
+  launch::require_buildable(device);
+  int slots = cells;  // workers that can train at once
+  if (device.is_cuda()) {
+    EGM_REQUIRE(!o.gpus_per_node.empty(), ConfigError,
+                "--device {} needs GPUs in the job: pass --gpus-per-node G (G x runs_per_gpu workers per node)",
+                device.str());
+    const int per_node = device.index < 0 ? gpu_count(o.gpus_per_node) * spec.runs_per_gpu : spec.runs_per_gpu;
+    slots = per_node * node_count(o.params);
+    EGM_REQUIRE(o.workers <= slots, ConfigError,
+                "--workers {}: {} node(s) x {} GPU(s) x runs_per_gpu {} hold {} workers; pass --workers {} or ask "
+                "for more GPUs",
+                o.workers, node_count(o.params), gpu_count(o.gpus_per_node), spec.runs_per_gpu, slots, slots);
+  }
+  const int workers = o.workers > 0 ? o.workers : std::max(1, std::min(cells, slots));
+  const std::string db_path =
+      fs::absolute(o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path).lexically_normal().string();
   const fs::path db_dir = fs::path(db_path).parent_path();
 
-  std::vector<std::string> sweep_args{o.spec, "--workers", std::to_string(workers), "--db", db_path, "--runs-dir",
-                                      o.runs_dir, "--threads-per-worker", std::to_string(o.threads_per_worker)};
+  launch::LaunchOptions passed = o.launch;
+  passed.db_path = db_path;
+  passed.new_sweep = false;
+  std::vector<std::string> sweep_args = launch::launch_flags(passed);
+  sweep_args.insert(sweep_args.end(), {"--workers", std::to_string(workers)});
   if (!o.data.empty()) sweep_args.insert(sweep_args.end(), {"--data", o.data});
-  if (o.checkpoint_every > 0) sweep_args.insert(sweep_args.end(), {"--checkpoint-every", std::to_string(o.checkpoint_every)});
-  if (o.stop_timeout > 0) sweep_args.insert(sweep_args.end(), {"--stop-timeout", fmt::format("{}", o.stop_timeout)});
   // --new-sweep is applied here, once; the job (and each requeued attempt)
   // then loads that new sweep instead of superseding it again.
   const std::string launch = sweep_launch_command(sweep_args);
@@ -128,7 +171,7 @@ void run_submit(const SubmitOptions& o) {
 
   // The sweep and its cells exist before the job does, so `egm status` shows
   // it pending, and the job id has a row to live in.
-  spec::SweepSetup setup = spec::open_sweep(o.spec, db_path, o.new_sweep);
+  spec::SweepSetup setup = spec::open_sweep(o.launch.spec_path, db_path, o.launch.new_sweep);
   const db::SweepRow& sweep = setup.sweep.sweep;
   if (sweep.slurm_job_id) {
     const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);
@@ -157,35 +200,30 @@ void run_submit(const SubmitOptions& o) {
 void register_submit_command(CLI::App& app) {
   auto o = std::make_shared<SubmitOptions>();
   auto* cmd = app.add_subcommand("submit", "run a sweep as a Slurm job: render the batch script, sbatch it");
-  cmd->add_option("spec", o->spec, "experiment spec (JSON; experiments/README.md)")->required();
+  launch::add_launch_flags(*cmd, o->launch);  // spec, --db, --device, ...: launch/launch_options.h
   cmd->add_flag("--slurm", o->slurm, "submit to Slurm (required: the only scheduler)");
-  cmd->add_option("--workers", o->workers, "worker ranks; the job has workers + 1 tasks (default: one per cell)")
+  cmd->add_option("--workers", o->workers,
+                  "worker ranks; the job has workers + 1 tasks (default: one per cell; with --gpus-per-node G at "
+                  "most G x runs_per_gpu per node)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--db", o->db, "results database (default: $EGM_DB, else runs/egm.sqlite); the script and the "
-                                 "job's log go next to it");
   cmd->add_option("--time", o->time, "time limit per attempt (sbatch --time)")->capture_default_str();
   cmd->add_option("--partition", o->partition, "partition (sbatch --partition)");
   cmd->add_option("--account", o->account, "account (sbatch --account)");
-  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node, [type:]count (sbatch --gpus-per-node)");
+  cmd->add_option("--gpus-per-node", o->gpus_per_node,
+                  "GPUs per node, [type:]count (sbatch --gpus-per-node); the runs train on them (--device cuda) "
+                  "unless --device or the spec says otherwise");
   std::string param_help = "any batch script parameter, repeatable; one of:";
   for (const auto& p : slurm::batch_parameters()) param_help += " " + p.name;
   cmd->add_option("--param", o->params, param_help)->type_name("NAME=VALUE");
   cmd->add_flag("--dry-run", o->dry_run, "print the batch script; write nothing, submit nothing");
   cmd->add_flag("--parsable", o->parsable, "print only the job id");
-  cmd->add_flag("--new-sweep", o->new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
   cmd->add_option("--sbatch", o->sbatch, "the sbatch command")->capture_default_str();
-  cmd->add_option("--runs-dir", o->runs_dir, "run folders (egm sweep --runs-dir)")->capture_default_str();
-  cmd->add_option("--threads-per-worker", o->threads_per_worker, "intra-op threads per worker; also --cpus-per-task")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "also checkpoint every N steps (egm sweep)");
-  cmd->add_option("--stop-timeout", o->stop_timeout, "seconds to wait for checkpoints after a stop signal (egm sweep)");
   cmd->footer(
       "Writes DB_DIR/<sweep>.sbatch, creates the sweep in the database (nothing runs), runs sbatch and stores the "
       "job id with the sweep (egm status shows it and the job's state). The job requeues itself after the "
       "time-limit warning (slurm/README.md); submitting a stopped sweep again resumes it.");
-  cmd->callback([o] { run_submit(*o); });
+  cmd->callback([o] { run_submit(*o); });  // a copy: run_submit resolves the device into it
 }
 
 }  // namespace egm::cli

@@ -5,6 +5,7 @@
 // run it again to resume). --print-command prints the command instead (the
 // Slurm batch script runs it inside an allocation).
 #include <fmt/format.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -20,11 +22,18 @@
 #include "cli/commands.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
+#include "launch/device_name.h"
+#include "launch/gpu_placement.h"
+#include "launch/launch_options.h"
+#include "slurm/slurm_env.h"
 #include "spec/expand.h"
 #include "spec/experiment_spec.h"
+#include "train/cuda_memory.h"
+#include "train/memory_estimate.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/log.h"
+#include "util/process_info.h"
 
 namespace egm::cli {
 namespace {
@@ -32,19 +41,13 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SweepOptions {
-  std::string spec;
-  int workers = 0;  // 0: min(cores, cells)
-  std::string db;
-  std::string runs_dir = "runs";
-  bool new_sweep = false;
-  int threads_per_worker = 1;
+  launch::LaunchOptions launch;  // passed on to egm-coordinator as they are
+  int workers = 0;  // 0: min(cores, cells); under CUDA min(GPUs x runs_per_gpu, cells)
   std::string data;
   bool print_command = false;
   std::string mpirun = "mpirun";
   std::string mpirun_args;
   std::string view = "auto";
-  int64_t checkpoint_every = 0;
-  double stop_timeout = 120;
 };
 
 // Splits "--mca btl self,vader -x 'A=b c'" like a shell would (quotes, no expansion).
@@ -109,7 +112,7 @@ std::vector<std::string> build_command(const SweepOptions& o, int workers, const
   // OpenBLAS otherwise starts a thread per core in each process, and on a
   // full machine those threads spin against each other (tiny preset measured:
   // 6.5 ms/step with 1 BLAS thread, 250 ms/step without, 2 cores, loaded).
-  const std::string threads = std::to_string(o.threads_per_worker);
+  const std::string threads = std::to_string(o.launch.threads_per_worker);
   // -q: without it Open MPI ends every sweep whose status is not 0 (a cell
   // failed for good: 1; interrupted: 75) with a banner saying a process
   // "returned a non-zero exit code", after egm's own summary; the status still
@@ -119,13 +122,14 @@ std::vector<std::string> build_command(const SweepOptions& o, int workers, const
   std::vector<std::string> cmd{o.mpirun, "-q", "--oversubscribe", "--bind-to", "none",
                                "-x", "OMP_NUM_THREADS=" + threads, "-x", "OPENBLAS_NUM_THREADS=" + threads};
   for (auto& w : split_words(o.mpirun_args)) cmd.push_back(w);
-  cmd.insert(cmd.end(), {"-np", "1", coordinator.string(), absolute(o.spec), "--db",
-                         absolute(o.db.empty() ? db::default_db_path() : o.db), "--runs-dir", absolute(o.runs_dir),
-                         "--threads-per-worker", std::to_string(o.threads_per_worker), "--view", view});
-  if (o.new_sweep) cmd.push_back("--new-sweep");
-  if (o.checkpoint_every > 0) cmd.insert(cmd.end(), {"--checkpoint-every", std::to_string(o.checkpoint_every)});
-  if (o.stop_timeout != 120) cmd.insert(cmd.end(), {"--stop-timeout", fmt::format("{}", o.stop_timeout)});
-  cmd.insert(cmd.end(), {":", "-np", std::to_string(workers), worker.string(), "--data", data});
+  // Paths made absolute: the ranks may start elsewhere (a batch job's folder).
+  launch::LaunchOptions passed = o.launch;
+  passed.spec_path = absolute(passed.spec_path);
+  passed.db_path = absolute(passed.db_path.empty() ? db::default_db_path() : passed.db_path);
+  passed.runs_dir = absolute(passed.runs_dir);
+  cmd.insert(cmd.end(), {"-np", "1", coordinator.string()});
+  for (auto& a : launch::launch_flags(passed)) cmd.push_back(a);
+  cmd.insert(cmd.end(), {"--view", view, ":", "-np", std::to_string(workers), worker.string(), "--data", data});
   return cmd;
 }
 
@@ -145,19 +149,111 @@ std::vector<std::string> build_command(const SweepOptions& o, int workers, const
             std::strerror(errno));
 }
 
-void run_sweep(const SweepOptions& o) {
+// CUDA devices this process sees (0 on a CPU-only build or a node without GPUs).
+int visible_gpu_count() { return static_cast<int>(torch::cuda::device_count()); }
+
+// True when the ranks may start on other hosts too: a Slurm allocation of
+// several nodes, or launcher arguments that name hosts.
+bool spans_hosts(const SweepOptions& o) {
+  const slurm::SlurmEnv env = slurm::read_slurm_env();
+  if (env.nodes && *env.nodes > 1) return true;
+  for (const std::string& w : split_words(o.mpirun_args))
+    if (w == "--host" || w == "-H" || w == "--hostfile" || w == "--machinefile" || w == "-hostfile") return true;
+  return false;
+}
+
+// MB of memory this host has available now (MemAvailable), 0 when unknown.
+double host_available_mb() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb / 1024.0;
+  return 0;
+}
+
+// What a worker process holds before its model (LibTorch, CUDA's context on a
+// GPU): measured, results/BENCHMARKS.md ("Memory estimate").
+constexpr double kWorkerRuntimeMb = 400, kCudaContextMb = 600;
+
+// Refuses a sweep whose runs cannot all fit where they are placed: the largest
+// cell's estimate (train/memory_estimate.h; a data-parallel rank holds its
+// share of the batch) times the runs that share the host's memory or one GPU.
+void require_memory_fits(const spec::ExperimentSpec& spec, const launch::DeviceName& device, int runs_sharing,
+                         const std::string& where, double have_mb) {
+  if (have_mb <= 0 || runs_sharing < 1) return;
+  const bool cuda = device.is_cuda();
+  MemoryEstimate worst;
+  std::string worst_variant;
+  for (const std::string& variant : spec.variants) {
+    RunConfig c = spec::cell_config(spec, variant, spec.seeds.front());
+    c.train.batch_size = std::max<int64_t>(1, c.train.batch_size / spec.ranks_for(variant));
+    const MemoryEstimate e = estimate_training_memory(c, cuda, cuda ? kCudaContextMb : kWorkerRuntimeMb);
+    if (e.total_mb() > worst.total_mb()) worst = e, worst_variant = variant;
+  }
+  const double need = worst.total_mb() * runs_sharing;
+  EGM_REQUIRE(need <= have_mb, ConfigError,
+              "{}: {} run{} sharing {} need about {:.0f} MB but it has {:.0f} MB; a {} cell needs {}; pass fewer "
+              "--workers{} or lower train.batch_size / model.block_size",
+              spec.source, runs_sharing, runs_sharing == 1 ? "" : "s", where, need, have_mb, worst_variant,
+              worst.summary(), cuda ? ", lower runs_per_gpu" : "");
+}
+
+void run_sweep(SweepOptions o) {
   // Checked here first so a bad spec fails before anything starts (and the
   // database is not touched); the coordinator checks it again.
-  const spec::ExperimentSpec spec = spec::load_spec(o.spec);
+  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path);
   const int cells = static_cast<int>(spec.variants.size() * spec.seeds.size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A data-parallel cell takes that many workers at once (coordinator/README.md).
   int ranks = 1;
   for (const auto& variant : spec.variants) ranks = std::max(ranks, spec.ranks_for(variant));
-  const int workers = o.workers > 0 ? o.workers : std::max(ranks, std::min(cores, cells));
+
+  // The device, resolved once and passed on explicitly; CUDA is checked against
+  // this build and this host's GPUs before anything starts.
+  o.launch.device = launch::resolve_device(o.launch.device, spec.device.value_or(""));
+  const launch::DeviceName device = launch::parse_device_name(o.launch.device);
+  launch::require_buildable(device);
+  int per_host = cores;  // workers that fit on this host by default
+  // --print-command renders the launch for another host (a batch job's node):
+  // its GPUs are checked there, at the workers' HELLO, before the database opens.
+  if (device.is_cuda() && !o.print_command) {
+    const int gpus = visible_gpu_count();
+    const std::string host = process_info().host;
+    EGM_REQUIRE(gpus >= 1, ConfigError,
+                "--device {}: no GPU is visible on {} (CUDA_VISIBLE_DEVICES, or a node without GPUs); use --device "
+                "cpu or run where GPUs are",
+                device.str(), host);
+    EGM_REQUIRE(device.index < gpus, ConfigError, "--device {}: {} has {} GPU{} (cuda:0..cuda:{})", device.str(),
+                host, gpus, gpus == 1 ? "" : "s", gpus - 1);
+    per_host = device.index < 0 ? gpus * spec.runs_per_gpu : spec.runs_per_gpu;
+    if (o.workers > 0 && !spans_hosts(o)) {
+      if (device.index < 0) {
+        launch::require_gpu_slots(o.workers, gpus, spec.runs_per_gpu, host);
+      } else {
+        EGM_REQUIRE(o.workers <= spec.runs_per_gpu, ConfigError,
+                    "--device {}: {} workers share one GPU but runs_per_gpu is {}; pass --workers {} or raise "
+                    "runs_per_gpu in the spec",
+                    device.str(), o.workers, spec.runs_per_gpu, spec.runs_per_gpu);
+      }
+    }
+  }
+  const int workers = o.workers > 0 ? o.workers : std::max(ranks, std::min(per_host, cells));
   EGM_REQUIRE(workers >= ranks, ConfigError,
               "{}: some cells need {} workers (data_parallel) but --workers is {}; pass --workers {} or more",
-              o.spec, ranks, workers, ranks);
+              o.launch.spec_path, ranks, workers, ranks);
+  // Memory, where this host is the one that runs them (a batch job's nodes check nothing here).
+  if (!o.print_command && !spans_hosts(o)) {
+    if (device.is_cuda()) {
+      const int gpu = std::max(0, device.index);
+      const int sharing = device.index < 0 ? std::min(workers, spec.runs_per_gpu) : workers;
+      require_memory_fits(spec, device, sharing, fmt::format("GPU {} on {}", gpu, process_info().host),
+                          cuda_device_memory_mb(gpu).value_or(0));
+    }
+    require_memory_fits(spec, launch::DeviceName{}, device.is_cuda() ? 0 : workers,
+                        fmt::format("the memory of {}", process_info().host), host_available_mb());
+  }
 
   const std::string data = absolute(locate_corpus(o.data));
   EGM_REQUIRE(file_exists(data), IoError,
@@ -181,14 +277,10 @@ void run_sweep(const SweepOptions& o) {
 void register_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "train every cell of a spec: 1 coordinator + N workers under mpirun");
-  cmd->add_option("spec", o->spec, "experiment spec (JSON; experiments/README.md)")->required();
-  cmd->add_option("--workers", o->workers, "worker processes (default: min(cores, cells), at least the largest data_parallel)")->check(CLI::PositiveNumber);
-  cmd->add_option("--db", o->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
-  cmd->add_option("--runs-dir", o->runs_dir, "run folders: RUNS_DIR/<sweep>/<cell>-<config hash>")
-      ->capture_default_str();
-  cmd->add_flag("--new-sweep", o->new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
-  cmd->add_option("--threads-per-worker", o->threads_per_worker, "intra-op threads per worker")
-      ->capture_default_str()
+  launch::add_launch_flags(*cmd, o->launch);  // spec, --db, --device, ...: launch/launch_options.h
+  cmd->add_option("--workers", o->workers,
+                  "worker processes (default: min(cores, cells); under --device cuda min(GPUs x runs_per_gpu, "
+                  "cells); at least the largest data_parallel)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
   cmd->add_flag("--print-command", o->print_command, "print the mpirun command instead of running it");
@@ -197,14 +289,11 @@ void register_sweep_command(CLI::App& app) {
   cmd->add_option("--view", o->view, "live view: auto, tty (redraw in place), plain (a status line every 10 s), none")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "tty", "plain", "none"}));
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "also checkpoint every N steps (default: at each eval)");
-  cmd->add_option("--stop-timeout", o->stop_timeout, "seconds to wait for checkpoints after a stop signal")
-      ->capture_default_str();
   cmd->footer(
       "Exit status: 0 every cell done; 1 some cell failed for good; 2 error (bad spec: nothing ran); 75 interrupted "
       "by SIGUSR2/SIGTERM/SIGINT after checkpointing: run the same command again to resume. Running a finished or "
       "interrupted spec again skips done cells and resumes the rest.");
-  cmd->callback([o] { run_sweep(*o); });
+  cmd->callback([o] { run_sweep(*o); });  // a copy: run_sweep resolves the device into it
 }
 
 }  // namespace egm::cli

@@ -32,8 +32,13 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a verb's own exit status (egm audit: 1 reads the future)
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // A bad flag is bad input like any other: one line, exit 2 (README, "Exit status").
+    std::fprintf(stderr, "egm: error: %s (see egm --help)\n", e.what());
+    return 2;
   } catch (const egm::Error& e) {
     std::fprintf(stderr, "egm: error: %s\n", e.what());
     if (verbose && !e.where().empty()) std::fprintf(stderr, "  at %s\n", e.where().c_str());

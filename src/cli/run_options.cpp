@@ -1,6 +1,7 @@
 #include "cli/run_options.h"
 
 #include "data/corpus_source.h"
+#include "train/trainer.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -51,6 +52,7 @@ RunConfig resolve_run_config(const RunConfigFlags& f) {
 RuntimeOptions resolve_runtime(const RunConfigFlags& f) {
   RuntimeOptions r;
   r.threads = f.threads;
+  parse_device(f.device);  // a device this build or machine lacks stops here, before --out is made
   r.device = f.device;
   r.data_path = locate_corpus(f.data);
   return r;

@@ -46,7 +46,7 @@ struct TrainConfig {
   int64_t eval_batches = 50;        // random batches per split per eval
   bool full_val_eval = true;        // deterministic pass over every val window at the end
   int64_t ar_eval_windows = 8;      // autoregressive (prefix-only) eval windows; 0 = off
-  std::string precision = "fp32";   // fp32 | bf16 | fp16 (autocast; CUDA only)
+  std::string precision = "fp32";   // fp32 | bf16 (autocast, CUDA or CPU) | fp16 (autocast + loss scaling, CUDA only)
 };
 
 struct RunConfig {

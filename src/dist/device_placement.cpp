@@ -56,15 +56,4 @@ LocalRank local_rank(MPI_Comm comm) {
   return {from_mpi, "MPI_COMM_TYPE_SHARED"};
 }
 
-GpuPlacement place_on_gpu(int local_rank, int visible_gpus, int runs_per_gpu) {
-  EGM_REQUIRE(visible_gpus >= 1, ConfigError, "no GPU is visible to this worker (CUDA_VISIBLE_DEVICES?)");
-  EGM_REQUIRE(runs_per_gpu >= 1, ConfigError, "runs per GPU must be at least 1, got {}", runs_per_gpu);
-  EGM_REQUIRE(local_rank >= 0, ConfigError, "local rank must be non-negative, got {}", local_rank);
-  EGM_REQUIRE(local_rank < visible_gpus * runs_per_gpu, ConfigError,
-              "local rank {} has no GPU: {} GPUs x {} runs per GPU hold local ranks 0..{}; start fewer workers "
-              "per node or raise runs per GPU",
-              local_rank, visible_gpus, runs_per_gpu, visible_gpus * runs_per_gpu - 1);
-  return {local_rank % visible_gpus, local_rank / visible_gpus};
-}
-
 }  // namespace egm::dist

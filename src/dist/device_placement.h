@@ -1,15 +1,8 @@
-// Which GPU a worker uses. A worker knows its rank on its node (its local
-// rank) from the launcher: OMPI_COMM_WORLD_LOCAL_RANK under Open MPI's
-// mpirun, SLURM_LOCALID under srun; failing both, from MPI itself (its index
-// among the ranks of the communicator that share its node).
-//
-// GPUs are dealt round-robin: local rank r gets device r % G (G = visible
-// GPUs), and is the (r / G)-th run packed on it. With runs_per_gpu = p a node
-// holds at most G*p workers. Round-robin rather than blocks (r / p) because
-// a data-parallel run takes consecutive workers and NCCL needs its ranks on
-// distinct GPUs: consecutive local ranks land on distinct GPUs whenever
-// k <= G, whatever p is. Callers whose node also hosts a non-GPU rank (the
-// sweep's coordinator) pass the worker's index among the node's workers.
+// Which local rank a worker has: the launcher tells it (OMPI_COMM_WORLD_LOCAL_RANK
+// under Open MPI's mpirun, SLURM_LOCALID under srun); failing both, MPI itself
+// (its index among the ranks of the communicator that share its node). Which
+// GPU a local rank gets is arithmetic without MPI or LibTorch:
+// launch/gpu_placement.h.
 #pragma once
 
 #include <mpi.h>
@@ -40,15 +33,5 @@ int node_local_rank(MPI_Comm comm);
 // `comm` either way (the split always runs), so ranks that see different
 // environments cannot deadlock.
 LocalRank local_rank(MPI_Comm comm);
-
-struct GpuPlacement {
-  int device = 0;  // CUDA device index (as numbered under CUDA_VISIBLE_DEVICES)
-  int slot = 0;    // which of the runs packed on that GPU this is, 0-based
-};
-
-// Round-robin placement (see above). ConfigError when visible_gpus < 1,
-// runs_per_gpu < 1, local_rank < 0, or local_rank >= visible_gpus * runs_per_gpu
-// (more workers on the node than the packing allows).
-GpuPlacement place_on_gpu(int local_rank, int visible_gpus, int runs_per_gpu);
 
 }  // namespace egm::dist

@@ -52,6 +52,7 @@ SlurmEnv read_slurm_env(const EnvLookup& lookup) {
   env.procid = optional_int(lookup, "SLURM_PROCID");
   env.local_id = optional_int(lookup, "SLURM_LOCALID");
   env.ntasks = optional_int(lookup, "SLURM_NTASKS");
+  env.nodes = optional_int(lookup, "SLURM_JOB_NUM_NODES");
   env.nodelist = lookup("SLURM_JOB_NODELIST").value_or("");
   env.cpus_per_task = optional_int(lookup, "SLURM_CPUS_PER_TASK");
   env.gpus_on_node = optional_int(lookup, "SLURM_GPUS_ON_NODE");

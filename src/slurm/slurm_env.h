@@ -21,6 +21,7 @@ struct SlurmEnv {
   std::optional<int> procid;             // SLURM_PROCID: task rank within the step (srun)
   std::optional<int> local_id;           // SLURM_LOCALID: task index on this node (srun)
   std::optional<int> ntasks;             // SLURM_NTASKS: tasks in the job (or step)
+  std::optional<int> nodes;              // SLURM_JOB_NUM_NODES: nodes in the allocation
   std::string nodelist;                  // SLURM_JOB_NODELIST, compressed ("gpu[01-04]")
   std::optional<int> cpus_per_task;      // SLURM_CPUS_PER_TASK: set only when requested
   std::optional<int> gpus_on_node;       // SLURM_GPUS_ON_NODE: GPUs allocated on this node

@@ -9,6 +9,7 @@
 
 #include "config/run_config.h"
 #include "config/variants.h"
+#include "launch/device_name.h"
 #include "spec/expand.h"
 #include "spec/schema_check.h"
 #include "util/files.h"
@@ -23,6 +24,7 @@ using nlohmann::json;
 std::string error_message(const std::string& source, const std::vector<Problem>& problems) {
   if (problems.size() == 1 && problems[0].line > 0)
     return fmt::format("{}:{}:{}: {}", source, problems[0].line, problems[0].column, problems[0].message);
+  if (problems.size() == 1) return fmt::format("{}: {}: {}", source, problems[0].path, problems[0].message);
   std::string text = fmt::format("{}: invalid experiment spec ({} problem{}):", source, problems.size(),
                                  problems.size() == 1 ? "" : "s");
   for (const auto& p : problems) text += fmt::format("\n  {}: {}", p.path, p.message);
@@ -127,6 +129,7 @@ ExperimentSpec read_fields(const json& d) {
   if (d.contains("data_parallel_by_variant"))
     for (const auto& [variant, k] : d["data_parallel_by_variant"].items()) s.data_parallel_by_variant[variant] = k.get<int>();
   s.runs_per_gpu = d.value("runs_per_gpu", 1);
+  if (d.contains("device")) s.device = d["device"].get<std::string>();
   if (d.contains("baseline")) s.baseline = d["baseline"].get<std::string>();
   if (d.contains("factors")) {
     const json& f = d["factors"];
@@ -147,6 +150,14 @@ ExperimentSpec read_fields(const json& d) {
 std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
   std::vector<Problem> problems;
   auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
+
+  if (s.device) {
+    try {
+      launch::parse_device_name(*s.device, "");
+    } catch (const ConfigError& e) {
+      add("$.device", e.what());
+    }
+  }
 
   // Variants: a list xor a factorial; every name resolves.
   std::vector<std::string> variant_paths;
@@ -284,6 +295,7 @@ json canonical_form(const ExperimentSpec& s) {
   c["runs_per_gpu"] = s.runs_per_gpu;
   // Only when given, so the specs (and hashes) of sweeps written before it stay the same.
   if (!s.data_parallel_by_variant.empty()) c["data_parallel_by_variant"] = s.data_parallel_by_variant;
+  if (s.device) c["device"] = *s.device;
   if (s.baseline) c["baseline"] = *s.baseline;
   if (s.factors)
     c["factors"] = {{"a", s.factors->a}, {"b", s.factors->b}, {"ab", s.factors->ab}, {"base", s.factors->base}};

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "egm/version_info.h"
+#include "launch/device_name.h"
 #include "model/cpu_blas.h"
 #include "train/evaluation.h"
 #include "train/loss_scaler.h"
@@ -41,20 +42,14 @@ double number_or_nan(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 torch::Device parse_device(const std::string& name) {
-  torch::Device device(torch::kCPU);
-  try {
-    device = torch::Device(name);
-  } catch (const std::exception&) {
-    EGM_THROW(ConfigError, "unknown device '{}'; use cpu, cuda or cuda:N", name);
-  }
-  if (device.is_cuda()) {
-    EGM_REQUIRE(torch::cuda::is_available(), ConfigError,
-                "device {} requested but this LibTorch has no CUDA or no GPU is visible", name);
-    EGM_REQUIRE(!device.has_index() || device.index() < static_cast<int>(torch::cuda::device_count()), ConfigError,
-                "device {} does not exist ({} GPUs visible)", name, torch::cuda::device_count());
-  }
-  EGM_REQUIRE(device.is_cpu() || device.is_cuda(), ConfigError, "device {} is not supported (cpu or cuda)", name);
-  return device;
+  const launch::DeviceName parsed = launch::parse_device_name(name);
+  if (!parsed.is_cuda()) return torch::Device(torch::kCPU);
+  launch::require_buildable(parsed);
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  EGM_REQUIRE(gpus > 0, ConfigError, "--device {}: no GPU is visible on this machine (CUDA_VISIBLE_DEVICES?)", name);
+  EGM_REQUIRE(parsed.index < gpus, ConfigError, "--device {}: this machine has {} GPU{} (cuda:0..cuda:{})", name,
+              gpus, gpus == 1 ? "" : "s", gpus - 1);
+  return parsed.index < 0 ? torch::Device(torch::kCUDA) : torch::Device(torch::kCUDA, static_cast<int8_t>(parsed.index));
 }
 
 Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus, MetricsSink& sink,
@@ -74,8 +69,8 @@ Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const C
   const TrainConfig& t = config_.train;
   EGM_REQUIRE(t.batch_size % comm_.size() == 0, ConfigError,
               "train.batch_size {} is not divisible by the data-parallel degree {}", t.batch_size, comm_.size());
-  EGM_REQUIRE(t.precision == "fp32" || device_.is_cuda(), ConfigError,
-              "train.precision {} needs a CUDA device (this run is on {}); use fp32 on CPU", t.precision,
+  EGM_REQUIRE(t.precision != "fp16" || device_.is_cuda(), ConfigError,
+              "train.precision {} needs a CUDA device (this run is on {}); use fp32 or bf16 on CPU", t.precision,
               device_.str());
   autocast_ = t.precision != "fp32";
   autocast_dtype_ = t.precision == "fp16" ? at::kHalf : at::kBFloat16;
@@ -153,7 +148,7 @@ torch::Tensor Trainer::train_step() {
   torch::Tensor x = b.x.to(device_), y = b.y.to(device_);
   torch::Tensor loss;
   {
-    compat::AutocastGuard autocast(autocast_, autocast_dtype_);
+    compat::AutocastGuard autocast(autocast_, device_.type(), autocast_dtype_);
     loss = GPTImpl::loss(model_->forward(x), y);
   }
   optimizer_->zero_grad();

@@ -6,12 +6,14 @@
 #include <set>
 
 #include "dist/device_placement.h"
+#include "launch/gpu_placement.h"
 #include "util/error.h"
 
 namespace {
 
 using egm::dist::local_rank_from_env;
-using egm::dist::place_on_gpu;
+using egm::launch::place_on_gpu;
+using egm::launch::require_gpu_slots;
 
 TEST(LocalRankFromEnv, OpenMpiWinsOverSlurm) {
   auto r = local_rank_from_env({{"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"SLURM_LOCALID", "1"}});
@@ -82,6 +84,26 @@ TEST(PlaceOnGpu, MoreWorkersThanThePackingAllowsIsAConfigError) {
     ADD_FAILURE() << "no error";
   } catch (const egm::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("local ranks 0..3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RequireGpuSlots, CountsSlotsAsGpusTimesRunsPerGpu) {
+  EXPECT_NO_THROW(require_gpu_slots(4, 1, 4, "h"));   // four runs packed on one GPU
+  EXPECT_NO_THROW(require_gpu_slots(8, 4, 2, "h"));
+  EXPECT_THROW(require_gpu_slots(5, 1, 4, "h"), egm::ConfigError);
+  try {
+    require_gpu_slots(9, 4, 2, "node7");
+    ADD_FAILURE() << "no error";
+  } catch (const egm::ConfigError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("9 workers on node7 need 5 GPUs at runs_per_gpu 2, but it has 4"), std::string::npos) << text;
+    EXPECT_NE(text.find("--workers 8"), std::string::npos) << text;
+  }
+  try {
+    require_gpu_slots(1, 0, 1, "login1");
+    ADD_FAILURE() << "no error";
+  } catch (const egm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no GPU is visible on login1"), std::string::npos) << e.what();
   }
 }
 

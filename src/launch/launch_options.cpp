@@ -1,0 +1,55 @@
+#include "launch/launch_options.h"
+
+#include <fmt/format.h>
+
+#include "launch/device_name.h"
+
+namespace egm::launch {
+
+void add_launch_flags(CLI::App& app, LaunchOptions& o) {
+  app.add_option("spec", o.spec_path, "experiment spec (JSON; experiments/README.md)")->required();
+  app.add_option("--db", o.db_path, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  app.add_option("--runs-dir", o.runs_dir, "run folders: RUNS_DIR/<sweep>/<cell>-<config hash>")
+      ->capture_default_str();
+  app.add_flag("--new-sweep", o.new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
+  app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads per worker")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--device", o.device,
+                 "cpu, cuda (GPUs dealt out to the workers, runs_per_gpu per GPU) or cuda:N (default: the spec's "
+                 "\"device\", else cpu)")
+      ->check([](const std::string& value) {
+        try {
+          parse_device_name(value, "");
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());  // CLI11 puts the flag's name before it
+        }
+      });
+  app.add_option("--checkpoint-every", o.checkpoint_interval, "also checkpoint every N steps (default: at each eval)");
+  app.add_option("--stop-timeout", o.stop_timeout_s, "seconds to wait for checkpoints after a stop signal")
+      ->capture_default_str();
+}
+
+std::vector<std::string> launch_flags(const LaunchOptions& o) {
+  const LaunchOptions d;
+  std::vector<std::string> args{o.spec_path};
+  if (!o.db_path.empty()) args.insert(args.end(), {"--db", o.db_path});
+  if (o.runs_dir != d.runs_dir) args.insert(args.end(), {"--runs-dir", o.runs_dir});
+  if (o.new_sweep) args.push_back("--new-sweep");
+  if (o.threads_per_worker != d.threads_per_worker)
+    args.insert(args.end(), {"--threads-per-worker", std::to_string(o.threads_per_worker)});
+  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+  if (o.checkpoint_interval != d.checkpoint_interval)
+    args.insert(args.end(), {"--checkpoint-every", std::to_string(o.checkpoint_interval)});
+  if (o.stop_timeout_s != d.stop_timeout_s) args.insert(args.end(), {"--stop-timeout", fmt::format("{}", o.stop_timeout_s)});
+  return args;
+}
+
+std::string resolve_device(const std::string& flag, const std::string& spec_device) {
+  if (!flag.empty()) return parse_device_name(flag, "--device").str();
+  if (!spec_device.empty()) return parse_device_name(spec_device, "the spec's \"device\"").str();
+  return "cpu";
+}
+
+}  // namespace egm::launch
