@@ -46,18 +46,25 @@ void register_bench_command(CLI::App& app) {
                           {"achieved_gflops", b.achieved_gflops}, {"matmul_gflops", b.matmul_gflops},
                           {"mfu", b.mfu}, {"peak_rss_mb", b.peak_rss_mb}, {"rss_growth_mb", b.rss_growth_mb},
                           {"peak_rss_growth_mb", b.peak_rss_growth_mb},
-                          {"device", runtime.device}, {"steps", b.steps}, {"blas_core", b.blas_core}};
+                          {"device", runtime.device}, {"steps", b.steps}, {"blas_core", b.blas_core},
+                          {"precision", b.precision}, {"peak_gpu_mb", b.peak_gpu_mb},
+                          {"gpu_total_mb", b.gpu_total_mb}, {"estimate_mb", b.estimate.total_mb()}};
       std::printf("%s\n", j.dump().c_str());
       return;
     }
-    std::printf("%s @ %s, %d thread(s), %lld parameters\n", b.variant.c_str(), b.preset.c_str(), b.threads,
-                static_cast<long long>(b.parameters));
+    std::printf("%s @ %s on %s (%s), %d thread(s), %lld parameters\n", b.variant.c_str(), b.preset.c_str(),
+                runtime.device.c_str(), b.precision.c_str(), b.threads, static_cast<long long>(b.parameters));
     std::printf("%.2f ms/step (median of %lld, min %.2f)\n", b.ms_per_step, static_cast<long long>(b.steps),
                 b.ms_per_step_min);
     std::printf("%.0f tokens/s\n", b.tokens_per_s);
     if (b.matmul_gflops > 0)
-      std::printf("%.2f GFLOP/s model, %.2f GFLOP/s sgemm: MFU %.1f%%\n", b.achieved_gflops, b.matmul_gflops,
-                  100.0 * b.mfu);
+      std::printf("%.2f GFLOP/s model, %.2f GFLOP/s %s: MFU %.1f%%\n", b.achieved_gflops, b.matmul_gflops,
+                  b.peak_gpu_mb > 0 ? "dense bf16 matmul" : "sgemm", 100.0 * b.mfu);
+    if (b.peak_gpu_mb > 0)
+      std::printf("peak GPU memory %.0f MB of %.0f MB; estimated %s\n", b.peak_gpu_mb, b.gpu_total_mb,
+                  b.estimate.summary().c_str());
+    else
+      std::printf("memory estimate %s\n", b.estimate.summary().c_str());
     if (!b.blas_core.empty()) std::printf("OpenBLAS kernels: %s\n", b.blas_core.c_str());
     std::printf("peak RSS %.0f MB; over the timed steps: peak %+.1f MB, RSS %+.1f MB\n", b.peak_rss_mb,
                 b.peak_rss_growth_mb, b.rss_growth_mb);

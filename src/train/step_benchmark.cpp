@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include "model/cpu_blas.h"
+#include "train/cuda_memory.h"
 #include "train/metrics_sink.h"
 #include "train/trainer.h"
 
@@ -42,6 +43,25 @@ double measure_matmul_gflops(int64_t n, double seconds) {
   return 2.0 * static_cast<double>(n * n * n) * static_cast<double>(reps) / elapsed / 1e9;
 }
 
+double measure_device_matmul_gflops(const torch::Device& device, torch::ScalarType dtype, int64_t n,
+                                    double seconds) {
+  torch::NoGradGuard no_grad;
+  const auto options = torch::TensorOptions().device(device).dtype(dtype);
+  torch::Tensor a = torch::randn({n, n}, options), b = torch::randn({n, n}, options), c = torch::empty({n, n}, options);
+  for (int i = 0; i < 3; ++i) torch::mm_out(c, a, b);  // warm-up (clocks up, cuBLAS heuristics)
+  c.sum().item<double>();                                 // waits for the GPU
+  int64_t reps = 0;
+  const auto t0 = Clock::now();
+  double elapsed = 0.0;
+  while (elapsed < seconds) {
+    for (int i = 0; i < 10; ++i) torch::mm_out(c, a, b);
+    reps += 10;
+    c.sum().item<double>();
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  return 2.0 * static_cast<double>(n * n * n) * static_cast<double>(reps) / elapsed / 1e9;
+}
+
 double training_flops_per_step(const RunConfig& c, int64_t parameters) {
   const double d = static_cast<double>(c.model.d_model), T = static_cast<double>(c.model.block_size);
   const double L = static_cast<double>(c.model.n_layer), V = static_cast<double>(c.model.vocab_size);
@@ -56,8 +76,14 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   MemorySink sink;
   RuntimeOptions rt = runtime;
   rt.out_dir.clear();  // benchmarks never checkpoint
+  // The peak-RSS counter starts again here (Linux: "5" > /proc/self/clear_refs), so
+  // peak_rss_mb is this benchmark's, not an earlier one's in the same process.
+  std::ofstream("/proc/self/clear_refs") << "5";
+  const double rss_before_model = proc_status_mb("VmRSS:");
   Trainer trainer(config, rt, corpus, sink);
   for (int64_t i = 0; i < warmup_steps; ++i) trainer.train_step().item<double>();
+  const int gpu = trainer.device().is_cuda() ? std::max<int>(0, trainer.device().index()) : -1;
+  if (gpu >= 0) reset_peak_cuda_memory(gpu);
   const double rss_after_warmup = proc_status_mb("VmRSS:"), peak_after_warmup = proc_status_mb("VmHWM:");
 
   std::vector<double> ms;
@@ -89,10 +115,17 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
     torch::autograd::profiler::RecordProfile guard(profile_path);  // written when the guard ends
     trainer.train_step().item<double>();
   }
-  if (trainer.device().is_cpu()) {
+  b.precision = config.train.precision;
+  b.estimate = estimate_training_memory(config, b.parameters, /*cuda=*/gpu >= 0, gpu >= 0 ? 0.0 : rss_before_model);
+  if (gpu >= 0) {
+    b.peak_gpu_mb = peak_cuda_memory_mb(gpu).value_or(0.0);
+    b.gpu_total_mb = cuda_device_memory_mb(gpu).value_or(0.0);
+    // MFU against the dense bf16 rate, the GPU's usable peak, whatever the run's precision.
+    b.matmul_gflops = measure_device_matmul_gflops(trainer.device(), torch::kBFloat16);
+  } else {
     b.matmul_gflops = measure_matmul_gflops();
-    b.mfu = b.achieved_gflops / b.matmul_gflops;
   }
+  b.mfu = b.achieved_gflops / b.matmul_gflops;
   return b;
 }
 

@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <string>
 
+#include <torch/types.h>
+
 #include "config/run_config.h"
 #include "data/corpus.h"
+#include "train/memory_estimate.h"
 
 namespace egm {
 
@@ -21,8 +24,12 @@ struct StepBenchmark {
   int64_t parameters = 0;
   double model_flops_per_step = 0.0;   // 6 N + attention (forward + backward)
   double achieved_gflops = 0.0;
-  double matmul_gflops = 0.0;          // measured sgemm rate, same threads
+  double matmul_gflops = 0.0;          // measured matrix-product rate: sgemm on the same CPU threads;
+                                       // on CUDA the dense bf16 rate of the same GPU
   double mfu = 0.0;                    // achieved / matmul
+  std::string precision = "fp32";      // train.precision of the timed steps
+  double peak_gpu_mb = 0.0;            // CUDA: peak bytes allocated during the timed steps (0 on CPU)
+  double gpu_total_mb = 0.0;           // CUDA: the device's memory
   double peak_rss_mb = 0.0;            // VmHWM after the timed steps
   double rss_growth_mb = 0.0;          // RSS after timed steps - after warm-up
   // VmHWM after timed steps - after warm-up: what a leak would raise. The RSS difference above
@@ -30,6 +37,10 @@ struct StepBenchmark {
   // large freed blocks to the system, or keeps them), so it can be positive without a leak.
   double peak_rss_growth_mb = 0.0;
   std::string blas_core;               // OpenBLAS kernel family ("" if not OpenBLAS)
+  // The config's memory estimate (train/memory_estimate.h) for the device it ran on:
+  // on the CPU with the RSS the process had before the model as its runtime
+  // term, to set beside peak_rss_mb; on CUDA without, to set beside peak_gpu_mb.
+  MemoryEstimate estimate;
 };
 
 // profile_path: when set, one more step after the timed ones runs under the
@@ -39,6 +50,9 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
 
 // The sgemm rate (GFLOP/s) of [n, n] x [n, n] products on the current threads.
 double measure_matmul_gflops(int64_t n = 512, double seconds = 1.0);
+// The dense matrix-product rate (GFLOP/s) of `device` (CUDA) in `dtype`, [n, n] x [n, n].
+double measure_device_matmul_gflops(const torch::Device& device, torch::ScalarType dtype, int64_t n = 8192,
+                                    double seconds = 1.0);
 
 // Model FLOPs of one training step (forward + backward), the usual estimate:
 // 6 * (non-embedding parameters) per token + 12 * layers * T * d per token for

@@ -1,0 +1,34 @@
+#include "train/cuda_memory.h"
+
+#ifdef EGM_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace egm {
+
+#ifdef EGM_TORCH_HAS_CUDA
+namespace alloc = c10::cuda::CUDACachingAllocator;
+
+void reset_peak_cuda_memory(int index) { alloc::resetPeakStats(static_cast<c10::DeviceIndex>(index)); }
+
+std::optional<double> peak_cuda_memory_mb(int index) {
+  const auto stats = alloc::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  const auto& all = stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+  return static_cast<double>(all.peak) / (1024.0 * 1024.0);
+}
+
+std::optional<double> cuda_device_memory_mb(int index) {
+  if (index < 0 || index >= static_cast<int>(c10::cuda::device_count())) return std::nullopt;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) return std::nullopt;
+  return static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0);
+}
+#else
+void reset_peak_cuda_memory(int) {}
+std::optional<double> peak_cuda_memory_mb(int) { return std::nullopt; }
+std::optional<double> cuda_device_memory_mb(int) { return std::nullopt; }
+#endif
+
+}  // namespace egm

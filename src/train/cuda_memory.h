@@ -1,0 +1,16 @@
+// Peak GPU memory of this process, from LibTorch's caching allocator, when
+// egm is built against a CUDA LibTorch (c10_cuda); nothing otherwise.
+#pragma once
+
+#include <optional>
+
+namespace egm {
+
+// Resets the peak counter of CUDA device `index`, so the next reading covers only what follows.
+void reset_peak_cuda_memory(int index);
+// Peak bytes allocated on CUDA device `index` since the last reset, in MB; nullopt without CUDA.
+std::optional<double> peak_cuda_memory_mb(int index);
+// Total memory of CUDA device `index` in MB; nullopt without CUDA or without that device.
+std::optional<double> cuda_device_memory_mb(int index);
+
+}  // namespace egm
