@@ -1,4 +1,5 @@
 #include "model/attention_variants.h"
+#include "util/torch_compat.h"
 
 namespace egm {
 
@@ -26,7 +27,12 @@ void EnergyGateAttentionImpl::report_params(LearnedParams& out) const {
 }
 
 torch::Tensor EnergyGateAttentionImpl::energies(const torch::Tensor& x) {
-  return energy(x).transpose(1, 2);  // [B, T, H] -> [B, H, T]
+  // Always fp32, also under bf16/fp16 autocast: the z-score (the published and the
+  // prefix statistics) and the gate are computed from these, and bf16's 8-bit
+  // mantissa is too coarse for them (a z-score of keys whose energies differ in the
+  // third digit would collapse). Everything downstream of e is pointwise, so it stays fp32.
+  compat::NoAutocast fp32;
+  return energy(x.to(torch::kFloat32)).transpose(1, 2);  // [B, T, H] -> [B, H, T]
 }
 
 }  // namespace egm

@@ -16,7 +16,7 @@ std::pair<double, double> combine(Communicator& comm, double loss_sum, double to
 }
 
 double token_loss_sum(const EvalContext& ctx, const Batch& b) {
-  compat::AutocastGuard autocast(ctx.autocast, ctx.autocast_dtype);
+  compat::AutocastGuard autocast(ctx.autocast, ctx.device.type(), ctx.autocast_dtype);
   torch::Tensor logits = ctx.model.forward(b.x.to(ctx.device));
   torch::Tensor loss = GPTImpl::loss(logits, b.y.to(ctx.device));
   return loss.item<double>() * static_cast<double>(b.y.numel());
@@ -49,7 +49,7 @@ LearnedParams measure_gate_open_shares(const EvalContext& ctx, int64_t windows) 
   if (picks.empty()) return {};
   std::vector<torch::Tensor> xs;
   for (int64_t pick : picks) xs.push_back(ctx.sampler.windows(Split::val, pick, 1).x);
-  compat::AutocastGuard autocast(ctx.autocast, ctx.autocast_dtype);
+  compat::AutocastGuard autocast(ctx.autocast, ctx.device.type(), ctx.autocast_dtype);
   return ctx.model.gate_open_shares(torch::cat(xs, 0).to(ctx.device));
 }
 
@@ -88,7 +88,7 @@ AutoregressiveLoss evaluate_autoregressive(const EvalContext& ctx, int64_t windo
   double prefix_sum = 0.0, window_sum = 0.0, tokens = 0.0;
   if (!xs.empty()) {
     torch::Tensor x = torch::cat(xs).to(ctx.device), y = torch::cat(ys).to(ctx.device);
-    compat::AutocastGuard autocast(ctx.autocast, ctx.autocast_dtype);
+    compat::AutocastGuard autocast(ctx.autocast, ctx.device.type(), ctx.autocast_dtype);
     tokens = static_cast<double>(y.numel());
     prefix_sum = GPTImpl::loss(prefix_logits(ctx.model, x), y).item<double>() * tokens;
     window_sum = GPTImpl::loss(ctx.model.forward(x), y).item<double>() * tokens;

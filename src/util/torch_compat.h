@@ -27,33 +27,65 @@ inline at::Generator default_generator(const torch::Device& device) {
   return at::globalContext().defaultGenerator(device);
 }
 
-// Autocast on CUDA with the given dtype (bf16/fp16); a no-op when disabled.
+// Autocast on `device` (CUDA, or CPU where LibTorch autocasts bf16) with the
+// given dtype (bf16/fp16); a no-op when disabled. Restores the previous state.
 class AutocastGuard {
  public:
-  AutocastGuard(bool enabled, at::ScalarType dtype) : enabled_(enabled) {
+  AutocastGuard(bool enabled, at::DeviceType device, at::ScalarType dtype) : enabled_(enabled), device_(device) {
     if (!enabled_) return;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+    was_enabled_ = at::autocast::is_autocast_enabled(device_);
+    was_dtype_ = at::autocast::get_autocast_dtype(device_);
+    at::autocast::set_autocast_enabled(device_, true);
+    at::autocast::set_autocast_dtype(device_, dtype);
 #else
-    at::autocast::set_enabled(true);
-    at::autocast::set_autocast_gpu_dtype(dtype);
+    if (device_ == at::kCPU) {
+      was_enabled_ = at::autocast::is_cpu_enabled();
+      was_dtype_ = at::autocast::get_autocast_cpu_dtype();
+      at::autocast::set_cpu_enabled(true);
+      at::autocast::set_autocast_cpu_dtype(dtype);
+    } else {
+      was_enabled_ = at::autocast::is_enabled();
+      was_dtype_ = at::autocast::get_autocast_gpu_dtype();
+      at::autocast::set_enabled(true);
+      at::autocast::set_autocast_gpu_dtype(dtype);
+    }
 #endif
   }
   ~AutocastGuard() {
     if (!enabled_) return;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    at::autocast::set_autocast_enabled(at::kCUDA, false);
+    at::autocast::set_autocast_enabled(device_, was_enabled_);
+    at::autocast::set_autocast_dtype(device_, was_dtype_);
 #else
-    at::autocast::set_enabled(false);
+    if (device_ == at::kCPU) {
+      at::autocast::set_cpu_enabled(was_enabled_);
+      at::autocast::set_autocast_cpu_dtype(was_dtype_);
+    } else {
+      at::autocast::set_enabled(was_enabled_);
+      at::autocast::set_autocast_gpu_dtype(was_dtype_);
+    }
 #endif
-    at::autocast::clear_cache();
+    if (!was_enabled_) at::autocast::clear_cache();
   }
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
  private:
   bool enabled_;
+  at::DeviceType device_;
+  bool was_enabled_ = false;
+  at::ScalarType was_dtype_ = at::kBFloat16;
+};
+
+// Inside its scope no op autocasts, on any device: for the computations that
+// must stay in fp32 under mixed precision (EGA's energies, z-scores and gate).
+class NoAutocast {
+ public:
+  NoAutocast() : guard_(c10::autocast_dispatch_keyset) {}
+
+ private:
+  c10::impl::ExcludeDispatchKeyGuard guard_;
 };
 
 // Fused attention where the LibTorch version has it (2.x): softmax(q k^T * scale
