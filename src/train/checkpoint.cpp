@@ -123,7 +123,10 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& run_dir, torc
                 path, their_hash.substr(0, 12), config_hash.substr(0, 12));
     torch::serialize::InputArchive archive, model_archive, optim_archive;
     std::istringstream in(f.payload);
-    archive.load_from(in);
+    // Every tensor straight onto the model's device, so a checkpoint written on
+    // CUDA resumes on a CPU-only machine and back (the optimizer's moments too).
+    const std::vector<torch::Tensor> params = model.parameters();
+    archive.load_from(in, params.empty() ? torch::Device(torch::kCPU) : params.front().device());
     archive.read("model", model_archive);
     {
       torch::NoGradGuard no_grad;
@@ -141,9 +144,10 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& run_dir, torc
     archive.read("optimizer", optim_archive);
     optimizer.load(optim_archive);
     for (const auto& d : rng_devices) {
+      // A generator state is a CPU byte tensor; a checkpoint from another device
+      // type has none for this one (dropout is reseeded every step anyway).
       torch::Tensor state;
-      archive.read(rng_key(d), state);
-      compat::default_generator(d).set_state(state);
+      if (archive.try_read(rng_key(d), state)) compat::default_generator(d).set_state(state.cpu());
     }
     LoadedCheckpoint loaded;
     loaded.path = path;

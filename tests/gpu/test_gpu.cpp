@@ -1,0 +1,161 @@
+// The model and the trainer on CUDA against the CPU: logits and gradients of
+// every main variant (fp32, and bf16 autocast), and a checkpoint written on
+// CUDA resumed on the CPU and back. Every test skips itself where no GPU is
+// visible; scripts/device_check.sh runs them on the lent GPU machine.
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <filesystem>
+#include <map>
+
+#include "config/run_config.h"
+#include "model/gpt.h"
+#include "train/metrics_sink.h"
+#include "train/trainer.h"
+#include "util/torch_compat.h"
+#include "word_corpus.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+#define EGM_REQUIRE_GPU() \
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible"
+
+egm::ModelConfig tiny_model(const std::string& variant) {
+  egm::ModelConfig c = egm::preset_config("tiny").model;
+  c.variant = variant;
+  c.dropout = 0.0;  // the same function on both devices (their dropout streams differ)
+  return c;
+}
+
+struct Pass {
+  torch::Tensor logits, loss;
+  std::vector<torch::Tensor> grads;  // on the CPU
+};
+
+Pass run(egm::GPT& model, const torch::Device& device, bool bf16) {
+  const egm::ModelConfig& c = model->config();
+  const torch::Tensor x = torch::randint(c.vocab_size, {4, c.block_size}, egm::compat::make_cpu_generator(1), torch::kLong);
+  const torch::Tensor y = torch::randint(c.vocab_size, {4, c.block_size}, egm::compat::make_cpu_generator(2), torch::kLong);
+  model->to(device);
+  model->zero_grad();
+  Pass p;
+  {
+    egm::compat::AutocastGuard autocast(bf16, device.type(), at::kBFloat16);
+    p.logits = model->forward(x.to(device));
+    p.loss = egm::GPTImpl::loss(p.logits, y.to(device));
+  }
+  p.loss.backward();
+  p.logits = p.logits.to(torch::kCPU, torch::kFloat32);
+  p.loss = p.loss.to(torch::kCPU, torch::kFloat64);
+  for (const auto& param : model->parameters()) p.grads.push_back(param.grad().to(torch::kCPU, torch::kFloat64));
+  return p;
+}
+
+double cosine(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.flatten().dot(b.flatten()) / (a.norm() * b.norm()).clamp_min(1e-300)).item<double>();
+}
+
+struct Tolerance {
+  double loss_rel, logits_rel, grad_cos, grad_norm_rel;
+};
+// fp32: cuBLAS without TF32 (LibTorch's default) against the CPU's sgemm.
+constexpr Tolerance kFp32{1e-5, 1e-4, 0.99999, 1e-3};
+// bf16 autocast on CUDA against fp32 on the CPU: the CPU bf16 test's bounds.
+constexpr Tolerance kBf16{1e-2, 5e-2, 0.98, 0.1};
+
+void expect_close(const Pass& cpu, const Pass& gpu, const Tolerance& tol, const egm::GPT& model) {
+  const double l = cpu.loss.item<double>();
+  EXPECT_NEAR(gpu.loss.item<double>(), l, tol.loss_rel * l);
+  const double scale = cpu.logits.abs().max().item<double>();
+  const double worst = (gpu.logits - cpu.logits).abs().max().item<double>();
+  EXPECT_LT(worst, tol.logits_rel * scale) << "logits differ by " << worst << " of " << scale;
+  const auto names = model->named_parameters();
+  ASSERT_EQ(cpu.grads.size(), gpu.grads.size());
+  double largest = 0;
+  for (const auto& g : cpu.grads) largest = std::max(largest, g.norm().item<double>());
+  for (size_t i = 0; i < cpu.grads.size(); ++i) {
+    const double n = cpu.grads[i].norm().item<double>();
+    if (n < 1e-6 * largest) continue;  // rounding noise: e.g. EGA's energy bias, which cancels in the z-score
+    EXPECT_GT(cosine(cpu.grads[i], gpu.grads[i]), tol.grad_cos) << names[i].key();
+    EXPECT_NEAR(gpu.grads[i].norm().item<double>(), n, tol.grad_norm_rel * n) << names[i].key();
+  }
+}
+
+class OnCuda : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnCuda, Fp32LogitsAndGradientsMatchTheCpu) {
+  EGM_REQUIRE_GPU();
+  egm::GPT model(tiny_model(GetParam()));
+  const Pass cpu = run(model, torch::kCPU, false);
+  const Pass gpu = run(model, torch::Device(torch::kCUDA, 0), false);
+  expect_close(cpu, gpu, kFp32, model);
+}
+
+TEST_P(OnCuda, Bf16AutocastMatchesTheFp32CpuWithinBf16Tolerance) {
+  EGM_REQUIRE_GPU();
+  egm::GPT model(tiny_model(GetParam()));
+  const Pass cpu = run(model, torch::kCPU, false);
+  const Pass gpu = run(model, torch::Device(torch::kCUDA, 0), true);
+  expect_close(cpu, gpu, kBf16, model);
+}
+
+INSTANTIATE_TEST_SUITE_P(MainVariants, OnCuda, ::testing::Values("base", "ega", "ega_causal", "mope", "ega_mope"));
+
+// The training losses a run records, by step.
+std::map<int64_t, double> losses(const egm::MemorySink& sink) {
+  std::map<int64_t, double> out;
+  for (const auto& r : sink.records)
+    if (r["kind"] == "progress") out[r["step"].get<int64_t>()] = r["train_loss"].get<double>();
+  return out;
+}
+
+TEST(CudaCheckpoint, WrittenOnCudaResumesOnTheCpuAndBack) {
+  EGM_REQUIRE_GPU();
+  static const egm::Corpus corpus = egm::test::word_corpus(12345);
+  egm::RunConfig c = egm::preset_config("tiny");
+  c.model.variant = "ega_mope";
+  c.model.dropout = 0.0;
+  c.model.vocab_size = corpus.vocab_size();
+  c.train.eval_interval = 3;
+  c.train.eval_batches = 1;
+  c.train.ar_eval_windows = 1;
+  const fs::path dir = fs::temp_directory_path() / ("egm_gpu_ckpt_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto runtime = [&](const std::string& device, const std::string& out) {
+    egm::RuntimeOptions r;
+    r.threads = 1;
+    r.device = device;
+    r.out_dir = out;
+    r.log_interval = 1;
+    return r;
+  };
+  // Reference: 9 steps on the CPU alone.
+  c.train.max_steps = 9;
+  egm::MemorySink reference;
+  egm::Trainer(c, runtime("cpu", (dir / "reference").string()), corpus, reference).run();
+  // The same run in three legs in one folder: CUDA stopped after step 3 (the stop
+  // checkpoints), the CPU stopped after step 6, CUDA to the end.
+  egm::MemorySink legs;
+  const std::string out = (dir / "legs").string();
+  int64_t expect_resume = -1;
+  for (const auto& [device, stop_after] : std::vector<std::pair<std::string, int>>{{"cuda", 3}, {"cpu", 3}, {"cuda", 99}}) {
+    int polls = 0;
+    const int limit = stop_after;
+    const egm::RunResult r = egm::Trainer(c, runtime(device, out), corpus, legs).run([&] { return ++polls > limit; });
+    EXPECT_EQ(r.resumed_from_step, expect_resume) << device;
+    EXPECT_EQ(r.status, limit == 99 ? "done" : "interrupted") << device;
+    expect_resume = r.step;
+  }
+  EXPECT_EQ(expect_resume, 9);
+  const auto want = losses(reference), got = losses(legs);
+  ASSERT_EQ(want.size(), 9u);
+  for (const auto& [step, loss] : want) {
+    ASSERT_TRUE(got.count(step)) << "no loss at step " << step;
+    EXPECT_NEAR(got.at(step), loss, 1e-4 * loss) << "step " << step;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
