@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -207,14 +208,24 @@ std::string failure_headline(std::string_view text) {
   // c10::Error::what() puts the stack trace after the message: "Exception raised from ..."
   const size_t trace = text.find("Exception raised from ");
   if (trace != std::string_view::npos) text = text.substr(0, trace);
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return "";
-  text = text.substr(first);
-  text = text.substr(0, text.find('\n'));
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t')) text.remove_suffix(1);
+  // The message's lines on one line: "invalid run config:\n  model.n_head: ..." keeps its
+  // detail as "invalid run config: model.n_head: ..."; other breaks become "; ".
+  std::string line;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    std::string_view part = text.substr(pos, end - pos);
+    const size_t first = part.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos) {
+      part = part.substr(first, part.find_last_not_of(" \t\r") + 1 - first);
+      if (!line.empty()) line += line.back() == ':' ? " " : "; ";
+      line += part;
+    }
+    pos = end + 1;
+  }
   constexpr size_t kMax = 300;
-  if (text.size() <= kMax) return std::string(text);
-  return std::string(text.substr(0, kMax - 3)) + "...";
+  if (line.size() <= kMax) return line;
+  return line.substr(0, kMax - 3) + "...";
 }
 
 const char* kind_name(Kind kind) {

@@ -227,8 +227,9 @@ struct Failed {
   std::string detail;     // the full text, stack trace included; empty: same as error (optional field)
 };
 
-// The first line of an error text, without a C++ stack trace ("Exception raised
-// from ..." and the frames after it) and at most 300 characters: what a FAILED
+// An error text on one line (its lines joined), without a C++ stack trace
+// ("Exception raised from ..." and the frames after it), at most 300
+// characters: what a FAILED
 // message's `error` carries, and how the coordinator shows the `error` of a
 // worker that predates the rule.
 std::string failure_headline(std::string_view text);

@@ -221,7 +221,9 @@ TEST(SweepProtocol, FailedFromAnOlderWorkerIsRetriable) {
 
 TEST(SweepProtocol, FailureHeadlineIsTheFirstLineWithoutTheStackTrace) {
   EXPECT_EQ(es::failure_headline("boom"), "boom");
-  EXPECT_EQ(es::failure_headline("\n  boom at step 3  \nmore"), "boom at step 3");
+  EXPECT_EQ(es::failure_headline("\n  boom at step 3  \nmore"), "boom at step 3; more");
+  EXPECT_EQ(es::failure_headline("invalid run config:\n  model.n_head: 3 does not divide 64\n"),
+            "invalid run config: model.n_head: 3 does not divide 64");
   // c10::Error::what(): the message, then the C++ stack trace (sometimes on the same line).
   EXPECT_EQ(es::failure_headline("DefaultCPUAllocator: not enough memory: you tried to allocate 8 bytes.\n"
                                  "Exception raised from alloc_cpu at alloc_cpu.cpp:1 (most recent call first):\n"
