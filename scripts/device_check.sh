@@ -41,7 +41,9 @@ if [ -n "$BUNDLE" ]; then
   torch_dir=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>>"$LOG")
   site=$(dirname "$torch_dir")
   nv=$(find "$site/nvidia" -maxdepth 3 -type d -name lib 2>/dev/null | tr '\n' ':')
-  export LD_LIBRARY_PATH="$(realpath "$BUNDLE/lib"):$torch_dir/lib:$nv${LD_LIBRARY_PATH:-}"
+  # Only egm's processes see the carried libraries (older than that machine's own:
+  # python3 there must keep its own libz, libssl, ...).
+  EGM_LD="$(realpath "$BUNDLE/lib"):$torch_dir/lib:$nv${LD_LIBRARY_PATH:-}"
   if ! command -v mpirun >/dev/null 2>&1 && [ -f "$BUNDLE/openmpi.tar.gz" ]; then
     log "unpacking Open MPI from the bundle into /"
     tar -xzf "$BUNDLE/openmpi.tar.gz" -P 2>>"$LOG" || log "warning: Open MPI did not unpack"
@@ -51,6 +53,7 @@ else
   BIN=$BUILD/bin
   [ -x "$BIN/egm" ] || { echo "device_check: no $BIN/egm: run scripts/setup.sh first" >&2; exit 2; }
 fi
+EGM_LD=${EGM_LD:-${LD_LIBRARY_PATH:-}}
 EGM="$BIN/egm"
 TEST_GPU="$BIN/test_gpu"
 [ -x "$TEST_GPU" ] || TEST_GPU=$(find "${BUILD:-/nonexistent}/tests/gpu" -maxdepth 1 -name test_gpu -type f 2>/dev/null | head -n1)
@@ -63,9 +66,11 @@ if [ ! -f "$EGM_DATA" ]; then
 fi
 
 if [ "$DEVICE" = cpu ]; then
-  PRESET=tiny WARMUP=1 TIMED=3 SWEEP_STEPS=30 PACKINGS="1 2"
+  # One thread: CI runs it beside other tests on 2 cores (more threads than free cores
+  # make LibTorch spin: a tiny step went from 10 ms to 1 s).
+  PRESET=tiny WARMUP=1 TIMED=3 SWEEP_STEPS=30 PACKINGS="1 2" THREADS=1
 else
-  PRESET=paper WARMUP=5 TIMED=20 SWEEP_STEPS="" PACKINGS="1 4"
+  PRESET=paper WARMUP=5 TIMED=20 SWEEP_STEPS="" PACKINGS="1 4" THREADS=0
 fi
 VARIANTS="base ega ega_causal mope ega_mope"
 RESULTS="$WORK/results.jsonl"   # one JSON object per measurement
@@ -78,6 +83,7 @@ failed=0
   echo "host: $(hostname), $(nproc) cores"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
   echo "egm commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "torch: $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null || echo '?')"
 } >"$WORK/machine.txt" 2>&1
 log "machine: $(tr '\n' ';' <"$WORK/machine.txt")"
 
@@ -85,7 +91,7 @@ log "machine: $(tr '\n' ';' <"$WORK/machine.txt")"
 if [ -n "$TEST_GPU" ] && [ -x "$TEST_GPU" ]; then
   log "GPU tests"
   t0=$(date +%s)
-  timeout 180 "$TEST_GPU" --gtest_output="json:$WORK/gpu_tests.json" >"$OUT/gpu_tests.log" 2>&1
+  timeout 180 env LD_LIBRARY_PATH="$EGM_LD" "$TEST_GPU" --gtest_output="json:$WORK/gpu_tests.json" >"$OUT/gpu_tests.log" 2>&1
   rc=$?
   log "GPU tests: exit $rc in $(( $(date +%s) - t0 ))s"
   [ $rc -eq 0 ] || failed=1
@@ -109,7 +115,7 @@ fi
 for precision in fp32 bf16; do
   for v in $VARIANTS; do
     log "bench $v $PRESET $precision on $DEVICE"
-    if line=$(timeout 120 "$EGM" bench --preset "$PRESET" --variant "$v" --device "$DEVICE" --threads 0 \
+    if line=$(timeout 120 env LD_LIBRARY_PATH="$EGM_LD" "$EGM" bench --preset "$PRESET" --variant "$v" --device "$DEVICE" --threads "$THREADS" \
                 --set "train.precision=$precision" --warmup "$WARMUP" --timed-steps "$TIMED" --json 2>>"$LOG" | tail -n1) &&
        python3 -c 'import json,sys; json.loads(sys.argv[1])' "$line" 2>/dev/null; then
       python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["part"]="bench"; print(json.dumps(d))' "$line" >>"$RESULTS"
@@ -139,7 +145,7 @@ PY
   workers=$per_gpu  # one GPU: runs_per_gpu workers share it
   log "quick sweep, runs_per_gpu $per_gpu, $workers worker(s) on $DEVICE"
   t0=$(date +%s.%N)
-  timeout 240 "$EGM" sweep "$spec" --device "$DEVICE" --workers "$workers" --db "$WORK/sweep.sqlite" \
+  timeout 240 env LD_LIBRARY_PATH="$EGM_LD" "$EGM" sweep "$spec" --device "$DEVICE" --workers "$workers" --db "$WORK/sweep.sqlite" \
     --runs-dir "$WORK/runs" --view plain >"$OUT/sweep_rpg$per_gpu.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build ccache git pkg-config
-  python3-venv libopenblas0-pthread libtcmalloc-minimal4
+  python3-venv libtcmalloc-minimal4
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
   libvalijson-dev libboost-math-dev libssl-dev libcurl4-openssl-dev
@@ -28,15 +28,6 @@ if [ "${EGM_SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-# Debian's LibTorch uses whatever libblas.so.3 points at; the reference BLAS is
-# ~50x slower than OpenBLAS. Refuse to go on silently with it.
-blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || true)
-case "$blas" in
-  *openblas*) ;;
-  *) echo "egm setup: warning: libblas.so.3 -> ${blas:-none}, not OpenBLAS; matrix products will be very slow." >&2
-     echo "           fix: apt-get install libopenblas0-pthread" >&2 ;;
-esac
 
 source scripts/torch_env.sh
 
