@@ -22,7 +22,7 @@ expect_eq "ega-s0 (config error) ran once" "1 failed;" "$(cell_runs ega-s0)"
 expect_eq "mope-s1 (out of memory at step 0) ran once" "1 failed;" "$(cell_runs mope-s1)"
 expect_eq "base-s1 (out of memory at step 25) retried" "1 failed;2 done;" "$(cell_runs base-s1)"
 expect_eq "cells failed for good" "ega-s0 1 1;mope-s1 1 1;" "$(q "$DB" "SELECT key || ' ' || failures || ' ' ||
-  max_attempts FROM cells WHERE status = 'failed' ORDER BY position" | tr '\n' ';')"
+  max_attempts AS v FROM cells WHERE status = 'failed' ORDER BY position" | tr '\n' ';')"
 expect_eq "other cells done" 4 "$(q "$DB" "SELECT count(*) FROM cells WHERE status = 'done'")"
 
 # One line in the database, the live view and egm status; no stack trace there.

@@ -11,14 +11,14 @@ SPEC=$SPECS/long_tiny.json
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &
 job=$!
 # While the coordinator lives it writes a heartbeat, and egm status does not call the sweep stale.
-if WATCH_PID=$job wait_for "$DB" "SELECT count(*) = 1 FROM sweeps WHERE name = 'long_tiny' AND status = 'running'
-    AND heartbeat_at IS NOT NULL AS beating" 150 "the sweep running with a heartbeat"; then
+if WATCH_PID=$job wait_for "$DB" "SELECT count(*) = 1 AS beating FROM sweeps WHERE name = 'long_tiny' AND status = 'running'
+    AND heartbeat_at IS NOT NULL" 150 "the sweep running with a heartbeat"; then
   "$EGM" status --db "$DB" >"$WORK/status_alive.txt" 2>&1
   grep -q "stale" "$WORK/status_alive.txt" && fail "egm status calls a live sweep stale"
 fi
 # The kill lands on the job frozen (SIGSTOP) while two attempts run.
-running="SELECT count(*) = 2 FROM runs r WHERE r.status = 'running' AND EXISTS (SELECT 1 FROM metrics m
-  WHERE m.run_id = r.id AND m.split = 'train') AS two_running"
+running="SELECT count(*) = 2 AS two_running FROM runs r WHERE r.status = 'running' AND EXISTS (SELECT 1 FROM metrics m
+  WHERE m.run_id = r.id AND m.split = 'train')"
 if freeze_job_when "$job" "$DB" "$running" 150 "two attempts running with train metrics"; then
   kill -KILL $FROZEN
 else
