@@ -21,6 +21,7 @@
 
 #include "coordinator/coordinator.h"
 #include "db/results_db.h"
+#include "launch/device_name.h"
 #include "sweep/in_process_transport.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -772,6 +773,7 @@ std::function<void(es::Transport&)> hello_on(const std::string& host, int local_
 }  // namespace
 
 TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGetsItsOwn) {
+  if (!egm::launch::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
   write_spec(kGpuSpec);
   // Two hosts with 2 GPUs each; the coordinator's host is neither (local ranks from 0).
   // dist::place_on_gpu: local rank r -> GPU r % 2.
@@ -807,6 +809,7 @@ TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGet
 }
 
 TEST_F(CoordinatorInProcess, ACudaSweepWithTooFewGpuSlotsStopsAtHelloNamingTheWorker) {
+  if (!egm::launch::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
   write_spec(kGpuSpec);  // runs_per_gpu 2
   std::vector<FakeWorker> workers(3);
   workers[0].say_hello = hello_on("nodeA", 0, 1);
@@ -821,4 +824,24 @@ TEST_F(CoordinatorInProcess, ACudaSweepWithTooFewGpuSlotsStopsAtHelloNamingTheWo
   EXPECT_NE(err.find("worker rank 3 on nodeA"), std::string::npos) << err;
   EXPECT_NE(err.find("local rank 2 has no GPU"), std::string::npos) << err;
   for (const auto& w : workers) EXPECT_TRUE(w.assigned.empty());
+  // Under CUDA every HELLO comes before the database is opened: nothing was written.
+  EXPECT_FALSE(std::filesystem::exists(db_path()));
+}
+
+TEST_F(CoordinatorInProcess, ACudaIndexPastAWorkersGpusStopsAtHelloBeforeTheDatabase) {
+  if (!egm::launch::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
+  write_spec(kGpuSpec);
+  std::vector<FakeWorker> workers(2);
+  workers[0].say_hello = hello_on("nodeA", 0, 1);
+  workers[1].say_hello = hello_on("nodeA", 1, 1);
+  ec::CoordinatorOptions o = options();
+  o.device = "cuda:7";
+  ::testing::internal::CaptureStderr();
+  const int code = run_sweep(workers, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, ec::kExitError);
+  EXPECT_NE(err.find("--device cuda:7: worker rank "), std::string::npos) << err;  // whichever said HELLO first
+  EXPECT_NE(err.find(" on nodeA sees 1 GPU"), std::string::npos) << err;
+  for (const auto& w : workers) EXPECT_TRUE(w.assigned.empty());
+  EXPECT_FALSE(std::filesystem::exists(db_path()));
 }
