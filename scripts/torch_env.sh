@@ -27,10 +27,18 @@ if [ "$EGM_TORCH" = pypi ]; then
       # One installer at a time per machine (CI and a developer may start together).
       flock 9
       if [ ! -f "$EGM_TORCH_HOME/.egm-complete" ]; then
-        echo "egm setup: installing torch==$EGM_TORCH_VERSION (CUDA 13.0 LibTorch, ~4.6 GB) into $EGM_TORCH_HOME"
-        rm -rf "$EGM_TORCH_HOME"
-        python3 -m venv "$EGM_TORCH_HOME"
-        "$EGM_TORCH_HOME/bin/pip" install --quiet --disable-pip-version-check "torch==$EGM_TORCH_VERSION" numpy
+        if [ -x "$EGM_TORCH_HOME/bin/python" ] && "$EGM_TORCH_HOME/bin/python" -c \
+             "import numpy, torch, sys; sys.exit(torch.__version__.split('+')[0] != '$EGM_TORCH_VERSION')" 2>/dev/null; then
+          : # a complete environment made by hand (or before the marker): keep it
+        elif [ -e "$EGM_TORCH_HOME" ] && [ ! -f "$EGM_TORCH_HOME/pyvenv.cfg" ]; then
+          echo "egm setup: $EGM_TORCH_HOME exists and is not a virtual environment; not touching it (set EGM_TORCH_HOME)" >&2
+          exit 1
+        else
+          echo "egm setup: installing torch==$EGM_TORCH_VERSION (CUDA 13.0 LibTorch, ~4.6 GB) into $EGM_TORCH_HOME"
+          rm -rf "$EGM_TORCH_HOME"  # an interrupted install of ours
+          python3 -m venv "$EGM_TORCH_HOME"
+          "$EGM_TORCH_HOME/bin/pip" install --quiet --disable-pip-version-check "torch==$EGM_TORCH_VERSION" numpy
+        fi
         touch "$EGM_TORCH_HOME/.egm-complete"
       fi
     ) 9>"$(dirname "$EGM_TORCH_HOME")/.install.lock"
