@@ -38,8 +38,8 @@ TEST(RunConfigJson, ReadsAnOrdinaryConfig) {
 // float such as 1e300 was cast to int64_t: undefined behaviour (UBSan's
 // float-cast-overflow). Both are refused with the field's path now.
 TEST(RunConfigJson, IntegerFieldsRefuseWhatTheyCannotHold) {
-  for (const std::string& v : {"9223372036854775808", "18446744073709551615"}) {
-    const std::string what = refusal(R"({"model": {"n_layer": )" + v + "}}");
+  for (const char* v : {"9223372036854775808", "18446744073709551615"}) {
+    const std::string what = refusal(std::string(R"({"model": {"n_layer": )") + v + "}}");
     EXPECT_NE(what.find("model.n_layer"), std::string::npos) << what;
     EXPECT_NE(what.find("out of range"), std::string::npos) << what;
   }

@@ -75,15 +75,15 @@ TEST(JsonLimits, RefusesLongStringsAndKeys) {
 }
 
 TEST(JsonLimits, RefusesOutOfRangeNumbers) {
-  for (const std::string& literal : {"1e400", "-1e400", "1e16", "99999999999999999999999", "-1e309"}) {
-    const JsonError e = refused("{\"model\": {\"d_model\": " + literal + "}}");
+  for (const char* literal : {"1e400", "-1e400", "1e16", "99999999999999999999999", "-1e309"}) {
+    const JsonError e = refused(std::string("{\"model\": {\"d_model\": ") + literal + "}}");
     EXPECT_EQ(e.kind(), JsonError::Kind::number) << literal;
     EXPECT_EQ(e.path(), "$.model.d_model") << literal;
     EXPECT_NE(std::string(e.what()).find(literal), std::string::npos) << e.what();
   }
   EXPECT_EQ(refused("[0, 1e999]").path(), "$[1]");
   // Non-finite literals are not JSON at all.
-  for (const std::string& text : {"NaN", "[Infinity]", "{\"a\": -inf}", "[nan]"})
+  for (const char* text : {"NaN", "[Infinity]", "{\"a\": -inf}", "[nan]"})
     EXPECT_EQ(refused(text).kind(), JsonError::Kind::syntax) << text;
   // 64-bit integers of any size, tiny floats, and large finite floats where allowed.
   EXPECT_EQ(parse_json("-9223372036854775808", JsonLimits::user(), "t"), json(INT64_MIN));
