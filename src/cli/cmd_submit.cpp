@@ -43,31 +43,28 @@ struct SubmitOptions {
   std::string data;  // passed on to egm sweep in the job
 };
 
+// A positive count written in plain digits, or a ConfigError built from `why`.
+int plain_count(const std::string& text, const std::string& why) {
+  const bool digits = !text.empty() && text.size() < 6 &&
+                      std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  EGM_REQUIRE(digits && std::stoi(text) >= 1, ConfigError, "{}", why);
+  return std::stoi(text);
+}
+
 // The count in --gpus-per-node's [type:]count ("4", "a100:4").
 int gpu_count(const std::string& gpus_per_node) {
-  const std::string count = gpus_per_node.substr(gpus_per_node.rfind(':') + 1);
-  int n = 0;
-  const bool digits = !count.empty() && count.size() < 6 &&
-                      std::all_of(count.begin(), count.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  if (digits) n = std::stoi(count);
-  EGM_REQUIRE(n >= 1, ConfigError, "--gpus-per-node {}: expected [type:]count with a count of at least 1",
-              gpus_per_node);
-  return n;
+  return plain_count(gpus_per_node.substr(gpus_per_node.rfind(':') + 1),
+                     fmt::format("--gpus-per-node {}: expected [type:]count with a count of at least 1", gpus_per_node));
 }
 
 // The nodes the job asks for (--param nodes=N; 1 by default).
 int node_count(const std::vector<std::string>& params) {
   int nodes = 1;
   for (const std::string& kv : params)
-    if (kv.rfind("nodes=", 0) == 0) {
-      const std::string v = kv.substr(6);
-      const bool digits = !v.empty() && v.size() < 6 &&
-                          std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-      EGM_REQUIRE(digits && std::stoi(v) >= 1, ConfigError,
-                  "--param {}: egm submit needs a plain node count (a range would leave the workers per node open)",
-                  kv);
-      nodes = std::stoi(v);
-    }
+    if (kv.rfind("nodes=", 0) == 0)
+      nodes = plain_count(kv.substr(6), fmt::format("--param {}: egm submit needs a plain node count (a range would "
+                                                    "leave the workers per node open)",
+                                                    kv));
   return nodes;
 }
 
@@ -138,12 +135,12 @@ void run_submit(SubmitOptions o) {
     EGM_REQUIRE(!o.gpus_per_node.empty(), ConfigError,
                 "--device {} needs GPUs in the job: pass --gpus-per-node G (G x runs_per_gpu workers per node)",
                 device.str());
-    const int per_node = device.index < 0 ? gpu_count(o.gpus_per_node) * spec.runs_per_gpu : spec.runs_per_gpu;
-    slots = per_node * node_count(o.params);
+    const int nodes = node_count(o.params), gpus = device.index < 0 ? gpu_count(o.gpus_per_node) : 1;
+    slots = nodes * gpus * spec.runs_per_gpu;
     EGM_REQUIRE(o.workers <= slots, ConfigError,
                 "--workers {}: {} node(s) x {} GPU(s) x runs_per_gpu {} hold {} workers; pass --workers {} or ask "
                 "for more GPUs",
-                o.workers, node_count(o.params), gpu_count(o.gpus_per_node), spec.runs_per_gpu, slots, slots);
+                o.workers, nodes, gpus, spec.runs_per_gpu, slots, slots);
   }
   const int workers = o.workers > 0 ? o.workers : std::max(1, std::min(cells, slots));
   const std::string db_path =

@@ -215,6 +215,7 @@ void run_sweep(SweepOptions o) {
   o.launch.device = launch::resolve_device(o.launch.device, spec.device.value_or(""));
   const launch::DeviceName device = launch::parse_device_name(o.launch.device);
   launch::require_buildable(device);
+  const bool one_host = !spans_hosts(o);  // only then are this host's GPUs and memory the ones that count
   int per_host = cores;  // workers that fit on this host by default
   // --print-command renders the launch for another host (a batch job's node):
   // its GPUs are checked there, at the workers' HELLO, before the database opens.
@@ -228,7 +229,7 @@ void run_sweep(SweepOptions o) {
     EGM_REQUIRE(device.index < gpus, ConfigError, "--device {}: {} has {} GPU{} (cuda:0..cuda:{})", device.str(),
                 host, gpus, gpus == 1 ? "" : "s", gpus - 1);
     per_host = device.index < 0 ? gpus * spec.runs_per_gpu : spec.runs_per_gpu;
-    if (o.workers > 0 && !spans_hosts(o)) {
+    if (o.workers > 0 && one_host) {
       if (device.index < 0) {
         launch::require_gpu_slots(o.workers, gpus, spec.runs_per_gpu, host);
       } else {
@@ -244,7 +245,7 @@ void run_sweep(SweepOptions o) {
               "{}: some cells need {} workers (data_parallel) but --workers is {}; pass --workers {} or more",
               o.launch.spec_path, ranks, workers, ranks);
   // Memory, where this host is the one that runs them (a batch job's nodes check nothing here).
-  if (!o.print_command && !spans_hosts(o)) {
+  if (!o.print_command && one_host) {
     if (device.is_cuda()) {
       const int gpu = std::max(0, device.index);
       const int sharing = device.index < 0 ? std::min(workers, spec.runs_per_gpu) : workers;
