@@ -1,7 +1,7 @@
-#!/usr/bin/python3
-"""Times one training step of the egm model in eager PyTorch, for the side-by-side benchmark (issue 7).
+#!/usr/bin/env python3
+"""Times one training step of the egm model in PyTorch, for the side-by-side benchmark (issues 7, 14).
 
-Two ways of writing the same model:
+Three ways of writing the same model, each run eagerly or under torch.compile (--compile):
 
   per_head  "as the paper's code": every attention head is its own module with its own q/k/v Linear
             layers and its own [B,T,T] attention; the heads' outputs are concatenated, then projected
@@ -10,12 +10,20 @@ Two ways of writing the same model:
             product for all heads), imported as is. Its causal EGA gate is written for clarity
             (a Python loop over query rows); the benchmark swaps in the vectorised prefix-sum gate
             below, otherwise ega_causal would time a loop that no one would train with.
+  sdpa      the batched model with its attention core (mask, softmax, dropout, A v) replaced by
+            F.scaled_dot_product_attention(is_causal=True, dropout_p) -- PyTorch 2.x's fused kernel
+            (flash attention on CPU too). Only for standard attention without a score bias: base,
+            mope, sincos, rope, nope (the EGA gates sit between softmax and the product).
 
 Both run the step egm's trainer runs: sample B random windows, forward, mean cross-entropy, zero_grad,
 backward, global-norm clip 1.0, AdamW (0.9, 0.95, weight decay 0.1) -- and wait for the loss (.item()).
 Timing: warm-up steps, then the median (and min) of the timed steps. Output: one JSON object.
 
-Use Debian's torch: /usr/bin/python3 tests/bench/pytorch_step.py --preset small --variant ega --threads 1
+--compile wraps the model in torch.compile (inductor; --compile-mode default or max-autotune); the
+warm-up steps include the compilation, whose wall time is reported as compile_s.
+
+Use the PyTorch 2.11 venv of scripts/torch_env.sh:
+  ~/.cache/egm/torch-2.11.0/bin/python tests/bench/pytorch_step.py --preset small --variant ega --threads 1
 """
 
 import argparse
@@ -174,6 +182,28 @@ class PerHeadGPT(nn.Module):
 
 
 # ----------------------------------------------------------------------------
+# SDPA: the reference model with PyTorch's fused attention core
+# ----------------------------------------------------------------------------
+
+SDPA_VARIANTS = ("base", "mope", "sincos", "rope", "nope")
+
+
+def sdpa_attention_forward(self, x):
+    """ref.CausalSelfAttention.forward for standard attention, its core done by one SDPA call."""
+    B, T, d = x.shape
+    H, dh = self.n_head, self.head_dim
+    q, k, v = self.c_attn(x).split(d, dim=-1)
+    q = q.view(B, T, H, dh).transpose(1, 2)
+    k = k.view(B, T, H, dh).transpose(1, 2)
+    v = v.view(B, T, H, dh).transpose(1, 2)
+    if self.position in ref.ROPE_POSITIONS:
+        q, k = ref.apply_rope(q), ref.apply_rope(k)
+    p = self.attn_dropout.p if self.training else 0.0
+    y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)   # [B,H,T,dh]
+    return self.c_proj(y.transpose(1, 2).reshape(B, T, d))
+
+
+# ----------------------------------------------------------------------------
 
 def load_corpus(path):
     if path and os.path.exists(path):
@@ -204,13 +234,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
     ap.add_argument("--variant", default="base", choices=sorted(VARIANTS))
-    ap.add_argument("--style", default="batched", choices=["batched", "per_head"])
+    ap.add_argument("--style", default="batched", choices=["batched", "per_head", "sdpa"])
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model (inductor)")
+    ap.add_argument("--compile-mode", default="default", choices=["default", "max-autotune"])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timed-steps", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data", default=os.environ.get("EGM_DATA", ""))
     args = ap.parse_args()
+    if args.style == "sdpa" and args.variant not in SDPA_VARIANTS:
+        ap.error(f"--style sdpa is for standard attention without a score bias ({', '.join(SDPA_VARIANTS)}), "
+                 f"not {args.variant}")
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -220,14 +255,16 @@ def main():
     cfg = ref.GPTConfig(n_layer=p["n_layer"], n_head=p["n_head"], d_model=p["d_model"],
                         block_size=p["block_size"], vocab_size=vocab, dropout=0.1,
                         attention=attention, position=position)
-    if args.style == "batched":
+    if args.style in ("batched", "sdpa"):
         ref.ega_gate_causal = prefix_zscore_gate  # the vectorised gate (same definition; see the docstring)
+        if args.style == "sdpa":
+            ref.CausalSelfAttention.forward = sdpa_attention_forward
         model = ref.GPT(cfg)
-        step_forward = lambda x, y: model(x, y)[1]  # noqa: E731
     else:
         model = PerHeadGPT(cfg)
-        step_forward = lambda x, y: model(x, y)[1]  # noqa: E731
     model.train()
+    run = torch.compile(model, mode=args.compile_mode) if args.compile else model
+    step_forward = lambda x, y: run(x, y)[1]  # noqa: E731
     opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
     B, T = p["batch_size"], p["block_size"]
     gen = torch.Generator().manual_seed(args.seed)
@@ -243,8 +280,10 @@ def main():
         opt.step()
         return loss.item()
 
-    for _ in range(args.warmup):
+    t_warm = time.perf_counter()
+    for _ in range(max(args.warmup, 1 if args.compile else 0)):
         step()
+    warmup_s = time.perf_counter() - t_warm
     rss_after_warmup = current_rss_mb()
     ms = []
     for _ in range(args.timed_steps):
@@ -253,12 +292,13 @@ def main():
         ms.append((time.perf_counter() - t0) * 1e3)
     med = statistics.median(ms)
     print(json.dumps({
-        "impl": "torch_" + args.style, "variant": args.variant, "preset": args.preset,
+        "impl": "torch_" + args.style + ("_compile" if args.compile else ""), "variant": args.variant, "preset": args.preset,
         "threads": torch.get_num_threads(), "steps": args.timed_steps,
         "ms_per_step": med, "ms_per_step_min": min(ms), "tokens_per_s": B * T / (med / 1e3),
         "parameters": sum(q.numel() for q in model.parameters()),
         "peak_rss_mb": peak_rss_mb(), "rss_growth_mb": current_rss_mb() - rss_after_warmup,
-        "torch_version": torch.__version__,
+        "torch_version": torch.__version__, "compile_mode": args.compile_mode if args.compile else None,
+        "warmup_s": warmup_s,
     }))
 
 
