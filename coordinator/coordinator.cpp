@@ -19,6 +19,7 @@
 #include "slurm/slurm_env.h"
 #include "sweep/run_dirs.h"
 #include "util/error.h"
+#include "util/eta.h"
 #include "util/json_limits.h"
 #include "util/log.h"
 #include "util/process_info.h"
@@ -813,7 +814,13 @@ SweepView Coordinator::build_view() const {
     v.cells.push_back(line);
   }
   v.fraction = steps_to_run > 0 ? steps_done / steps_to_run : 1.0;
-  v.eta_s = sweep_eta(remaining, rates, queued_steps);
+  EtaInput eta;  // the one ETA formula (util/eta.h), as egm status computes it from the database
+  eta.steps_left = queued_steps;
+  for (double r : remaining) eta.steps_left += std::max(0.0, r);
+  eta.running_steps_per_s = rates;
+  eta.cells_left = v.pending + v.running;
+  eta.running = v.running;
+  v.eta_s = egm::sweep_eta(eta);
   if (stopping_) v.note = fmt::format("stopping: waiting for {} checkpoint{}", v.running, v.running == 1 ? "" : "s");
   return v;
 }

@@ -83,16 +83,6 @@ std::string render_plain_line(const SweepView& v) {
   return line;
 }
 
-std::optional<double> sweep_eta(const std::vector<double>& remaining, const std::vector<double>& rates,
-                                double queued_steps) {
-  double total_rate = 0, left = std::max(0.0, queued_steps);
-  for (double r : rates)
-    if (r > 0) total_rate += r;
-  if (!(total_rate > 0)) return std::nullopt;
-  for (double r : remaining) left += std::max(0.0, r);
-  return left / total_rate;
-}
-
 LiveView::LiveView(std::FILE* out, ViewMode mode, double plain_interval_s)
     : out_(out), mode_(mode), interval_s_(plain_interval_s) {
   if (mode_ == ViewMode::automatic) mode_ = isatty(fileno(out_)) ? ViewMode::tty : ViewMode::plain;

@@ -63,12 +63,6 @@ std::vector<std::string> render_block(const SweepView& view, int columns);
 // One line for logs: counts, percentage, ETA and the running cells compactly.
 std::string render_plain_line(const SweepView& view);
 
-// Sweep ETA: every step still to run (the rest of the running cells plus the
-// queued cells) over the summed step rates of the running cells; nullopt
-// while no running cell has a rate yet.
-std::optional<double> sweep_eta(const std::vector<double>& running_remaining_steps,
-                                const std::vector<double>& running_steps_per_s, double queued_steps);
-
 class LiveView {
  public:
   LiveView(std::FILE* out, ViewMode mode, double plain_interval_s = 10.0);

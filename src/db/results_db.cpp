@@ -10,6 +10,7 @@
 
 #include "db/migrations.h"
 #include "util/error.h"
+#include "util/eta.h"
 #include "util/process_info.h"
 
 namespace egm::db {
@@ -711,24 +712,21 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
     }
   }
   p.steps_done += done_steps;
-  const int64_t runnable = p.total - p.done - p.exhausted;
-  const int64_t remaining = std::max<int64_t>(0, p.steps_total - p.steps_given_up - p.steps_done);
-  double rate_sum = 0;
-  for (const auto& r : p.running_cells) rate_sum += r.steps_per_s.value_or(0);
-  if (runnable == 0) {
-    p.eta_s = 0.0;
-  } else if (rate_sum > 0) {
-    p.eta_s = static_cast<double>(remaining) / rate_sum;
-  } else {
+  // The one ETA formula (util/eta.h): the steps of the cells still to run over
+  // the running attempts' summed step rates, else the mean done attempt's time.
+  EtaInput eta;
+  eta.cells_left = p.total - p.done - p.exhausted;
+  eta.steps_left = static_cast<double>(std::max<int64_t>(0, p.steps_total - p.steps_given_up - p.steps_done));
+  eta.running = p.running;
+  for (const auto& r : p.running_cells) eta.running_steps_per_s.push_back(r.steps_per_s.value_or(0));
+  if (eta.cells_left > 0) {
     Statement s = connection_.prepare(
         "SELECT avg(r.ended_at - r.started_at) FROM runs r JOIN cells c ON c.id = r.cell_id "
         "WHERE c.sweep_id = ? AND r.status = 'done'");
     s.bind(1, sweep_id);
-    if (s.step() && !s.is_null(0) && s.real(0) > 0) {
-      const double concurrency = static_cast<double>(std::max<int64_t>(1, p.running));
-      p.eta_s = s.real(0) * static_cast<double>(runnable) / concurrency;
-    }
+    if (s.step() && !s.is_null(0)) eta.mean_attempt_s = s.real(0);
   }
+  p.eta_s = sweep_eta(eta);
   return p;
 }
 

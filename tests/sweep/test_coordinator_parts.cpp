@@ -119,14 +119,6 @@ TEST(LiveView, FormatsDurationsRatesAndBars) {
   EXPECT_EQ(ec::progress_bar(0, 3), "[---]");
 }
 
-TEST(LiveView, SweepEtaIsTheWorkLeftOverTheSummedRates) {
-  // Running: 100 steps left at 10 steps/s and 50 left at 5 steps/s; 150 queued.
-  // (100 + 50 + 150) / (10 + 5) = 20 s.
-  EXPECT_DOUBLE_EQ(*ec::sweep_eta({100, 50}, {10, 5}, 150), 20.0);
-  EXPECT_FALSE(ec::sweep_eta({100}, {0}, 10));  // no rate yet
-  EXPECT_FALSE(ec::sweep_eta({}, {}, 10));
-}
-
 TEST(LiveView, BlockAndPlainLineShowCountsAndRunningCells) {
   ec::SweepView v;
   v.sweep = "quick";
