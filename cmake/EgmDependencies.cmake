@@ -9,6 +9,10 @@ find_package(CLI11 REQUIRED)
 find_package(valijson REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(Threads REQUIRED)
+# cpp-httplib (egm serve): Debian ships it as a shared library, and its class
+# layout depends on the feature macros (OpenSSL, zlib, brotli) in its .pc file.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(EGM_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 # Torch's imported target carries its include dirs as non-SYSTEM on some
 # versions; re-expose it through a SYSTEM interface so -Wshadow etc. stay ours.

@@ -15,6 +15,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
   libvalijson-dev libboost-math-dev libssl-dev libcurl4-openssl-dev
   gnuplot-nox slurm-wlm munge
+  libcpp-httplib-dev chromium chromium-driver
 )
 
 missing=()

@@ -17,5 +17,6 @@ void register_query_command(CLI::App& app);    // cmd_query.cpp: read-only SQL
 void register_analyze_command(CLI::App& app);  // cmd_analyze.cpp: multi-seed statistics
 void register_report_command(CLI::App& app);   // cmd_report.cpp: tables and plots
 void register_submit_command(CLI::App& app);   // cmd_submit.cpp: render + sbatch
+void register_serve_command(CLI::App& app);    // cmd_serve.cpp: read-only HTTP view of the db
 
 }  // namespace egm::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   register_analyze_command(app);
   register_report_command(app);
   register_submit_command(app);
+  register_serve_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,72 @@
+// egm serve: the results database in a browser (src/serve/README.md). Read-only:
+// the database is opened SQLITE_OPEN_READONLY per request, so it is safe while
+// a coordinator writes, and a missing file is a one-line error (exit 2) that
+// creates nothing. Binds 127.0.0.1 unless --host says otherwise; on a cluster,
+// reach it through an SSH tunnel (README, "Browse results").
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.h"
+#include "db/results_db.h"
+#include "serve/server.h"
+#include "util/error.h"
+
+namespace egm::cli {
+namespace {
+
+struct ServeCliOptions {
+  std::string db;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int refresh = 5;
+};
+
+void run_serve(const ServeCliOptions& o) {
+  if (o.refresh < 0) EGM_THROW(ConfigError, "--refresh {}: give seconds >= 0 (0: pages never reload)", o.refresh);
+  serve::ServeOptions options;
+  options.site.db_path = o.db.empty() ? db::default_db_path() : o.db;
+  options.site.refresh_s = o.refresh;
+  options.host = o.host;
+  options.port = o.port;
+  serve::Server server(options);
+  // SIGINT/SIGTERM stop the server cleanly: a thread waits for them (blocked
+  // here, before the server's threads start, so they inherit the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread waiter([&server, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    server.stop();
+  });
+  fmt::print("egm serve: {} (database {}, read-only); Ctrl-C stops\n", server.url(), options.site.db_path);
+  std::fflush(stdout);
+  server.run();
+  // Stopped by a signal: the waiter has returned. Stopped otherwise: wake it.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+}
+
+}  // namespace
+
+void register_serve_command(CLI::App& app) {
+  auto opts = std::make_shared<ServeCliOptions>();
+  auto* cmd = app.add_subcommand("serve", "browse the results database: sweeps, tables, plots, SQL (read-only HTTP)");
+  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  cmd->add_option("--port", opts->port, "TCP port (0: any free port, printed at start)")->capture_default_str();
+  cmd->add_option("--host", opts->host,
+                  "address to bind; the default serves this machine only (use an SSH tunnel from elsewhere)")
+      ->capture_default_str();
+  cmd->add_option("--refresh", opts->refresh, "seconds between reloads of a running sweep's pages (0: never)")
+      ->capture_default_str();
+  cmd->footer("Pages: / (sweeps), /sweep/NAME, /sweep/NAME/cell/KEY, /query; every table as .csv and .json.");
+  cmd->callback([opts] { run_serve(*opts); });
+}
+
+}  // namespace egm::cli

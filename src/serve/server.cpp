@@ -1,0 +1,70 @@
+#include "serve/server.h"
+
+#include <httplib.h>
+
+#include <fmt/format.h>
+
+#include "db/results_db.h"
+#include "util/error.h"
+
+namespace egm::serve {
+
+Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+  // The database must exist and be readable now: a typo in --db is one line at
+  // start, not an error page on every request. Read-only: nothing is created.
+  { db::ResultsDb check(options_.site.db_path, db::OpenMode::read_only); }
+  const SiteOptions site = options_.site;
+  auto answer = [site](const httplib::Request& req, httplib::Response& res) {
+    const Response r = handle_request(site, req.method, req.target);
+    res.status = r.status;
+    res.set_content(r.body, r.content_type);
+    if (!r.filename.empty())
+      res.set_header("Content-Disposition", "attachment; filename=\"" + r.filename + "\"");
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("X-Content-Type-Options", "nosniff");
+  };
+  // One handler for every path and method: handle_request routes, and refuses
+  // every method but GET and HEAD (httplib answers HEAD through the GET handler).
+  http_->Get(".*", answer);
+  http_->Post(".*", answer);
+  http_->Put(".*", answer);
+  http_->Patch(".*", answer);
+  http_->Delete(".*", answer);
+  http_->Options(".*", answer);
+  // What httplib refuses before any handler (an unknown method, a malformed
+  // request line, a request too large) still gets a page that says so.
+  http_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    res.set_content(fmt::format("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{0} - egm</title></head>"
+                                "<body><h1>{0}</h1><p id=\"error\">egm serve could not take this request (HTTP {0}); "
+                                "it answers GET requests for the pages listed at /.</p></body></html>\n",
+                                res.status),
+                    "text/html; charset=utf-8");
+  });
+  http_->set_payload_max_length(1 << 20);  // GET requests carry no body worth reading
+  if (options_.port < 0 || options_.port > 65535) EGM_THROW(ConfigError, "--port {}: not a port (0-65535)", options_.port);
+  if (options_.port == 0) {
+    port_ = http_->bind_to_any_port(options_.host);
+    if (port_ < 0) EGM_THROW(IoError, "cannot listen on {} (any port)", options_.host);
+  } else {
+    if (!http_->bind_to_port(options_.host, options_.port))
+      EGM_THROW(IoError, "cannot listen on {}:{} (in use, or not an address of this machine?)", options_.host,
+                options_.port);
+    port_ = options_.port;
+  }
+}
+
+Server::~Server() { stop(); }
+
+std::string Server::url() const {
+  const bool v6 = options_.host.find(':') != std::string::npos;
+  return fmt::format("http://{}{}{}:{}/", v6 ? "[" : "", options_.host, v6 ? "]" : "", port_);
+}
+
+void Server::run() { http_->listen_after_bind(); }
+
+void Server::stop() {
+  if (http_) http_->stop();
+}
+
+}  // namespace egm::serve
