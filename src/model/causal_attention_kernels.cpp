@@ -10,6 +10,7 @@
 
 #include "model/counter_dropout.h"
 #include "model/cpu_blas.h"
+#include "model/vector_math.h"
 
 namespace egm {
 namespace {
@@ -241,36 +242,7 @@ struct AffineGate {
   const float *a, *c, *d;  // contiguous [B, H, T]
 };
 
-// G[j] = sigmoid(a d[j] + c) for j < n, as e / (1 + e) or 1 / (1 + e) with e = exp(-|x|),
-// so neither side overflows and a gate shut by a very negative logit is exactly 0.
-// exp is written out so that the loop vectorises (std::exp does not without -ffast-math; a
-// helper function would not be inlined into the clones): exp(t) = 2^n exp(r) with
-// n = round(t / ln 2), r = t - n ln 2 in [-ln2/2, ln2/2], exp(r) by Cephes' expf polynomial
-// (a few ulp); e = 0 for |x| > 87.
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-void affine_sigmoid(float a, float c, const float* d, int64_t n, float* G) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float x = a * d[j] + c;
-    const float t = std::max(-std::fabs(x), -87.0f);
-    const int k = static_cast<int>(t * 1.44269504f - 0.5f);  // t <= 0: truncation rounds to nearest
-    const float kf = static_cast<float>(k);
-    const float r = t - kf * 0.693359375f + kf * 2.12194440e-4f;  // ln 2 split in two for precision
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const int32_t bits = (k + 127) << 23;  // 2^k, k in [-126, 0]
-    float two_k;
-    std::memcpy(&two_k, &bits, sizeof two_k);
-    // Selects written as products with 0/1: GCC 12 leaves `? :` on floats here as branches.
-    const float e = p * two_k * static_cast<float>(std::fabs(x) <= 87.0f);
-    const float positive = static_cast<float>(x >= 0.0f);
-    G[j] = (positive + (1.0f - positive) * e) / (1.0f + e);
-  }
-}
+// affine_sigmoid (vector_math.h): G[j] = sigmoid(a d[j] + c), vectorised.
 
 // Row i of dropout(P) (A, columns 0..i) and of the gate (G) for one (b, h) slice; bh_t = bh * T.
 void gate_row(const float* p_row, int64_t base_i, const DropoutMask& mask, const AffineGate& gate, int64_t bh_t,

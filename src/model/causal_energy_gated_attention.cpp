@@ -1,4 +1,6 @@
 #include "model/attention_variants.h"
+#include "model/causal_attention_kernels.h"
+#include "model/flash_attention_kernels.h"
 
 namespace egm {
 
@@ -31,6 +33,11 @@ torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, co
     const int64_t B = g.size(0), T = g.size(-1);
     torch::Tensor open = (g > 0.5).tril().to(torch::kFloat64).sum(at::IntArrayRef{0, 2, 3});
     gate_open_share = (open / static_cast<double>(B * T * (T + 1) / 2)).cpu();
+  }
+  if (flash_attention_enabled() && causal_kernels_apply(h.q, h.v) && t.a.scalar_type() == torch::kFloat32) {
+    torch::Tensor v1 = torch::cat({h.v, torch::ones_like(h.v.narrow(-1, 0, 1))}, -1);  // ones: the row sums
+    return merge(divide_by_last_column(flash_causal_gated_attention(
+        h.q, h.k, t.a, t.c, t.d, v1, scale_, ctx.alibi_bias, attn_dropout->options.p(), attn_dropout->is_training())));
   }
   torch::Tensor P = torch::softmax(scores(h, ctx), -1);
   // Dropout, then the [B, H, T, T] gate, formed inside the mix on CPU.

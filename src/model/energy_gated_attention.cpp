@@ -1,4 +1,6 @@
 #include "model/attention_variants.h"
+#include "model/causal_attention_kernels.h"
+#include "model/flash_attention_kernels.h"
 
 namespace egm {
 
@@ -20,6 +22,13 @@ torch::Tensor EnergyGatedAttentionImpl::forward(const torch::Tensor& x, const At
   Heads h = project(x, ctx);
   torch::Tensor g = key_gate(energies(x));                              // [B, H, T]
   if (probe_gate) gate_open_share = (g > 0.5).to(torch::kFloat64).mean(at::IntArrayRef{0, 2}).cpu();
+  if (flash_attention_enabled() && causal_kernels_apply(h.q, h.v)) {
+    // The gate depends on the key only: sum_j A_ij g_j v_j and sum_j A_ij g_j are A [g v | g].
+    torch::Tensor gk = g.unsqueeze(-1).to(h.v.scalar_type());  // [B, H, T, 1]
+    torch::Tensor y = flash_causal_attention(h.q, h.k, torch::cat({h.v * gk, gk}, -1), scale_, ctx.alibi_bias,
+                                             attn_dropout->options.p(), attn_dropout->is_training());
+    return merge(divide_by_last_column(y));
+  }
   torch::Tensor P = torch::softmax(scores(h, ctx), -1);  // [B, H, T, T]
   return merge(key_gated_mix(P, g, h.v));                  // dropout BEFORE the gate, as published
 }

@@ -1,0 +1,326 @@
+#include "model/flash_attention_kernels.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "model/causal_attention_kernels.h"
+#include "model/counter_dropout.h"
+#include "model/cpu_blas.h"
+#include "model/vector_math.h"
+
+namespace egm {
+namespace {
+
+// Query rows per block, as in causal_attention_kernels.cpp (64 measured best there at T = 128, 256).
+constexpr int64_t kBlock = 64;
+
+std::atomic<bool>& flash_switch() {
+  static std::atomic<bool> enabled{[] {
+    const char* v = std::getenv("EGM_ATTENTION_KERNEL");
+    return !(v && std::string(v) == "panels");
+  }()};
+  return enabled;
+}
+
+torch::Tensor unit_last_stride(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
+
+// The (b, h) slices of a [B, H, T, X] tensor as row-major matrices with row stride `ld`.
+struct Slices {
+  explicit Slices(const torch::Tensor& t)
+      : data(t.data_ptr<float>()), heads(t.size(1)), sb(t.stride(0)), sh(t.stride(1)), ld(t.stride(2)) {}
+  float* at(int64_t bh) const { return data + (bh / heads) * sb + (bh % heads) * sh; }
+  float* data;
+  int64_t heads, sb, sh, ld;
+};
+
+// The pair gate's three [B, H, T] vectors (contiguous), or none.
+struct Gate {
+  const float* a = nullptr;
+  const float* c = nullptr;
+  const float* d = nullptr;
+  bool on() const { return a != nullptr; }
+};
+
+// Everything one call reads, resolved to raw slices.
+struct Problem {
+  Problem(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& bias,
+          double scale)
+      : B(q.size(0)), H(q.size(1)), T(q.size(2)), D(q.size(3)), E(v.size(3)), qs(q), ks(k), vs(v),
+        bias(bias.numel() > 0 ? bias.data_ptr<float>() : nullptr), bias_heads(bias.numel() > 0 ? bias.size(0) : 0),
+        scale(static_cast<float>(scale)) {}
+  int64_t B, H, T, D, E;
+  Slices qs, ks, vs;
+  const float* bias;
+  int64_t bias_heads;
+  float scale;
+};
+
+// Rows r0..r1 of slice bh's scores against keys 0..r1 into panel (row stride r1):
+// scale q_i.k_j + bias_ij. Entries above the diagonal are left as computed.
+void score_panel(const Problem& pr, int64_t bh, int64_t r0, int64_t r1, float* panel) {
+  const int64_t T = pr.T;
+  const float* b = pr.bias ? pr.bias + (pr.bias_heads == 1 ? 0 : bh % pr.H) * T * T : nullptr;
+  if (b)
+    for (int64_t i = r0; i < r1; ++i) std::memcpy(panel + (i - r0) * r1, b + i * T, sizeof(float) * r1);
+  cpu_sgemm(false, true, r1 - r0, r1, pr.D, pr.scale, pr.qs.at(bh) + r0 * pr.qs.ld, pr.qs.ld, pr.ks.at(bh),
+            pr.ks.ld, b ? 1.0f : 0.0f, panel, r1);
+}
+
+// Row i's mixing weights from its probabilities p (n = i + 1 of them): m = dropout(p), times the
+// gate when there is one (g receives the gate). Zeros up to `width`.
+void mixing_row(const float* p, int64_t n, int64_t width, int64_t index, const DropoutMask& mask, const Gate& gate,
+                int64_t gi, int64_t bh_t, float* m, float* g) {
+  mask.apply(index, n, p, m);
+  if (gate.on()) {
+    affine_sigmoid(gate.a[gi], gate.c[gi], gate.d + bh_t, n, g);
+    for (int64_t j = 0; j < n; ++j) m[j] *= g[j];
+  }
+  std::fill(m + n, m + width, 0.0f);
+}
+
+// ---- forward ---------------------------------------------------------------------------------
+
+// y [B, H, T, E] and the row log-sum-exp [B, H, T].
+std::pair<torch::Tensor, torch::Tensor> flash_forward(const torch::Tensor& q, const torch::Tensor& k,
+                                                      const torch::Tensor& v, const torch::Tensor& bias,
+                                                      double scale, const Gate& gate, const DropoutMask& mask) {
+  const Problem pr(q, k, v, bias, scale);
+  const int64_t T = pr.T, E = pr.E;
+  auto f32 = v.options().memory_format(at::MemoryFormat::Contiguous);
+  torch::Tensor y = torch::empty({pr.B, pr.H, T, E}, f32);
+  torch::Tensor lse = torch::empty({pr.B, pr.H, T}, f32);
+  float* y_data = y.data_ptr<float>();
+  float* lse_data = lse.data_ptr<float>();
+  SingleThreadedBlas one_blas_thread;
+  at::parallel_for(0, pr.B * pr.H, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> s_panel(kBlock * T), m_panel(kBlock * T), g_row(T);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t bh_t = bh * T;
+      for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
+        const int64_t r1 = std::min(T, r0 + kBlock);
+        score_panel(pr, bh, r0, r1, s_panel.data());
+        for (int64_t i = r0; i < r1; ++i) {
+          float* s = s_panel.data() + (i - r0) * r1;
+          const int64_t n = i + 1;
+          const float mx = max_of(s, n);
+          exp_shifted(s, mx, n, s);
+          const float sum = sum_of(s, n);  // >= 1: the maximum's own term
+          const float inv = 1.0f / sum;
+          for (int64_t j = 0; j < n; ++j) s[j] *= inv;
+          lse_data[bh_t + i] = mx + std::log(sum);
+          mixing_row(s, n, r1, bh * T * T + i * T, mask, gate, bh_t + i, bh_t, m_panel.data() + (i - r0) * r1,
+                     g_row.data());
+        }
+        cpu_sgemm(false, false, r1 - r0, E, r1, 1.0f, m_panel.data(), r1, pr.vs.at(bh), pr.vs.ld, 0.0f,
+                  y_data + bh_t * E + r0 * E, E);
+      }
+    }
+  });
+  return {y, lse};
+}
+
+// ---- backward --------------------------------------------------------------------------------
+
+struct Grads {
+  torch::Tensor dq, dk, dv, da, dc, dd;
+};
+
+// With P = softmax(S) (recomputed from lse), A = dropout(P), M = A * G (G = 1 without a gate):
+//   dv = M^T dy;  dM = dy v^T;  dA = dM * G;  dP = dA * dropout factors;
+//   dS = P * (dP - rowsum(P * dP));  dq = scale dS k;  dk = scale dS^T q;
+//   with a gate, dlogit = dM * A * G (1 - G): da_i = sum_j dlogit_ij d_j, dc_i = sum_j dlogit_ij,
+//   dd_j = sum_i dlogit_ij a_i.
+Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const torch::Tensor& k,
+                     const torch::Tensor& v, const torch::Tensor& bias, const torch::Tensor& lse, double scale,
+                     const Gate& gate, const DropoutMask& mask) {
+  const Problem pr(q, k, v, bias, scale);
+  const int64_t B = pr.B, H = pr.H, T = pr.T, D = pr.D, E = pr.E;
+  torch::Tensor dy = dy_in.contiguous();
+  auto f32 = v.options().memory_format(at::MemoryFormat::Contiguous);
+  Grads g{torch::empty({B, H, T, D}, f32), torch::zeros({B, H, T, D}, f32), torch::zeros({B, H, T, E}, f32),
+          torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  if (gate.on()) {
+    g.da = torch::empty({B, H, T}, f32);
+    g.dc = torch::empty({B, H, T}, f32);
+    g.dd = torch::zeros({B, H, T}, f32);
+  }
+  const float* dy_data = dy.data_ptr<float>();
+  const float* lse_data = lse.data_ptr<float>();
+  float *dq_data = g.dq.data_ptr<float>(), *dk_data = g.dk.data_ptr<float>(), *dv_data = g.dv.data_ptr<float>();
+  float* da = gate.on() ? g.da.data_ptr<float>() : nullptr;
+  float* dc = gate.on() ? g.dc.data_ptr<float>() : nullptr;
+  float* dd = gate.on() ? g.dd.data_ptr<float>() : nullptr;
+  SingleThreadedBlas one_blas_thread;
+  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+    // p: probabilities, then dS; m: mixing weights M; a/gv: dropout(P) and the gate (gate only); dm: dM -> dP.
+    std::vector<float> p_panel(kBlock * T), m_panel(kBlock * T), a_panel, g_panel, dm_panel(kBlock * T);
+    if (gate.on()) {
+      a_panel.resize(kBlock * T);
+      g_panel.resize(kBlock * T);
+    }
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t bh_t = bh * T;
+      const float* dyp = dy_data + bh_t * E;
+      const float* qp = pr.qs.at(bh);
+      const float* kp = pr.ks.at(bh);
+      for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
+        const int64_t r1 = std::min(T, r0 + kBlock), rows = r1 - r0;
+        score_panel(pr, bh, r0, r1, p_panel.data());
+        for (int64_t i = r0; i < r1; ++i) {
+          const int64_t o = (i - r0) * r1, n = i + 1;
+          float* p = p_panel.data() + o;
+          exp_shifted(p, lse_data[bh_t + i], n, p);
+          std::fill(p + n, p + r1, 0.0f);
+          if (gate.on()) {
+            // Keep dropout(P) and G apart: the gate's gradient needs both.
+            float* a = a_panel.data() + o;
+            float* gv = g_panel.data() + o;
+            mask.apply(bh * T * T + i * T, n, p, a);
+            affine_sigmoid(gate.a[bh_t + i], gate.c[bh_t + i], gate.d + bh_t, n, gv);
+            float* m = m_panel.data() + o;
+            for (int64_t j = 0; j < n; ++j) m[j] = a[j] * gv[j];
+            std::fill(m + n, m + r1, 0.0f);
+          } else {
+            mixing_row(p, n, r1, bh * T * T + i * T, mask, gate, bh_t + i, bh_t, m_panel.data() + o, nullptr);
+          }
+        }
+        // dv rows 0..r1 (as keys) take this block's queries; dM for the block.
+        cpu_sgemm(true, false, r1, E, rows, 1.0f, m_panel.data(), r1, dyp + r0 * E, E, 1.0f, dv_data + bh_t * E, E);
+        cpu_sgemm(false, true, rows, r1, E, 1.0f, dyp + r0 * E, E, pr.vs.at(bh), pr.vs.ld, 0.0f, dm_panel.data(), r1);
+        for (int64_t i = r0; i < r1; ++i) {
+          const int64_t o = (i - r0) * r1, n = i + 1;
+          float* dm = dm_panel.data() + o;
+          if (gate.on()) {
+            const float* a = a_panel.data() + o;
+            const float* gv = g_panel.data() + o;
+            const float* d = gate.d + bh_t;
+            const float ai = gate.a[bh_t + i];
+            float sum_d = 0.0f, sum = 0.0f;
+            for (int64_t j = 0; j < n; ++j) {
+              const float dlogit = dm[j] * a[j] * gv[j] * (1.0f - gv[j]);
+              sum_d += dlogit * d[j];
+              sum += dlogit;
+              dd[bh_t + j] += dlogit * ai;
+              dm[j] *= gv[j];
+            }
+            da[bh_t + i] = sum_d;
+            dc[bh_t + i] = sum;
+          }
+          mask.apply(bh * T * T + i * T, n, dm, dm);  // dA -> dP: the forward's factors
+          float* p = p_panel.data() + o;
+          const float rowdot = dot_of(p, dm, n);
+          for (int64_t j = 0; j < n; ++j) p[j] *= dm[j] - rowdot;  // p now holds dS; zero above the diagonal
+        }
+        cpu_sgemm(false, false, rows, D, r1, pr.scale, p_panel.data(), r1, kp, pr.ks.ld, 0.0f,
+                  dq_data + bh_t * D + r0 * D, D);
+        cpu_sgemm(true, false, r1, D, rows, pr.scale, p_panel.data(), r1, qp + r0 * pr.qs.ld, pr.qs.ld, 1.0f,
+                  dk_data + bh_t * D, D);
+      }
+    }
+  });
+  return g;
+}
+
+// The attention dropout's mask: drawn in forward (training only), kept in the context.
+DropoutMask draw_and_save_mask(torch::autograd::AutogradContext* ctx, double p, bool training) {
+  DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
+  mask.save_to(ctx);
+  return mask;
+}
+
+class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& bias, double scale, double p,
+                               bool training) {
+    auto [y, lse] = flash_forward(q, k, v, bias, scale, Gate{}, draw_and_save_mask(ctx, p, training));
+    ctx->save_for_backward({q, k, v, bias, lse});
+    ctx->saved_data["scale"] = scale;
+    return y;
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto s = ctx->get_saved_variables();
+    Grads g = flash_backward(grads[0], s[0], s[1], s[2], s[3], s[4], ctx->saved_data["scale"].toDouble(), Gate{},
+                             DropoutMask::saved_in(ctx));
+    return {g.dq, g.dk, g.dv, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+class FlashGatedAttentionFunction : public torch::autograd::Function<FlashGatedAttentionFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d,
+                               const torch::Tensor& v, const torch::Tensor& bias, double scale, double p,
+                               bool training) {
+    const Gate gate{a.data_ptr<float>(), c.data_ptr<float>(), d.data_ptr<float>()};
+    auto [y, lse] = flash_forward(q, k, v, bias, scale, gate, draw_and_save_mask(ctx, p, training));
+    ctx->save_for_backward({q, k, a, c, d, v, bias, lse});
+    ctx->saved_data["scale"] = scale;
+    return y;
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto s = ctx->get_saved_variables();
+    const Gate gate{s[2].data_ptr<float>(), s[3].data_ptr<float>(), s[4].data_ptr<float>()};
+    Grads g = flash_backward(grads[0], s[0], s[1], s[5], s[6], s[7], ctx->saved_data["scale"].toDouble(), gate,
+                             DropoutMask::saved_in(ctx));
+    return {g.dq, g.dk, g.da, g.dc, g.dd, g.dv, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+torch::Tensor checked_bias(const torch::Tensor& bias, const torch::Tensor& q, const char* what) {
+  if (!bias.defined()) return torch::empty({0}, q.options());  // "no bias" (an empty tensor, not undefined)
+  torch::Tensor b = bias.to(torch::kFloat32).contiguous();
+  TORCH_CHECK(b.dim() == 3 && (b.size(0) == 1 || b.size(0) == q.size(1)) && b.size(1) == q.size(2) &&
+                  b.size(2) == q.size(2),
+              what, ": bias must be [1 or H, T, T]");
+  return b;
+}
+
+void check_qkv(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const char* what) {
+  TORCH_CHECK(q.dim() == 4 && k.sizes() == q.sizes() && v.dim() == 4 && v.size(0) == q.size(0) &&
+                  v.size(1) == q.size(1) && v.size(2) == q.size(2),
+              what, ": q, k must be [B, H, T, D] alike and v [B, H, T, E]");
+  TORCH_CHECK(causal_kernels_apply(q, k) && causal_kernels_apply(q, v), what, ": CPU float32 tensors only");
+}
+
+}  // namespace
+
+bool flash_attention_enabled() { return flash_switch().load(); }
+void set_flash_attention(bool enabled) { flash_switch().store(enabled); }
+
+torch::Tensor flash_causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                     double scale, const torch::Tensor& bias, double p, bool training) {
+  check_qkv(q, k, v, "flash_causal_attention");
+  return FlashAttentionFunction::apply(unit_last_stride(q), unit_last_stride(k), unit_last_stride(v),
+                                       checked_bias(bias, q, "flash_causal_attention"), scale, training ? p : 0.0,
+                                       training && p > 0.0);
+}
+
+torch::Tensor flash_causal_gated_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& a,
+                                           const torch::Tensor& c, const torch::Tensor& d, const torch::Tensor& v,
+                                           double scale, const torch::Tensor& bias, double p, bool training) {
+  check_qkv(q, k, v, "flash_causal_gated_attention");
+  for (const torch::Tensor* t : {&a, &c, &d})
+    TORCH_CHECK(t->sizes() == q.sizes().slice(0, 3) && t->scalar_type() == torch::kFloat32 && t->device().is_cpu(),
+                "flash_causal_gated_attention: a, c and d must be float32 [B, H, T]");
+  return FlashGatedAttentionFunction::apply(unit_last_stride(q), unit_last_stride(k), a.contiguous(), c.contiguous(),
+                                            d.contiguous(), unit_last_stride(v),
+                                            checked_bias(bias, q, "flash_causal_gated_attention"), scale,
+                                            training ? p : 0.0, training && p > 0.0);
+}
+
+torch::Tensor divide_by_last_column(const torch::Tensor& num_den) {
+  const int64_t E = num_den.size(-1) - 1;
+  return num_den.narrow(-1, 0, E) / num_den.narrow(-1, E, 1).clamp_min(1e-8);
+}
+
+}  // namespace egm
