@@ -3,6 +3,7 @@
 
 For each (preset, threads, variant) cell it runs, in rounds, separate processes (--impls):
     egm             egm bench --json                                 (the C++ trainer's step)
+    egm_panels      the same with EGM_ATTENTION_KERNEL=panels        (the older kernels storing [B,H,T,T])
     torch_per_head  pytorch_step.py --style per_head                 ("as the paper's code": a module per head)
     torch_batched   pytorch_step.py --style batched                  (the reference model, heads batched)
     torch_sdpa      pytorch_step.py --style sdpa                     (batched, attention by SDPA; standard
@@ -36,7 +37,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-IMPLS = ("egm", "torch_per_head", "torch_batched", "torch_sdpa", "torch_compile")
+IMPLS = ("egm", "egm_panels", "torch_per_head", "torch_batched", "torch_sdpa", "torch_compile")
 SDPA_VARIANTS = ("base", "mope", "sincos", "rope", "nope")  # pytorch_step.SDPA_VARIANTS
 
 
@@ -48,8 +49,9 @@ def load_average():
 def run_one(impl, args, preset, threads, variant, env):
     common = ["--preset", preset, "--variant", variant, "--threads", str(threads),
               "--warmup", str(args.warmup), "--timed-steps", str(args.timed_steps)]
-    if impl == "egm":
+    if impl in ("egm", "egm_panels"):
         cmd = [args.egm, "bench", "--json"] + common
+        env = dict(env, EGM_ATTENTION_KERNEL="flash" if impl == "egm" else "panels")
     elif impl == "torch_compile":
         style = "sdpa" if variant in SDPA_VARIANTS else "batched"
         cmd = [sys.executable, os.path.join(HERE, "pytorch_step.py"), "--style", style, "--compile",
@@ -88,6 +90,8 @@ def summarize(rows):
         return statistics.median(vals) if vals else float("nan")
 
     egm = by["egm"]
+    if not egm:
+        raise SystemExit("compare.py: --impls must include egm")
     eager_rss = [eager_in_round(k, "peak_rss_mb") for k in rounds]
     eager_rss = [v for v in eager_rss if v is not None]
     return {
@@ -97,13 +101,15 @@ def summarize(rows):
         "speedup_vs_sdpa": ratio("torch_sdpa", "egm"),
         "speedup_vs_eager": ratio("eager", "egm"),
         "speedup_vs_compile": ratio("torch_compile", "egm"),
+        "speedup_vs_panels": ratio("egm_panels", "egm"),
+        "panels_rss_mb": max((r["peak_rss_mb"] for r in by["egm_panels"]), default=float("nan")),
         "eager_rss_mb": max(eager_rss) if eager_rss else float("nan"),
         "compile_warmup_s": max((r["warmup_s"] for r in by["torch_compile"]), default=float("nan")),
         "mfu": statistics.median(r["mfu"] for r in egm) if egm else float("nan"),
         "matmul_gflops": statistics.median(r["matmul_gflops"] for r in egm) if egm else float("nan"),
         "egm_rss_mb": max(r["peak_rss_mb"] for r in egm) if egm else float("nan"),
         "egm_rss_growth_mb": max(r["rss_growth_mb"] for r in egm) if egm else float("nan"),
-        "torch_rss_mb": {impl: max(r["peak_rss_mb"] for r in by[impl]) for impl in IMPLS[1:] if by[impl]},
+        "torch_rss_mb": {impl: max(r["peak_rss_mb"] for r in by[impl]) for impl in IMPLS[2:] if by[impl]},
         "load": statistics.median(r["load_before"] for r in rows),
         "load_range": [min(r["load_before"] for r in rows), max(r["load_before"] for r in rows)],
     }
@@ -158,19 +164,22 @@ def main():
                 raw.extend(rows)
 
     nan = float("nan")
-    print("| preset | thr | variant | egm ms | per-head ms | batched ms | SDPA ms | compile ms "
-          "| egm vs eager | vs compile | vs per-head | egm MFU | sgemm GFLOP/s | egm RSS MB | eager RSS MB "
-          "| egm/eager RSS | load (min-max) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| preset | thr | variant | egm ms | egm panels ms | per-head ms | batched ms | SDPA ms | compile ms "
+          "| egm vs eager | vs compile | vs per-head | vs egm panels | egm MFU | sgemm GFLOP/s | egm RSS MB | eager RSS MB "
+          "| egm/eager RSS | egm panels RSS MB | load (min-max) |")
+    print("|---" * 20 + "|")
     for c in cells:
         ms = c["ms"]
         lo, hi = c["load_range"]
         print(f"| {c['preset']} | {c['threads']} | {c['variant']} | {ms.get('egm', nan):.0f} "
+              f"| {ms.get('egm_panels', nan):.0f} "
               f"| {ms.get('torch_per_head', nan):.0f} | {ms.get('torch_batched', nan):.0f} "
               f"| {ms.get('torch_sdpa', nan):.0f} | {ms.get('torch_compile', nan):.0f} "
               f"| {c['speedup_vs_eager']:.2f}x | {c['speedup_vs_compile']:.2f}x | {c['speedup_vs_per_head']:.2f}x "
+              f"| {c['speedup_vs_panels']:.2f}x "
               f"| {100 * c['mfu']:.1f}% | {c['matmul_gflops']:.0f} | {c['egm_rss_mb']:.0f} | {c['eager_rss_mb']:.0f} "
-              f"| {c['egm_rss_mb'] / c['eager_rss_mb']:.2f} | {c['load']:.1f} ({lo:.1f}-{hi:.1f}) |")
+              f"| {c['egm_rss_mb'] / c['eager_rss_mb']:.2f} | {c['panels_rss_mb']:.0f} "
+              f"| {c['load']:.1f} ({lo:.1f}-{hi:.1f}) |")
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"args": vars(args), "cells": cells, "raw": raw}, f, indent=1)
