@@ -109,7 +109,7 @@ int Coordinator::run() {
 void Coordinator::setup() {
   // A bad spec throws here, before the database is opened (spec/sweep_setup.h),
   // and so does a cell that needs more workers than this sweep has.
-  spec::ExperimentSpec spec = spec::load_spec(options_.spec_path);
+  spec::ExperimentSpec spec = spec::load_spec(options_.spec_path, options_.grid);
   check_group_sizes(spec);
   runs_per_gpu_ = spec.runs_per_gpu;
   options_.device = launch::resolve_device(options_.device, spec.device.value_or(""));

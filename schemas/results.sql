@@ -116,3 +116,11 @@ CREATE INDEX events_by_sweep ON events (sweep_id, time);
 -- coordinator (killed, node lost): `egm status` shows it as stale. NULL: written
 -- by an egm without heartbeats, or never run.
 ALTER TABLE sweeps ADD COLUMN heartbeat_at REAL;
+
+-- @migration 3: grid points
+-- A spec's "grid" (experiments/README.md) crosses variants x seeds with
+-- run-config values; each cell then belongs to one grid point. Both NULL for a
+-- cell of a sweep without a grid. grid_json is the point's values keyed by
+-- field path: json_extract(grid_json, '$."train.lr"') selects one.
+ALTER TABLE cells ADD COLUMN grid_point INTEGER;  -- 0-based index in the spec's expansion
+ALTER TABLE cells ADD COLUMN grid_json TEXT;      -- {"train.lr": 0.001, "model.dropout": 0}

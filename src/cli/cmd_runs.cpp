@@ -2,6 +2,7 @@
 // or with --attempts every attempt at them; filters and table/csv/json output.
 // Read-only: never creates or changes the database.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <iostream>
@@ -34,18 +35,43 @@ std::string shorten(const std::string& s, db::Format format) {
   return s.substr(0, kMax - 3) + "...";
 }
 
+// A grid point's values for people: "train.lr=0.001 model.dropout=0".
+std::string grid_text(const std::string& grid_json) {
+  std::string s;
+  const nlohmann::json j = nlohmann::json::parse(grid_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return grid_json;
+  for (const auto& [path, value] : j.items()) {
+    if (!s.empty()) s += ' ';
+    s += path + "=" + (value.is_string() ? value.get<std::string>()
+                       : value.is_number_float() ? fmt::format("{}", value.get<double>())
+                                                 : value.dump());
+  }
+  return s;
+}
+
 db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Format format) {
+  const std::vector<db::CellRow> cells = results.list_cells(f);
+  // The grid columns only when a listed cell has a grid point: without grids the table is as before.
+  bool grid = false;
+  for (const auto& c : cells) grid = grid || c.grid_point.has_value();
   db::Table t;
-  t.columns = {"sweep", "cell", "variant", "seed", "status", "attempts", "failures", "step",
-               "final_val", "best_val", "full_val", "ar_val", "ar_ref_val", "last_error"};
-  for (const auto& c : results.list_cells(f)) {
+  t.columns = {"sweep", "cell", "variant", "seed"};
+  if (grid) t.columns.insert(t.columns.end(), {"grid_point", "grid"});
+  t.columns.insert(t.columns.end(), {"status", "attempts", "failures", "step", "final_val", "best_val", "full_val",
+                                     "ar_val", "ar_ref_val", "last_error"});
+  for (const auto& c : cells) {
     const std::optional<int64_t> step = c.status == db::CellStatus::done && c.results.final_step ? c.results.final_step
                                                                                                    : c.latest_step;
-    t.rows.push_back({c.sweep_name, c.key, c.variant, c.seed, std::string(db::to_string(c.status)),
-                      int64_t{c.attempts}, int64_t{c.failures}, opt(step), opt(c.results.final_val),
-                      opt(c.results.best_val), opt(c.results.full_val), opt(c.results.ar_val),
-                      opt(c.results.ar_ref_val),
-                      c.last_error ? db::Value(shorten(*c.last_error, format)) : db::Value()});
+    std::vector<db::Value> row{c.sweep_name, c.key, c.variant, c.seed};
+    if (grid) {
+      row.push_back(opt(c.grid_point));
+      row.push_back(c.grid_json ? db::Value(grid_text(*c.grid_json)) : db::Value());
+    }
+    row.insert(row.end(), {std::string(db::to_string(c.status)), int64_t{c.attempts}, int64_t{c.failures}, opt(step),
+                           opt(c.results.final_val), opt(c.results.best_val), opt(c.results.full_val),
+                           opt(c.results.ar_val), opt(c.results.ar_ref_val),
+                           c.last_error ? db::Value(shorten(*c.last_error, format)) : db::Value()});
+    t.rows.push_back(std::move(row));
   }
   return t;
 }

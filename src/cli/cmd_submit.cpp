@@ -123,8 +123,8 @@ slurm::BatchParams batch_params(const SubmitOptions& o, const std::string& sweep
 
 void run_submit(SubmitOptions o) {
   EGM_REQUIRE(o.slurm, ConfigError, "egm submit needs --slurm (Slurm is the only scheduler egm submits to)");
-  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path);  // a bad spec stops here, nothing written
-  const int cells = static_cast<int>(spec.variants.size() * spec.seeds.size());
+  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid);  // a bad spec stops here, nothing written
+  const int cells = static_cast<int>(spec.points().size() * spec.variants.size() * spec.seeds.size());
   // GPUs asked of Slurm mean training on them, unless --device says otherwise.
   const std::string spec_device = spec.device.value_or(o.gpus_per_node.empty() ? "" : "cuda");
   o.launch.device = launch::resolve_device(o.launch.device, spec_device);
@@ -168,7 +168,7 @@ void run_submit(SubmitOptions o) {
 
   // The sweep and its cells exist before the job does, so `egm status` shows
   // it pending, and the job id has a row to live in.
-  spec::SweepSetup setup = spec::open_sweep(o.launch.spec_path, db_path, o.launch.new_sweep);
+  spec::SweepSetup setup = spec::open_sweep(spec::load_spec(o.launch.spec_path, o.launch.grid), db_path, o.launch.new_sweep);
   const db::SweepRow& sweep = setup.sweep.sweep;
   if (sweep.slurm_job_id) {
     const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);

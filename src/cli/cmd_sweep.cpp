@@ -203,8 +203,8 @@ void require_memory_fits(const spec::ExperimentSpec& spec, const launch::DeviceN
 void run_sweep(SweepOptions o) {
   // Checked here first so a bad spec fails before anything starts (and the
   // database is not touched); the coordinator checks it again.
-  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path);
-  const int cells = static_cast<int>(spec.variants.size() * spec.seeds.size());
+  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid);
+  const int cells = static_cast<int>(spec.points().size() * spec.variants.size() * spec.seeds.size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A data-parallel cell takes that many workers at once (coordinator/README.md).
   int ranks = 1;

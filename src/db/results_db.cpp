@@ -105,7 +105,8 @@ constexpr const char* kCellColumns =
     "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
     "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, c.final_val, c.best_val, "
     "c.full_val, c.ar_val, c.ar_ref_val, c.final_step, "
-    "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = 'train'), c.updated_at "
+    "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = 'train'), c.updated_at, "
+    "c.grid_point, c.grid_json "
     "FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
 
 CellRow read_cell(const Statement& s) {
@@ -133,6 +134,8 @@ CellRow read_cell(const Statement& s) {
   r.results.final_step = s.opt_int64(20);
   r.latest_step = s.opt_int64(21);
   r.updated_at = s.real(22);
+  r.grid_point = s.opt_int64(23);
+  r.grid_json = s.opt_text(24);
   return r;
 }
 
@@ -343,23 +346,25 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
     std::string key, hash;
     bool matched = false;
   };
-  std::map<std::pair<std::string, int64_t>, Existing> existing;
+  // Keyed by the cell key ("VARIANT-sSEED", with a grid "VARIANT-sSEED-gN"),
+  // unique in a sweep.
+  std::map<std::string, Existing> existing;
   {
-    Statement s = connection_.prepare("SELECT id, variant, seed, key, config_hash FROM cells WHERE sweep_id = ?");
+    Statement s = connection_.prepare("SELECT id, key, config_hash FROM cells WHERE sweep_id = ?");
     s.bind(1, sweep_id);
-    while (s.step()) existing[{s.text(1), s.int64(2)}] = Existing{s.int64(0), s.text(3), s.text(4)};
+    while (s.step()) existing[s.text(1)] = Existing{s.int64(0), s.text(1), s.text(2)};
   }
   const double t = now();
   std::vector<int64_t> ids;
-  std::set<std::pair<std::string, int64_t>> seen;
+  std::set<std::string> seen;
   Statement insert = connection_.prepare(
       "INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, status, "
-      "max_attempts, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)");
+      "max_attempts, updated_at, grid_point, grid_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)");
   for (size_t i = 0; i < cells.size(); ++i) {
     const CellInput& c = cells[i];
-    EGM_CHECK(seen.insert({c.variant, c.seed}).second, "ensure_cells: cell {} appears twice", c.key);
+    EGM_CHECK(seen.insert(c.key).second, "ensure_cells: cell {} appears twice", c.key);
     EGM_CHECK(c.max_attempts >= 1, "ensure_cells: cell {} has max_attempts {}", c.key, c.max_attempts);
-    auto it = existing.find({c.variant, c.seed});
+    auto it = existing.find(c.key);
     if (it != existing.end()) {
       if (it->second.hash != c.config_hash)
         EGM_THROW(ConfigError,
@@ -373,7 +378,7 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
     }
     insert.reset();
     insert.bind_all(sweep_id, static_cast<int64_t>(i), c.key, c.variant, c.seed, c.config_json, c.config_hash,
-                    c.max_steps, c.max_attempts, t);
+                    c.max_steps, c.max_attempts, t, c.grid_point, c.grid_json);
     insert.run();
     ids.push_back(connection_.last_insert_rowid());
   }

@@ -76,6 +76,8 @@ struct CellInput {
   std::string config_hash;
   int64_t max_steps = 0;
   int max_attempts = 1;     // failed attempts allowed (1 + retries)
+  std::optional<int64_t> grid_point;     // the spec's grid point (0-based); none without a grid
+  std::optional<std::string> grid_json;  // its values: {"train.lr": 0.001}
 };
 
 // What a finished attempt measured (cells columns of the same names).
@@ -107,6 +109,8 @@ struct CellRow {
   CellResults results;
   std::optional<int64_t> latest_step;  // highest 'train' metric step recorded
   double updated_at = 0;
+  std::optional<int64_t> grid_point;     // see CellInput
+  std::optional<std::string> grid_json;
 };
 
 // How a failed attempt failed, beyond its one-line error (finish_attempt).

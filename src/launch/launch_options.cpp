@@ -29,6 +29,12 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o) {
   app.add_option("--checkpoint-every", o.checkpoint_interval, "also checkpoint every N steps (default: at each eval)");
   app.add_option("--stop-timeout", o.stop_timeout_s, "seconds to wait for checkpoints after a stop signal")
       ->capture_default_str();
+  // Checked where the spec is read (spec/grid.h), before anything is written.
+  app.add_option("--grid", o.grid,
+                 "a grid axis over a run-config field, PATH=V1,V2,... or PATH=range(a,b[,step]) (stop excluded), "
+                 "e.g. train.lr=1e-3,3e-4; repeatable; replaces the spec's axis of that path")
+      ->allow_extra_args(false)
+      ->type_name("PATH=VALUES");
 }
 
 std::vector<std::string> launch_flags(const LaunchOptions& o) {
@@ -43,6 +49,7 @@ std::vector<std::string> launch_flags(const LaunchOptions& o) {
   if (o.checkpoint_interval != d.checkpoint_interval)
     args.insert(args.end(), {"--checkpoint-every", std::to_string(o.checkpoint_interval)});
   if (o.stop_timeout_s != d.stop_timeout_s) args.insert(args.end(), {"--stop-timeout", fmt::format("{}", o.stop_timeout_s)});
+  for (const auto& axis : o.grid) args.insert(args.end(), {"--grid", axis});
   return args;
 }
 

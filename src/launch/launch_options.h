@@ -22,6 +22,7 @@ struct LaunchOptions {
   std::string device;               // cpu, cuda, cuda:N; empty: the spec's "device", else cpu
   int64_t checkpoint_interval = 0;  // 0: checkpoint at each eval (and on a stop)
   double stop_timeout_s = 120;      // after a stop signal: how long to wait for the checkpoints
+  std::vector<std::string> grid;    // --grid PATH=V1,V2 | PATH=range(a,b[,step]), each one axis (spec/grid.h parses them)
 };
 
 // Registers the spec argument and the launch flags on `app` (any of egm

@@ -6,12 +6,20 @@
 
 namespace egm::spec {
 
-std::string cell_key(const std::string& variant, uint64_t seed) { return fmt::format("{}-s{}", variant, seed); }
+std::string cell_key(const std::string& variant, uint64_t seed, const GridPoint* point) {
+  if (point) return fmt::format("{}-s{}-g{}", variant, seed, point->index);
+  return fmt::format("{}-s{}", variant, seed);
+}
 
-RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, uint64_t seed) {
+RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, uint64_t seed, const GridPoint* point) {
   nlohmann::json o = spec.overrides.is_object() ? spec.overrides : nlohmann::json::object();
   if (spec.steps) o["train"]["max_steps"] = *spec.steps;
   if (spec.eval_interval) o["train"]["eval_interval"] = *spec.eval_interval;
+  if (point)
+    for (const auto& [path, value] : point->values) {
+      const size_t dot = path.find('.');
+      o[path.substr(0, dot)][path.substr(dot + 1)] = value;
+    }
   // The variant's own options come last: a variant is what its name says,
   // whatever the sweep-wide overrides.
   o["model"]["variant"] = variant;
@@ -25,17 +33,22 @@ RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, ui
 
 std::vector<Cell> expand(const ExperimentSpec& spec) {
   std::vector<Cell> cells;
-  cells.reserve(spec.variants.size() * spec.seeds.size());
-  for (const auto& variant : spec.variants)
-    for (uint64_t seed : spec.seeds) {
-      Cell c;
-      c.variant = variant;
-      c.seed = seed;
-      c.config = cell_config(spec, variant, seed);
-      c.config_hash = config_hash(c.config);
-      c.key = cell_key(variant, seed);
-      cells.push_back(std::move(c));
-    }
+  const std::vector<GridPoint> points = spec.points();
+  cells.reserve(points.size() * spec.variants.size() * spec.seeds.size());
+  for (const GridPoint& point : points) {
+    const GridPoint* p = spec.grid.empty() ? nullptr : &point;
+    for (const auto& variant : spec.variants)
+      for (uint64_t seed : spec.seeds) {
+        Cell c;
+        c.variant = variant;
+        c.seed = seed;
+        c.config = cell_config(spec, variant, seed, p);
+        c.config_hash = config_hash(c.config);
+        c.key = cell_key(variant, seed, p);
+        if (p) c.point = point;
+        cells.push_back(std::move(c));
+      }
+  }
   return cells;
 }
 
@@ -51,6 +64,10 @@ std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std:
     in.config_hash = c.config_hash;
     in.max_steps = c.config.train.max_steps;
     in.max_attempts = spec.max_attempts();
+    if (c.point) {
+      in.grid_point = c.point->index;
+      in.grid_json = c.point->as_json().dump();
+    }
     inputs.push_back(std::move(in));
   }
   return inputs;

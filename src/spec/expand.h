@@ -1,11 +1,14 @@
-// Expansion of a checked spec into its cells: one RunConfig per (variant,
-// seed), in a stable order (variants in spec order, then seeds in list order).
+// Expansion of a checked spec into its cells: one RunConfig per (grid point,
+// variant, seed), in a stable order (grid points in order, then variants in
+// spec order, then seeds in list order; without a grid, one point).
 // A cell's config is built as: the preset, then the spec's overrides, then the
-// steps / eval_interval shorthands, then the variant (model.variant and the
-// options the variant fixes, config/variants.h), then the seed (train.seed).
+// steps / eval_interval shorthands, then the grid point's values, then the
+// variant (model.variant and the options the variant fixes,
+// config/variants.h), then the seed (train.seed).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,16 +23,21 @@ struct Cell {
   uint64_t seed = 0;
   RunConfig config;
   std::string config_hash;  // egm::config_hash(config)
-  std::string key;          // "VARIANT-sSEED": unique in the sweep, safe in file names
+  std::string key;          // "VARIANT-sSEED", with a grid "VARIANT-sSEED-gPOINT": unique in the sweep, safe in file names
+  std::optional<GridPoint> point;  // the grid point (none without a grid)
 };
 
 std::vector<Cell> expand(const ExperimentSpec& spec);
 
 // The config of one cell (throws ConfigError when it is invalid; parse_spec
 // has already checked every cell of a loaded spec).
-RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, uint64_t seed);
+// `point` sets the grid's fields after the overrides and shorthands, before
+// the variant and the seed.
+RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, uint64_t seed,
+                      const GridPoint* point = nullptr);
 
-std::string cell_key(const std::string& variant, uint64_t seed);
+// "VARIANT-sSEED"; with a grid point, "VARIANT-sSEED-gPOINT".
+std::string cell_key(const std::string& variant, uint64_t seed, const GridPoint* point = nullptr);
 
 // The rows ResultsDb::ensure_cells takes, in the same order.
 std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std::vector<Cell>& cells);

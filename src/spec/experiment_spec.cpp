@@ -144,7 +144,77 @@ ExperimentSpec read_fields(const json& d) {
     for (const auto& [k, v] : p["values"].items()) pub.values[k] = v.get<double>();
     s.published = pub;
   }
+  if (d.contains("grid"))
+    for (const auto& [path, values] : d["grid"].items()) {
+      GridAxis axis;
+      axis.path = path;
+      axis.where = path_with_key("$.grid", path);
+      for (const auto& v : values) axis.values.push_back(v);
+      s.grid.push_back(std::move(axis));
+    }
   return s;
+}
+
+// The grid's axes: a field of the run config the sweep does not set per cell
+// and no other part of the spec sets, with values of its type and none twice.
+// `base` is the config every cell starts from (preset, overrides, shorthands).
+void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Problem>& problems) {
+  const json fields = to_json(base);
+  const json& train = s.overrides.contains("train") ? s.overrides["train"] : json::object();
+  const json& model = s.overrides.contains("model") ? s.overrides["model"] : json::object();
+  for (const GridAxis& axis : s.grid) {
+    auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
+    const size_t dot = axis.path.find('.');
+    const std::string section = dot == std::string::npos ? "" : axis.path.substr(0, dot);
+    const std::string key = dot == std::string::npos ? "" : axis.path.substr(dot + 1);
+    if ((section != "model" && section != "train") || key.empty() || !fields[section].contains(key)) {
+      std::vector<std::string> valid;
+      for (const char* sec : {"model", "train"})
+        for (const auto& [k, v] : fields[sec].items())
+          if (std::string(sec) + "." + k != "model.variant" && std::string(sec) + "." + k != "train.seed")
+            valid.push_back(std::string(sec) + "." + k);
+      add(axis.where, fmt::format("unknown run-config field '{}'; valid: {}", axis.path, fmt::join(valid, ", ")));
+      continue;
+    }
+    if (axis.path == "model.variant") {
+      add(axis.where, "model.variant is set per cell by \"variants\"; list the variants there");
+      continue;
+    }
+    if (axis.path == "train.seed") {
+      add(axis.where, "train.seed is set per cell by \"seeds\"; list the seeds there");
+      continue;
+    }
+    if ((section == "model" ? model : train).contains(key)) {
+      add(axis.where, fmt::format("also set by overrides.{}; give it in one place", axis.path));
+      continue;
+    }
+    if ((axis.path == "train.max_steps" && s.steps) || (axis.path == "train.eval_interval" && s.eval_interval)) {
+      add(axis.where, fmt::format("also set by \"{}\"; give it in one place", key == "max_steps" ? "steps" : key));
+      continue;
+    }
+    if (axis.values.empty()) {
+      add(axis.where, "empty axis: give at least one value");
+      continue;
+    }
+    for (size_t i = 0; i < axis.values.size(); ++i) {
+      const std::string at = fmt::format("{}[{}]", axis.where, i);
+      bool duplicate = false;
+      for (size_t j = 0; j < i && !duplicate; ++j)
+        if (axis.values[i] == axis.values[j]) {
+          add(at, fmt::format("{} is given twice (also item [{}])", grid_value_text(axis.values[i]), j));
+          duplicate = true;
+        }
+      if (duplicate) continue;
+      // The value alone on the shared config: a wrong type or a value out of
+      // range is reported here, at the value; combinations are checked per cell.
+      RunConfig c = base;
+      try {
+        apply_overrides(c, json{{section, {{key, axis.values[i]}}}});
+      } catch (const ConfigError& e) {
+        add(at, config_problem_lines(e.what()).front());
+      }
+    }
+  }
 }
 
 std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
@@ -218,10 +288,29 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
           fields.emplace_back(key, fmt::format("$.overrides.{}.{}", section, key));
     if (s.steps) fields.emplace_back("max_steps", "$.steps");
     if (s.eval_interval) fields.emplace_back("eval_interval", "$.eval_interval");
+    if (!s.grid.empty()) {
+      // The axes on the config every cell shares (the variant and seed change nothing a grid may set).
+      RunConfig shared = preset_config(s.preset);
+      bool shared_ok = true;
+      try {
+        ExperimentSpec plain = s;
+        plain.grid.clear();
+        shared = cell_config(plain, s.variants.front(), s.seeds.front());
+      } catch (const ConfigError&) {
+        shared_ok = false;  // reported below, per variant
+      }
+      if (shared_ok) check_grid(s, shared, problems);
+      for (const auto& axis : s.grid) {
+        const size_t dot = axis.path.find('.');
+        if (dot != std::string::npos) fields.emplace_back(axis.path.substr(dot + 1), axis.where);
+      }
+    }
+    const std::vector<GridPoint> points = problems.empty() ? s.points() : std::vector<GridPoint>(1);
     std::set<std::pair<std::string, std::string>> seen;
+    for (const GridPoint& point : points)
     for (size_t i = 0; i < s.variants.size(); ++i) {
       try {
-        RunConfig c = cell_config(s, s.variants[i], s.seeds.front());
+        RunConfig c = cell_config(s, s.variants[i], s.seeds.front(), s.grid.empty() ? nullptr : &point);
         const int ranks = s.ranks_for(s.variants[i]);
         if (c.train.batch_size % ranks != 0) {
           const std::string path = s.data_parallel_by_variant.count(s.variants[i])
@@ -301,6 +390,12 @@ json canonical_form(const ExperimentSpec& s) {
     c["factors"] = {{"a", s.factors->a}, {"b", s.factors->b}, {"ab", s.factors->ab}, {"base", s.factors->base}};
   if (s.published)
     c["published"] = {{"source", s.published->source}, {"metric", s.published->metric}, {"values", s.published->values}};
+  // Only with a grid, so a spec without one keeps its hash (and its sweep resumes).
+  if (!s.grid.empty()) {
+    json grid = json::object();
+    for (const auto& axis : s.grid) grid[axis.path] = axis.values;
+    c["grid"] = grid;
+  }
   return c;
 }
 
@@ -319,12 +414,27 @@ std::string factorial_variant_name(const std::string& attention, const std::stri
   return attention + "+" + position;
 }
 
-ExperimentSpec parse_spec(std::string_view text, const std::string& source) {
+ExperimentSpec parse_spec(std::string_view text, const std::string& source, const std::vector<std::string>& grid_args) {
+  std::vector<GridAxis> cli_axes;  // a malformed --grid is refused before the file is read
+  for (const auto& arg : grid_args) {
+    GridAxis axis = parse_grid_arg(arg);
+    for (const auto& other : cli_axes)
+      if (other.path == axis.path) EGM_THROW(ConfigError, "--grid {}: axis given twice", axis.path);
+    cli_axes.push_back(std::move(axis));
+  }
   const json document = parse_json(text, source);
   if (std::vector<Problem> problems = schema_problems(document); !problems.empty())
     EGM_SPEC_FAIL(source, std::move(problems));
   ExperimentSpec spec = read_fields(document);
   spec.source = source;
+  for (auto& axis : cli_axes) {
+    auto it = std::find_if(spec.grid.begin(), spec.grid.end(), [&](const GridAxis& g) { return g.path == axis.path; });
+    if (it != spec.grid.end())
+      *it = std::move(axis);
+    else
+      spec.grid.push_back(std::move(axis));
+  }
+  std::sort(spec.grid.begin(), spec.grid.end(), [](const GridAxis& a, const GridAxis& b) { return a.path < b.path; });
   if (std::vector<Problem> problems = check_meaning(spec, document); !problems.empty())
     EGM_SPEC_FAIL(source, std::move(problems));
   spec.canonical = canonical_form(spec);
@@ -332,6 +442,8 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source) {
   return spec;
 }
 
-ExperimentSpec load_spec(const std::string& path) { return parse_spec(read_json_text(path, JsonLimits::user()), path); }
+ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args) {
+  return parse_spec(read_json_text(path, JsonLimits::user()), path, grid_args);
+}
 
 }  // namespace egm::spec

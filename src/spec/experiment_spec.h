@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spec/grid.h"
 #include "util/error.h"
 
 namespace egm::spec {
@@ -85,6 +86,10 @@ struct ExperimentSpec {
   std::optional<std::string> baseline;    // default "base" when the sweep has it
   std::optional<Factors> factors;
   std::optional<Published> published;
+  // Grid axes (spec/grid.h): every variant x seed runs at every combination of
+  // their values. Ordered by path; axes from --grid replace the spec's axis of
+  // the same path. Empty: no grid (cells, keys and hashes as before grids).
+  std::vector<GridAxis> grid;
 
   std::string source;  // the file it came from, or the name given to parse_spec
   // The canonical JSON: every field with its default filled in and variants
@@ -94,6 +99,8 @@ struct ExperimentSpec {
 
   // Failed attempts a cell may have before it is given up (1 + retries).
   int max_attempts() const { return retries + 1; }
+  // The grid's points (spec/grid.h); one point with no values without a grid.
+  std::vector<GridPoint> points() const { return grid_points(grid); }
   // Ranks that train one cell of `variant` together.
   int ranks_for(const std::string& variant) const {
     const auto it = data_parallel_by_variant.find(variant);
@@ -102,9 +109,13 @@ struct ExperimentSpec {
 };
 
 // Parses and checks a spec; throws SpecError listing every problem found.
-ExperimentSpec parse_spec(std::string_view text, const std::string& source = "<spec>");
+// `grid_args` are --grid arguments ("train.lr=1e-3,3e-4", spec/grid.h): each
+// adds an axis, or replaces the spec's axis of that path; their problems are
+// named "--grid PATH" (a malformed argument is a ConfigError of one line).
+ExperimentSpec parse_spec(std::string_view text, const std::string& source = "<spec>",
+                          const std::vector<std::string>& grid_args = {});
 // Reads `path` (IoError when it cannot) and parses it with the path as source.
-ExperimentSpec load_spec(const std::string& path);
+ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args = {});
 
 // The name a factorial cell gets: the named variant with this (attention,
 // position) when there is one (standard+learned -> base, ega+mope ->

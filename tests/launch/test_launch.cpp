@@ -72,6 +72,7 @@ TEST(LaunchFlags, EveryFieldSurvivesTheTripToTheNextProcess) {
   o.device = "cuda";
   o.checkpoint_interval = 25;
   o.stop_timeout_s = 7.5;
+  o.grid = {"train.lr=1e-3,3e-4", "model.dropout=range(0,0.3,0.1)"};
   const LaunchOptions back = parse(launch_flags(o));
   EXPECT_EQ(back.spec_path, o.spec_path);
   EXPECT_EQ(back.db_path, o.db_path);
@@ -81,6 +82,7 @@ TEST(LaunchFlags, EveryFieldSurvivesTheTripToTheNextProcess) {
   EXPECT_EQ(back.device, o.device);
   EXPECT_EQ(back.checkpoint_interval, o.checkpoint_interval);
   EXPECT_EQ(back.stop_timeout_s, o.stop_timeout_s);
+  EXPECT_EQ(back.grid, o.grid);  // each axis one argument, commas and parentheses intact
 }
 
 TEST(LaunchFlags, DefaultsAreNotRepeated) {
