@@ -61,6 +61,35 @@ const char* signal_name(int sig) {
   }
 }
 
+// The transaction of one pass of the main loop: begun by the first write,
+// committed at the end of the pass, and committed too (not rolled back) when
+// an error leaves the pass, so what was written before the error stays.
+class PassTransaction {
+ public:
+  explicit PassTransaction(db::Connection& connection) : connection_(connection) {}
+  PassTransaction(const PassTransaction&) = delete;
+  PassTransaction& operator=(const PassTransaction&) = delete;
+  ~PassTransaction() {
+    try {
+      commit();
+    } catch (const std::exception& e) {
+      log::error("committing the coordinator's last writes: {}", e.what());
+    }
+  }
+  void begin() {
+    if (!tx_) tx_.emplace(connection_);
+  }
+  void commit() {
+    if (!tx_) return;
+    tx_->commit();
+    tx_.reset();
+  }
+
+ private:
+  db::Connection& connection_;
+  std::optional<db::Transaction> tx_;
+};
+
 }  // namespace
 
 std::string describe_signal(int sig) {
@@ -176,15 +205,25 @@ int Coordinator::main_loop() {
   while (true) {
     if (!stopping_ && stop_requested()) begin_stop(stop_signal());
     bool got = false;
+    // One transaction for what one pass writes (a burst of messages, the
+    // heartbeat, the assignments after it), begun at its first message:
+    // each message's writes stay whole for readers (every ResultsDb method is
+    // a savepoint inside it), and a busy sweep commits once per pass instead
+    // of once per message. An error commits what the pass wrote before it,
+    // as the per-message commits did.
+    PassTransaction pass(db().connection());
     for (int i = 0; i < 64; ++i) {  // drain a burst, then look after the rest
       std::optional<Received> r = sweep::try_receive_message(transport_);
       if (!r) break;
+      pass.begin();
       handle(*r);
       got = true;
     }
     if (!stopping_ && stop_requested()) begin_stop(stop_signal());
     beat();
+    if (!stopping_ && !queue_.empty() && idle_workers() > 0) pass.begin();
     if (!stopping_) assign_idle_workers();
+    pass.commit();
     if (!stopping_ && queue_.empty() && busy_workers() == 0) return finish_normally();
     if (stopping_) {
       if (Clock::now() >= stop_deadline_) stop_overdue_jobs();
@@ -307,7 +346,8 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
     return;
   }
   const CellSlot& cell = cells_.at(m.cell_id);
-  const MappedRecords mapped = map_records(m.records, {sweep_id_, m.cell_id, m.run_id, cell.row.max_steps});
+  const MappedRecords mapped = map_records(m.records, {sweep_id_, m.cell_id, m.run_id, cell.row.max_steps,
+                                                      train_stride(cell.row.max_steps, options_.log_interval)});
   {
     // One message, one transaction: readers see all of it or none.
     db::Transaction tx(db().connection());
@@ -826,6 +866,11 @@ SweepView Coordinator::build_view() const {
 }
 
 // ---- bookkeeping -------------------------------------------------------------------
+
+int Coordinator::idle_workers() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(), [](const WorkerSlot& w) { return w.state == WorkerState::idle; }));
+}
 
 int Coordinator::busy_workers() const {
   return static_cast<int>(

@@ -59,6 +59,8 @@ class Coordinator {
   // False when a worker did not answer SHUTDOWN in time; the caller then ends
   // the job with MPI_Abort instead of waiting in MPI_Finalize.
   bool workers_left_in_order() const { return workers_left_in_order_; }
+  // Database transactions this coordinator committed (benchmarks; 0 before setup).
+  int64_t database_commits() const { return setup_ ? setup_->db.connection().commits() : 0; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -143,6 +145,7 @@ class Coordinator {
   SweepView build_view() const;
   void say(const std::string& line);
 
+  int idle_workers() const;
   int busy_workers() const;
   int live_workers() const;
   WorkerSlot& worker(int rank);

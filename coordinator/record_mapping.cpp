@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "util/error.h"
@@ -29,6 +30,13 @@ std::string text(const json& r, const char* key) {
 }
 
 }  // namespace
+
+int64_t train_stride(int64_t max_steps, int64_t log_interval) {
+  const int64_t every = std::max<int64_t>(1, log_interval);
+  const int64_t span = every * kMaxTrainPoints;
+  if (max_steps <= span) return 1;  // every progress record is kept
+  return every * std::max<int64_t>(1, (max_steps + span - 1) / span);
+}
 
 MappedRecords map_records(const std::vector<json>& records, const RecordContext& ctx) {
   MappedRecords out;
@@ -61,7 +69,8 @@ MappedRecords map_records(const std::vector<json>& records, const RecordContext&
       m.lr = number(r, "lr");
       m.tokens_per_s = number(r, "tokens_per_s");
       out.progress = ProgressPoint{m.step, m.loss, m.tokens_per_s, time};
-      out.batch.metrics.push_back(std::move(m));
+      if (m.step % std::max<int64_t>(1, ctx.train_stride) == 0 || m.step == ctx.final_step)
+        out.batch.metrics.push_back(std::move(m));
     } else if (kind == "eval") {
       out.batch.metrics.push_back(metric(integer(r, "step"), text(r, "split"), number(r, "loss"), time));
     } else if (kind == "final_eval") {

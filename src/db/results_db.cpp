@@ -446,13 +446,14 @@ std::vector<CellRow> ResultsDb::list_cells(const CellFilter& filter) {
 int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   require_writable("start_attempt");
   Transaction tx(connection_);
-  Statement q = connection_.prepare("SELECT status, attempts, sweep_id, key FROM cells WHERE id = ?");
-  q.bind(1, cell_id);
-  EGM_REQUIRE(q.step(), DbError, "{}: no cell with id {}", path(), cell_id);
-  const std::string status = q.text(0);
-  const int attempt = static_cast<int>(q.int64(1)) + 1;
-  const int64_t sweep_id = q.int64(2);
-  const std::string key = q.text(3);
+  CachedStatement q = connection_.cached("SELECT status, attempts, sweep_id, key FROM cells WHERE id = ?");
+  q->bind(1, cell_id);
+  EGM_REQUIRE(q->step(), DbError, "{}: no cell with id {}", path(), cell_id);
+  const std::string status = q->text(0);
+  const int attempt = static_cast<int>(q->int64(1)) + 1;
+  const int64_t sweep_id = q->int64(2);
+  const std::string key = q->text(3);
+  q->reset();
   EGM_CHECK(status != "done", "start_attempt: cell {} ({}) is already done", cell_id, key);
   const double t = now();
   connection_.execute(
@@ -489,16 +490,17 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
   require_writable("finish_attempt");
   EGM_CHECK(status != RunStatus::running, "finish_attempt: status must be done, failed or interrupted");
   Transaction tx(connection_);
-  Statement q = connection_.prepare(
+  CachedStatement q = connection_.cached(
       "SELECT r.cell_id, r.status, r.attempt, c.sweep_id, c.key FROM runs r JOIN cells c ON c.id = r.cell_id "
       "WHERE r.id = ?");
-  q.bind(1, run_id);
-  EGM_REQUIRE(q.step(), DbError, "{}: no run with id {}", path(), run_id);
-  const int64_t cell_id = q.int64(0);
-  const std::string old_status = q.text(1);
-  const int64_t attempt = q.int64(2);
-  const int64_t sweep_id = q.int64(3);
-  const std::string key = q.text(4);
+  q->bind(1, run_id);
+  EGM_REQUIRE(q->step(), DbError, "{}: no run with id {}", path(), run_id);
+  const int64_t cell_id = q->int64(0);
+  const std::string old_status = q->text(1);
+  const int64_t attempt = q->int64(2);
+  const int64_t sweep_id = q->int64(3);
+  const std::string key = q->text(4);
+  q->reset();
   EGM_CHECK(old_status == "running", "finish_attempt: run {} ({} attempt {}) already ended as {}", run_id, key,
             attempt, old_status);
   const double t = now();
@@ -556,7 +558,7 @@ std::vector<RunRow> ResultsDb::list_runs(const CellFilter& filter) {
 
 void ResultsDb::write_metrics(const std::vector<MetricPoint>& points) {
   if (points.empty()) return;
-  Statement s = connection_.prepare(
+  CachedStatement s = connection_.cached(
       "INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cell_id, split, step) DO UPDATE SET "
       "run_id = excluded.run_id, loss = excluded.loss, lr = excluded.lr, tokens_per_s = excluded.tokens_per_s, "
@@ -564,24 +566,24 @@ void ResultsDb::write_metrics(const std::vector<MetricPoint>& points) {
   const double t = now();
   for (const auto& p : points) {
     EGM_CHECK(!p.split.empty(), "record_metrics: cell {} step {} has no split", p.cell_id, p.step);
-    s.reset();
-    s.bind_all(p.cell_id, p.run_id, p.step, p.split, p.loss, p.lr, p.tokens_per_s, p.time > 0 ? p.time : t);
-    s.run();
+    s->reset();
+    s->bind_all(p.cell_id, p.run_id, p.step, p.split, p.loss, p.lr, p.tokens_per_s, p.time > 0 ? p.time : t);
+    s->run();
   }
 }
 
 void ResultsDb::write_params(const std::vector<ParamValue>& values) {
   if (values.empty()) return;
-  Statement s = connection_.prepare(
+  CachedStatement s = connection_.cached(
       "INSERT INTO params (cell_id, run_id, step, module, layer, idx, name, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (cell_id, step, module, layer, idx, name) DO UPDATE SET run_id = excluded.run_id, "
       "value = excluded.value");
   for (const auto& v : values) {
     EGM_CHECK(!v.module.empty() && !v.name.empty(), "record_params: cell {} step {}: empty module or name",
               v.cell_id, v.step);
-    s.reset();
-    s.bind_all(v.cell_id, v.run_id, v.step, v.module, v.layer, v.idx, v.name, v.value);
-    s.run();
+    s->reset();
+    s->bind_all(v.cell_id, v.run_id, v.step, v.module, v.layer, v.idx, v.name, v.value);
+    s->run();
   }
 }
 

@@ -256,6 +256,7 @@ class ResultsDb {
   ~ResultsDb();
 
   Connection& connection() { return connection_; }
+  const Connection& connection() const { return connection_; }
   const std::string& path() const { return connection_.path(); }
   bool read_only() const { return connection_.mode() == OpenMode::read_only; }
   int schema_version() const { return schema_version_; }

@@ -171,14 +171,18 @@ Connection::Connection(const std::string& path, OpenMode mode, int busy_timeout_
 }
 
 Connection::Connection(Connection&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), mode_(other.mode_) {}
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), mode_(other.mode_),
+      commits_(other.commits_), cache_(std::move(other.cache_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
-    if (db_) sqlite3_close_v2(db_);
+    if (db_) sqlite3_close_v2(db_);  // closes once the cached statements below are finalized
+    cache_.clear();
+    cache_ = std::move(other.cache_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
     mode_ = other.mode_;
+    commits_ = other.commits_;
   }
   return *this;
 }
@@ -191,6 +195,13 @@ Connection::~Connection() {
 
 void Connection::fail(int rc, std::string_view sql) const {
   EGM_THROW(DbError, "{}: {} ({})\n  SQL: {}", path_, sqlite3_errmsg(db_), sqlite3_errstr(rc), sql_excerpt(sql));
+}
+
+CachedStatement Connection::cached(std::string_view sql) {
+  auto it = cache_.find(std::string(sql));
+  if (it == cache_.end()) it = cache_.emplace(std::string(sql), prepare(sql)).first;
+  it->second.reset();
+  return CachedStatement(it->second);
 }
 
 Statement Connection::prepare(std::string_view sql) {
@@ -245,9 +256,9 @@ bool Connection::in_transaction() const { return sqlite3_get_autocommit(db_) == 
 Transaction::Transaction(Connection& connection, Kind kind)
     : connection_(connection), nested_(connection.in_transaction()) {
   if (nested_)
-    connection_.exec("SAVEPOINT egm_nested");  // LIFO: the innermost one is always the one named
+    connection_.execute("SAVEPOINT egm_nested");  // LIFO: the innermost one is always the one named
   else
-    connection_.exec(kind == Kind::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+    connection_.execute(kind == Kind::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
 }
 
 Transaction::~Transaction() {
@@ -258,8 +269,9 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-  connection_.exec(nested_ ? "RELEASE egm_nested" : "COMMIT");
+  connection_.execute(nested_ ? "RELEASE egm_nested" : "COMMIT");
   done_ = true;
+  if (!nested_) ++connection_.commits_;
 }
 
 // ---- helpers ------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -91,6 +92,25 @@ class Statement {
   std::string db_path_;
 };
 
+class Connection;
+
+// A statement from Connection::cached, in use: reset when the guard goes (its
+// bindings cleared and, for a SELECT, its read of the database released, so an
+// unfinished read never holds back a WAL checkpoint).
+class CachedStatement {
+ public:
+  CachedStatement(const CachedStatement&) = delete;
+  CachedStatement& operator=(const CachedStatement&) = delete;
+  ~CachedStatement() { statement_.reset(); }
+  Statement& operator*() { return statement_; }
+  Statement* operator->() { return &statement_; }
+
+ private:
+  friend class Connection;
+  explicit CachedStatement(Statement& statement) : statement_(statement) {}
+  Statement& statement_;
+};
+
 class Connection {
  public:
   // Opens `path`. read_only and read_write require the file to exist (a clear
@@ -107,12 +127,18 @@ class Connection {
   Statement prepare(std::string_view sql);
   // Runs one or more statements that return nothing (schema scripts, pragmas).
   void exec(std::string_view sql);
-  // prepare + bind_all + run; returns the number of rows changed.
+  // The statement for `sql`, prepared once per connection and kept: a writer
+  // runs the same few statements thousands of times a second, and compiling
+  // them each time was a large share of the coordinator's database work.
+  // One statement, like prepare; only for SQL text from the program (each
+  // distinct text is kept until the connection closes).
+  CachedStatement cached(std::string_view sql);
+  // cached + bind_all + run; returns the number of rows changed.
   template <typename... Args>
   int64_t execute(std::string_view sql, const Args&... args) {
-    Statement s = prepare(sql);
-    s.bind_all(args...);
-    s.run();
+    CachedStatement s = cached(sql);
+    s->bind_all(args...);
+    s->run();
     return changes();
   }
 
@@ -124,15 +150,21 @@ class Connection {
 
   const std::string& path() const { return path_; }
   OpenMode mode() const { return mode_; }
+  // Outermost transactions committed through this connection (benchmarks).
+  int64_t commits() const { return commits_; }
   // The raw handle, for the rare call this layer does not wrap (sqlite3_limit).
   sqlite3* handle() { return db_; }
 
  private:
   [[noreturn]] void fail(int rc, std::string_view sql) const;
 
+  friend class Transaction;  // counts commits_
+
   sqlite3* db_ = nullptr;
   std::string path_;
   OpenMode mode_ = OpenMode::read_only;
+  int64_t commits_ = 0;
+  std::unordered_map<std::string, Statement> cache_;  // cached(): by SQL text
 };
 
 // BEGIN on construction, ROLLBACK in the destructor unless commit() ran.

@@ -44,4 +44,9 @@ std::optional<Envelope> InProcessHub::take(int dest) {
   return e;
 }
 
+size_t InProcessHub::queued(int dest) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return mailboxes_.at(static_cast<size_t>(dest)).size();
+}
+
 }  // namespace egm::sweep

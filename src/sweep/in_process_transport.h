@@ -22,6 +22,8 @@ class InProcessHub {
 
   void deliver(int source, int dest, const std::string& bytes);
   std::optional<Envelope> take(int dest);
+  // Messages waiting in `dest`'s mailbox (a simulation's flow control).
+  size_t queued(int dest);
 
  private:
   std::mutex mutex_;

@@ -93,7 +93,7 @@ class BoundedBuilder {
     return add(x);
   }
   bool string(std::string& s) {
-    check_string(s, element_path());
+    check_string(s, [this] { return element_path(); });
     return add(std::move(s));
   }
   bool binary(json::binary_t& b) { return add(json::binary(std::move(b))); }  // not produced by JSON text
@@ -104,7 +104,7 @@ class BoundedBuilder {
   bool key(std::string& k) {
     Frame& f = frames_.back();
     f.key = k;
-    check_string(k, path_of(frames_.size(), /*with_current=*/true));
+    check_string(k, [this] { return path_of(frames_.size(), /*with_current=*/true); });
     if (duplicates_ && !f.keys.insert(k).second) {
       const auto [line, column] = position();
       duplicates_->push_back({path_of(frames_.size(), /*with_current=*/true), k, line, column});
@@ -181,9 +181,12 @@ class BoundedBuilder {
                     detail::location(__FILE__, __LINE__));
   }
 
-  void check_string(const std::string& s, const std::string& path) const {
+  // `path` makes the element's path, only when it is needed for the message
+  // (it was built for every key and string, at more cost than the check itself).
+  template <typename PathFn>
+  void check_string(const std::string& s, PathFn path) const {
     if (s.size() > limits_.max_string)
-      fail(JsonError::Kind::string, path,
+      fail(JsonError::Kind::string, path(),
            fmt::format("string of {} bytes is longer than {} bytes", s.size(), limits_.max_string));
   }
 

@@ -222,3 +222,43 @@ TEST(ResultsDbResume, SetResumedFromStepFillsTheRunningAttempt) {
   EXPECT_THROW(db.set_resumed_from_step(run_id + 1, 40), egm::DbError);
   std::remove(path.c_str());
 }
+
+TEST(RecordMapping, LongRunsKeepAboutKMaxTrainPointsTrainPoints) {
+  // Up to log_interval x kMaxTrainPoints steps every progress record is kept.
+  EXPECT_EQ(ec::train_stride(60, 10), 1);
+  EXPECT_EQ(ec::train_stride(10 * ec::kMaxTrainPoints, 10), 1);
+  // Beyond, a multiple of log_interval that keeps at most kMaxTrainPoints.
+  EXPECT_EQ(ec::train_stride(10 * ec::kMaxTrainPoints + 1, 10), 20);
+  EXPECT_EQ(ec::train_stride(5000, 10), 50);
+  EXPECT_EQ(ec::train_stride(5000, 7), 7 * 8);
+  for (int64_t steps : {1001, 5000, 12345, 100000}) {
+    const int64_t stride = ec::train_stride(steps, 10);
+    EXPECT_EQ(stride % 10, 0) << steps;
+    EXPECT_LE(steps / stride, ec::kMaxTrainPoints) << steps;
+  }
+
+  // A 5,000-step run's progress every 10 steps: the multiples of 50 and the final step.
+  std::vector<nlohmann::json> records;
+  for (int64_t s = 10; s <= 5000; s += 10)
+    records.push_back({{"kind", "progress"}, {"step", s}, {"train_loss", 2.0}, {"time", 1.0}});
+  records.push_back({{"kind", "eval"}, {"step", 5000}, {"split", "eval_val"}, {"loss", 1.5}});
+  const ec::MappedRecords m =
+      ec::map_records(records, {/*sweep*/ 1, /*cell*/ 2, /*run*/ 3, /*final_step*/ 5000, ec::train_stride(5000, 10)});
+  int64_t train = 0;
+  for (const auto& p : m.batch.metrics) {
+    if (p.split != "train") continue;
+    ++train;
+    EXPECT_EQ(p.step % 50, 0) << p.step;
+  }
+  EXPECT_EQ(train, 100);
+  EXPECT_EQ(m.batch.metrics.back().split, "eval_val");  // evals are all kept
+  ASSERT_TRUE(m.progress);
+  EXPECT_EQ(m.progress->step, 5000);  // the live view sees the latest record
+
+  // A final step off the stride is kept too (a resumed run records the same steps).
+  const ec::MappedRecords odd = ec::map_records(
+      {{{"kind", "progress"}, {"step", 4990}, {"time", 1.0}}, {{"kind", "progress"}, {"step", 4995}, {"time", 1.0}}},
+      {1, 2, 3, /*final_step*/ 4995, ec::train_stride(4995, 10)});
+  ASSERT_EQ(odd.batch.metrics.size(), 1u);
+  EXPECT_EQ(odd.batch.metrics[0].step, 4995);
+}
