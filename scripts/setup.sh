@@ -14,7 +14,7 @@ PACKAGES=(
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
   libvalijson-dev libboost-math-dev libssl-dev libcurl4-openssl-dev
-  gnuplot-nox slurm-wlm munge
+  gnuplot-nox slurm-wlm munge iproute2
   libcpp-httplib-dev chromium chromium-driver
 )
 
