@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/variants.h"
+#include "model/flash_attention_kernels.h"
 #include "model/gpt.h"
 
 namespace egm {
@@ -19,12 +20,17 @@ constexpr double kActivationsPerLayer = 20.5;
 
 // [B, H, T, T]-sized fp32 tensors per layer kept for backward, by attention
 // kind and path, plus what backward holds at once for one layer (the gradient
-// of the probabilities and of the scores: 2). On the CPU the causal kernels
-// keep only the probabilities (the dropout mask is recomputed, EGA's key gate
+// of the probabilities and of the scores: 2). On the CPU the flash kernels
+// (flash_attention_kernels.h, the default) form none: 0 and no transients.
+// The older CPU kernels (EGM_ATTENTION_KERNEL=panels) keep only the probabilities (the dropout mask is recomputed, EGA's key gate
 // rides in the value matrix, causal EGA's pair gate is formed in the kernel).
 // LibTorch's generic ops (CUDA) keep the probabilities, the dropout mask (1/4)
 // and the dropped probabilities; EGA adds the gated matrix, causal EGA the
 // gate's logits and the gate.
+bool cpu_kernel_attention(const std::string& attention) {
+  return attention == "standard" || attention == "ega" || attention == "ega_causal";
+}
+
 double attention_matrices(const std::string& attention, bool cuda) {
   if (!cuda && (attention == "standard" || attention == "ega" || attention == "ega_causal")) return 1.0;
   if (attention == "standard") return 2.25;
@@ -51,7 +57,8 @@ MemoryEstimate estimate_training_memory(const RunConfig& c, int64_t parameters, 
   // Every layer's [B, T, d] tensors, the embeddings' two, the final LayerNorm's two.
   e.activations_mb = (L * kActivationsPerLayer + 4.0) * B * T * d * f32 / kMB;
   // Every layer's kept matrices, and backward's two transients of one layer.
-  e.attention_mb = (L * attention_matrices(attention, cuda) + 2.0) * B * H * T * T * f32 / kMB;
+  const bool flash = !cuda && flash_attention_enabled() && cpu_kernel_attention(attention);
+  e.attention_mb = flash ? 0.0 : (L * attention_matrices(attention, cuda) + 2.0) * B * H * T * T * f32 / kMB;
   e.logits_mb = 3.0 * B * T * V * f32 / kMB;
   e.runtime_mb = runtime_mb;
   return e;
