@@ -162,6 +162,9 @@ def main():
                 s.update(preset=preset, threads=threads, variant=variant)
                 cells.append(s)
                 raw.extend(rows)
+                if args.out:  # after every cell, so that a long run stopped early keeps what it measured
+                    with open(args.out, "w") as f:
+                        json.dump({"args": vars(args), "cells": cells, "raw": raw}, f, indent=1)
 
     nan = float("nan")
     print("| preset | thr | variant | egm ms | egm panels ms | per-head ms | batched ms | SDPA ms | compile ms "
@@ -180,9 +183,6 @@ def main():
               f"| {100 * c['mfu']:.1f}% | {c['matmul_gflops']:.0f} | {c['egm_rss_mb']:.0f} | {c['eager_rss_mb']:.0f} "
               f"| {c['egm_rss_mb'] / c['eager_rss_mb']:.2f} | {c['panels_rss_mb']:.0f} "
               f"| {c['load']:.1f} ({lo:.1f}-{hi:.1f}) |")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"args": vars(args), "cells": cells, "raw": raw}, f, indent=1)
 
 
 if __name__ == "__main__":
