@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """What a variant costs over its baseline in egm's own training step (issue 7's overhead targets).
 
 For each round it runs `egm bench --json` once per variant, in an order that rotates every round, and
@@ -6,7 +6,7 @@ reports per pair (variant, baseline) the median over rounds of the paired ratio 
 measured in the same round -- on a shared, noisy machine a ratio of two medians taken at different times
 mixes in the load; a ratio within one round mostly cancels it.
 
-    /usr/bin/python3 tests/bench/overhead.py --preset small --threads 2 --rounds 5 \\
+    python3 tests/bench/overhead.py --preset small --threads 2 --rounds 5 \\
         --pairs ega:base,ega_causal:base,mope:base --env OPENBLAS_CORETYPE=SkylakeX
 """
 

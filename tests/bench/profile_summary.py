@@ -1,11 +1,11 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Per-op time of one training step from an autograd-profiler trace (`egm bench --profile FILE`).
 
 Self time = an op's duration minus that of the ops nested inside it (same thread), so the
 columns add up to the step. Backward ops are grouped under their autograd node name
 ("autograd::engine::evaluate_function: XBackward0") in the inclusive table.
 
-    /usr/bin/python3 tests/bench/profile_summary.py /tmp/trace.json [--top 25]
+    python3 tests/bench/profile_summary.py /tmp/trace.json [--top 25]
 """
 
 import argparse
