@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/grid_analysis.h"
 #include "analysis/render.h"
 #include "analysis/sweep_analysis.h"
 #include "cli/commands.h"
@@ -36,7 +37,12 @@ void run_analyze(const AnalyzeOptions& o) {
   options.analyse_params = !o.no_params;
   const analysis::OutputFormat format = analysis::parse_output_format(o.format);
   db::ResultsDb results = db::open_for_reading(o.db);
-  const analysis::SweepAnalysis a = analysis::analyze_sweep(results, o.sweep, options);
+  const analysis::SweepData data = analysis::load_sweep(results, o.sweep);
+  if (analysis::has_grid(data)) {  // every section per grid point, then across points
+    std::cout << analysis::render_grid(analysis::analyze_grid(data, options), format);
+    return;
+  }
+  const analysis::SweepAnalysis a = analysis::analyze_sweep(data, options);
   std::cout << analysis::render_analysis(a, format);
 }
 

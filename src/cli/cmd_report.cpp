@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/grid_analysis.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
@@ -37,7 +38,15 @@ void run_report(const ReportCliOptions& o) {
   options.analysis.allow_mixed_setups = o.allow_mixed;
   options.analysis.rng_seed = o.seed;
   db::ResultsDb results = db::open_for_reading(o.db);
-  const analysis::ReportResult r = analysis::write_report(results, o.sweep, options);
+  const analysis::SweepData data = analysis::load_sweep(results, o.sweep);
+  if (analysis::has_grid(data)) {  // a full report per grid point, and the comparison across points
+    const analysis::GridReportResult g = analysis::write_grid_report(data, options);
+    std::cout << analysis::render_grid_across_markdown(g.analysis) << "\n";
+    fmt::print("wrote {} files to {} (start with {}/index.md)\n", g.files.size(), g.out_dir, g.out_dir);
+    if (!g.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", g.plot_message);
+    return;
+  }
+  const analysis::ReportResult r = analysis::write_report(data, options);
   std::cout << analysis::render_main_table(r.analysis) << "\n";
   fmt::print("wrote {} files to {} (start with {}/index.md)\n", r.files.size(), r.out_dir, r.out_dir);
   if (!r.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", r.plot_message);

@@ -101,13 +101,16 @@ SweepRow read_sweep(const Statement& s) {
   return r;
 }
 
-constexpr const char* kCellColumns =
-    "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
-    "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, c.final_val, c.best_val, "
-    "c.full_val, c.ar_val, c.ar_ref_val, c.final_step, "
-    "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = 'train'), c.updated_at, "
-    "c.grid_point, c.grid_json "
-    "FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
+// grid_point and grid_json came with schema v3; an older file (read-only) has neither.
+std::string cell_columns_for(int schema_version) {
+  return std::string(
+             "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
+             "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, c.final_val, c.best_val, "
+             "c.full_val, c.ar_val, c.ar_ref_val, c.final_step, "
+             "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = 'train'), c.updated_at, ") +
+         (schema_version >= 3 ? "c.grid_point, c.grid_json" : "NULL, NULL") +
+         " FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
+}
 
 CellRow read_cell(const Statement& s) {
   CellRow r;
@@ -223,6 +226,7 @@ double ResultsDb::now() const {
 }
 
 std::string ResultsDb::sweep_columns() const { return sweep_columns_for(schema_version_); }
+std::string ResultsDb::cell_columns() const { return cell_columns_for(schema_version_); }
 
 void ResultsDb::require_writable(const char* what) const {
   EGM_CHECK(!read_only(), "{}: {} was opened read-only", what, path());
@@ -415,7 +419,7 @@ int ResultsDb::recover_interrupted(int64_t sweep_id, const std::string& reason) 
 
 std::vector<CellRow> ResultsDb::cells_to_run(int64_t sweep_id) {
   Statement s = connection_.prepare(
-      std::string(kCellColumns) +
+      cell_columns() +
       " WHERE c.sweep_id = ? AND (c.status IN ('pending', 'interrupted', 'running') OR "
       "(c.status = 'failed' AND c.failures < c.max_attempts)) ORDER BY c.position");
   s.bind(1, sweep_id);
@@ -425,7 +429,7 @@ std::vector<CellRow> ResultsDb::cells_to_run(int64_t sweep_id) {
 }
 
 CellRow ResultsDb::cell(int64_t cell_id) {
-  Statement s = connection_.prepare(std::string(kCellColumns) + " WHERE c.id = ?");
+  Statement s = connection_.prepare(cell_columns() + " WHERE c.id = ?");
   s.bind(1, cell_id);
   EGM_REQUIRE(s.step(), DbError, "{}: no cell with id {}", path(), cell_id);
   return read_cell(s);
@@ -434,7 +438,7 @@ CellRow ResultsDb::cell(int64_t cell_id) {
 std::vector<CellRow> ResultsDb::list_cells(const CellFilter& filter) {
   Where w;
   filter_cells(w, filter, "c.status");
-  Statement s = connection_.prepare(std::string(kCellColumns) + w.sql() + " ORDER BY s.id, c.position");
+  Statement s = connection_.prepare(cell_columns() + w.sql() + " ORDER BY s.id, c.position");
   w.bind(s);
   std::vector<CellRow> rows;
   while (s.step()) rows.push_back(read_cell(s));

@@ -336,6 +336,7 @@ class ResultsDb {
   void write_params(const std::vector<ParamValue>& values);
   int64_t write_event(const EventInput& event);
   std::string sweep_columns() const;
+  std::string cell_columns() const;
 
   Connection connection_;
   int schema_version_ = 0;

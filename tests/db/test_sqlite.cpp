@@ -223,6 +223,40 @@ TEST(Migrations, VersionOneFileIsReadableAndUpgraded) {
   EXPECT_TRUE(db.list_sweeps()[0].heartbeat_at.has_value());
 }
 
+// A file written before grids (schema v2) stays readable by the read-only
+// verbs (its cells have no grid point), and a sweep in it resumes after the
+// upgrade: its cells are found by key.
+TEST(Migrations, VersionTwoFileCellsAreReadableAndResume) {
+  ScratchDir dir;
+  const std::string path = dir.file("v2.sqlite");
+  int64_t sweep_id = 0, cell_id = 0;
+  {
+    Connection c(path, OpenMode::read_write_create);
+    const auto& all = results_migrations();
+    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 2}), 2);
+    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
+    sweep_id = c.last_insert_rowid();
+    const auto in = egm::testing::make_cell("base", 0);
+    c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
+              "max_attempts, updated_at, status, final_val) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, 1, 'done', 1.5)",
+              sweep_id, in.key, in.variant, in.seed, in.config_json, in.config_hash, in.max_steps, in.max_attempts);
+    cell_id = c.last_insert_rowid();
+  }
+  {
+    ResultsDb reader(path, OpenMode::read_only);
+    EXPECT_EQ(reader.schema_version(), 2);
+    const auto cells = reader.list_cells();
+    ASSERT_EQ(cells.size(), 1u);
+    EXPECT_FALSE(cells[0].grid_point.has_value());
+    EXPECT_FALSE(cells[0].grid_json.has_value());
+    EXPECT_EQ(cells[0].results.final_val, std::optional<double>(1.5));
+  }
+  ResultsDb db(path, OpenMode::read_write);
+  EXPECT_EQ(db.schema_version(), results_schema_version());
+  EXPECT_EQ(db.ensure_cells(sweep_id, {egm::testing::make_cell("base", 0)}), std::vector<int64_t>{cell_id});
+  EXPECT_EQ(db.cells_to_run(sweep_id).size(), 0u);
+}
+
 TEST(Migrations, RefusesForeignDatabasesAndGarbage) {
   ScratchDir dir;
   const std::string foreign = dir.file("foreign.sqlite");
