@@ -1,6 +1,7 @@
 #include "serve/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <fmt/format.h>
 
@@ -12,7 +13,12 @@ namespace egm::serve {
 Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
   // The database must exist and be readable now: a typo in --db is one line at
   // start, not an error page on every request. Read-only: nothing is created.
-  { db::ResultsDb check(options_.site.db_path, db::OpenMode::read_only); }
+  try {
+    db::ResultsDb check(options_.site.db_path, db::OpenMode::read_only);
+  } catch (const DbError& e) {  // one line: SQLite's message without the SQL it ran
+    const std::string what = e.what();
+    EGM_THROW(DbError, "{}", what.substr(0, what.find('\n')));
+  }
   const SiteOptions site = options_.site;
   auto answer = [site](const httplib::Request& req, httplib::Response& res) {
     const Response r = handle_request(site, req.method, req.target);
@@ -42,6 +48,16 @@ Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::
                     "text/html; charset=utf-8");
   });
   http_->set_payload_max_length(1 << 20);  // GET requests carry no body worth reading
+  // httplib listens with a backlog of 5: a burst of connections (a browser
+  // opening several, many users, the 200-request test) overflows it and the
+  // extra clients wait for TCP's SYN retransmissions (1, 3, 7, ... s). Keep
+  // httplib's socket options and remember the socket, to listen() on it again
+  // with the system's backlog once bound (Linux takes the new value).
+  auto listening = std::make_shared<int>(-1);
+  http_->set_socket_options([listening](int sock) {
+    httplib::default_socket_options(sock);
+    *listening = sock;
+  });
   if (options_.port < 0 || options_.port > 65535) EGM_THROW(ConfigError, "--port {}: not a port (0-65535)", options_.port);
   if (options_.port == 0) {
     port_ = http_->bind_to_any_port(options_.host);
@@ -52,6 +68,7 @@ Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::
                 options_.port);
     port_ = options_.port;
   }
+  if (*listening >= 0) ::listen(*listening, SOMAXCONN);
 }
 
 Server::~Server() { stop(); }
