@@ -17,6 +17,7 @@ PACKAGES=(
   gnuplot-nox slurm-wlm munge iproute2
   libcpp-httplib-dev chromium chromium-driver
 )
+# libcpp-httplib-dev: egm serve; chromium + chromium-driver: its browser tests (tests/serve).
 
 missing=()
 for p in "${PACKAGES[@]}"; do
