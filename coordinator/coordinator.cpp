@@ -218,6 +218,8 @@ int Coordinator::main_loop() {
       pass.begin();
       handle(*r);
       got = true;
+      if (commit_now_) pass.commit();  // a checkpoint record: visible at once, as its file is
+      commit_now_ = false;
     }
     if (!stopping_ && stop_requested()) begin_stop(stop_signal());
     beat();
@@ -357,6 +359,10 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
     tx.commit();
   }
   if (mapped.resumed_from_step) job->resumed_recorded = true;
+  // The checkpoint is on disk already; its record (and the steps before it)
+  // are committed before the next message, so a job killed now leaves no
+  // gap between what the database holds and where the run resumes.
+  if (mapped.checkpoint_step) commit_now_ = true;
   if (mapped.progress) {
     const ProgressPoint& p = *mapped.progress;
     if (!job->first_progress) {

@@ -174,6 +174,7 @@ class Coordinator {
   int interrupted_attempts_ = 0;
   Clock::time_point last_heartbeat_;
   bool workers_left_in_order_ = true;
+  bool commit_now_ = false;  // main_loop commits its pass after the message that set it
 };
 
 // "SIGUSR2 (time-limit warning)", "SIGTERM (preemption or cancel)", ...
