@@ -50,13 +50,47 @@ endif()
 if(TORCH_CXX_FLAGS)
   target_compile_options(egm_torch INTERFACE ${TORCH_CXX_FLAGS})
 endif()
-# <torch/torch.h> costs ~16 s of compile per translation unit (-O2). A
-# precompiled header (per target, propagated to everything linking egm::torch)
-# measured 30 s and 570 MB to build and ~6 s saved per unit, so it is opt-in.
-option(EGM_PRECOMPILE_TORCH "Precompile <torch/torch.h> per target (measured: saves ~6 s per unit after 30 s and 570 MB per target; off)" OFF)
-if(EGM_PRECOMPILE_TORCH)
-  target_precompile_headers(egm_torch INTERFACE <torch/torch.h>)
+# One precompiled <torch/torch.h> for the whole build. Parsing it costs ~20 s
+# of CPU per translation unit (Release, GCC 12, LibTorch 2.11); from a
+# precompiled header a unit pays ~7 s (template instantiations GCC defers to
+# the end of every unit) plus its own code. egm_torch_pch builds the header
+# once (~45 s, ~700 MB) and every torch-heavy target reuses it (REUSE_FROM):
+# their flags match it (same build type, same torch/fmt definitions; GCC
+# ignores include paths and warning flags, and -Winvalid-pch says when a unit
+# falls back to parsing). egm_torch_pch(TARGET [ONLY src...]) applies it to a
+# target, or to the named sources only (the others do not need torch).
+# Measurements: results/BENCHMARKS.md, "Compile cost".
+option(EGM_TORCH_PCH "Precompile <torch/torch.h> once and reuse it in every torch-heavy target" ON)
+if(EGM_TORCH_PCH)
+  add_library(egm_torch_pch STATIC "${CMAKE_CURRENT_LIST_DIR}/torch_pch.cpp")
+  # fmt for FMT_SHARED (LibTorch's headers include fmt) and the warnings for -Wpedantic (it
+  # undefines __cpp_runtime_arrays): the predefined macros must match the users'.
+  target_link_libraries(egm_torch_pch PRIVATE egm::torch fmt::fmt nlohmann_json::nlohmann_json egm::warnings)
+  target_precompile_headers(egm_torch_pch PRIVATE <torch/torch.h>)
+  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache")
+    # ccache's preprocessor mode must see the header the unit was compiled with
+    # (the launcher sets the sloppiness ccache needs for precompiled headers).
+    target_compile_options(egm_torch_pch PRIVATE -fpch-preprocess)
+  endif()
 endif()
+function(egm_torch_pch target)
+  if(NOT EGM_TORCH_PCH)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "ONLY" ${ARGN})
+  target_precompile_headers(${target} REUSE_FROM egm_torch_pch)
+  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache")
+    target_compile_options(${target} PRIVATE -fpch-preprocess)
+  endif()
+  if(ARG_ONLY)
+    get_target_property(_sources ${target} SOURCES)
+    foreach(_src IN LISTS _sources)
+      if(NOT _src IN_LIST ARG_ONLY)
+        set_source_files_properties(${_src} TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      endif()
+    endforeach()
+  endif()
+endfunction()
 
 # tcmalloc for the user binaries. glibc's malloc hands every freed block above 32 MB
 # straight back to the kernel (munmap), and a training step allocates and frees several

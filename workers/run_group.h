@@ -6,7 +6,7 @@
 // over the in-process transport) trains 1-rank runs only.
 #pragma once
 
-#include <torch/torch.h>
+#include <c10/core/Device.h>
 
 #include <functional>
 #include <memory>
@@ -29,6 +29,6 @@ class RunGroup {
 // i is world_ranks[i], so world_ranks[0] is the trainer's rank 0) for a run on
 // `device`. Collective over exactly those ranks.
 using RunGroupFactory =
-    std::function<std::unique_ptr<RunGroup>(const std::vector<int>& world_ranks, const torch::Device& device)>;
+    std::function<std::unique_ptr<RunGroup>(const std::vector<int>& world_ranks, const c10::Device& device)>;
 
 }  // namespace egm::worker

@@ -1,5 +1,7 @@
 #include "data/batch_sampler.h"
 
+#include <torch/torch.h>
+
 #include "util/error.h"
 
 namespace egm {

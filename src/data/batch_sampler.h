@@ -7,7 +7,7 @@
 // 1-rank global batch; and resuming needs nothing but the step.
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 
@@ -16,8 +16,8 @@
 namespace egm {
 
 struct Batch {
-  torch::Tensor x;  // [n, T] int64 inputs
-  torch::Tensor y;  // [n, T] int64 targets (x shifted by one)
+  at::Tensor x;  // [n, T] int64 inputs
+  at::Tensor y;  // [n, T] int64 targets (x shifted by one)
 };
 
 class BatchSampler {
@@ -39,8 +39,8 @@ class BatchSampler {
   int64_t block_size() const { return block_size_; }
 
  private:
-  Batch gather(Split split, const torch::Tensor& offsets) const;
-  torch::Tensor random_offsets(Split split, uint64_t stream, int64_t step, int64_t first, int64_t count) const;
+  Batch gather(Split split, const at::Tensor& offsets) const;
+  at::Tensor random_offsets(Split split, uint64_t stream, int64_t step, int64_t first, int64_t count) const;
 
   const Corpus& corpus_;
   int64_t block_size_;

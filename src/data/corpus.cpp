@@ -1,5 +1,7 @@
 #include "data/corpus.h"
 
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <cmath>
 

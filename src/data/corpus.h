@@ -3,7 +3,7 @@
 // validation (SPEC.md section 3).
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <string>
@@ -29,7 +29,7 @@ class Corpus {
   int64_t size() const { return train_.numel() + val_.numel(); }
 
   // Token ids of a split, as a 1-D int64 tensor on the CPU.
-  const torch::Tensor& tokens(Split split) const { return split == Split::train ? train_ : val_; }
+  const at::Tensor& tokens(Split split) const { return split == Split::train ? train_ : val_; }
 
   std::vector<int64_t> encode(const std::string& text) const;
   std::string decode(const std::vector<int64_t>& ids) const;
@@ -39,7 +39,7 @@ class Corpus {
   std::string sha256_;
   std::string vocab_;
   int16_t index_of_[256] = {};
-  torch::Tensor train_, val_;
+  at::Tensor train_, val_;
 };
 
 }  // namespace egm

@@ -1,5 +1,7 @@
 #include "dist/bucketing.h"
 
+#include <torch/torch.h>
+
 #include "util/error.h"
 
 namespace egm::dist {

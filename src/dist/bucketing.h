@@ -5,7 +5,7 @@
 // and copied back. A tensor larger than the cap gets a bucket of its own.
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <functional>
@@ -21,25 +21,25 @@ struct Bucket {
   std::vector<size_t> indices;  // positions in the tensor list, ascending and consecutive
   int64_t numel = 0;            // elements over all its tensors
   int64_t bytes = 0;
-  torch::ScalarType dtype = torch::kFloat;
-  torch::Device device = torch::kCPU;
+  at::ScalarType dtype = at::kFloat;
+  at::Device device = at::kCPU;
 };
 
 // Groups `tensors` in order: a bucket ends where the dtype or device changes
 // or where the next tensor would take it past `bucket_bytes`. Every tensor
 // must be defined; bucket_bytes must be positive.
-std::vector<Bucket> plan_buckets(const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes);
+std::vector<Bucket> plan_buckets(const std::vector<at::Tensor>& tensors, int64_t bucket_bytes);
 
 // The bucket's tensors as one 1-D contiguous tensor (on their device). A
 // bucket of one contiguous tensor is a view of it (no copy).
-torch::Tensor flatten(const std::vector<torch::Tensor>& tensors, const Bucket& bucket);
+at::Tensor flatten(const std::vector<at::Tensor>& tensors, const Bucket& bucket);
 
 // Copies `flat` (as produced by flatten) back into the bucket's tensors, in
 // place; skips tensors `flat` is already a view of.
-void unflatten_into(const torch::Tensor& flat, std::vector<torch::Tensor>& tensors, const Bucket& bucket);
+void unflatten_into(const at::Tensor& flat, std::vector<at::Tensor>& tensors, const Bucket& bucket);
 
 // flatten -> reduce(bucket, flat) in place -> unflatten_into, bucket by bucket.
-void for_each_bucket(std::vector<torch::Tensor>& tensors, int64_t bucket_bytes,
-                     const std::function<void(const Bucket&, torch::Tensor&)>& reduce);
+void for_each_bucket(std::vector<at::Tensor>& tensors, int64_t bucket_bytes,
+                     const std::function<void(const Bucket&, at::Tensor&)>& reduce);
 
 }  // namespace egm::dist

@@ -5,7 +5,7 @@
 // (see mpi_communicator.h / nccl_communicator.h).
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 #include <memory>
 #include <string>
@@ -21,9 +21,9 @@ class Communicator {
   virtual std::string backend() const = 0;  // "none", "mpi", "nccl"
 
   // Replaces each tensor by its mean over the ranks (in place).
-  virtual void allreduce_mean(std::vector<torch::Tensor>& tensors) = 0;
+  virtual void allreduce_mean(std::vector<at::Tensor>& tensors) = 0;
   // Copies root's tensor into every rank's (in place).
-  virtual void broadcast(torch::Tensor& tensor, int root) = 0;
+  virtual void broadcast(at::Tensor& tensor, int root) = 0;
   virtual void barrier() = 0;
 };
 
@@ -33,8 +33,8 @@ class LocalCommunicator : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string backend() const override { return "none"; }
-  void allreduce_mean(std::vector<torch::Tensor>&) override {}
-  void broadcast(torch::Tensor&, int) override {}
+  void allreduce_mean(std::vector<at::Tensor>&) override {}
+  void broadcast(at::Tensor&, int) override {}
   void barrier() override {}
 };
 

@@ -1,5 +1,7 @@
 #include "dist/make_communicator.h"
 
+#include <torch/torch.h>
+
 #include "dist/mpi_communicator.h"
 #if defined(EGM_HAVE_NCCL)
 #include "dist/nccl_communicator.h"

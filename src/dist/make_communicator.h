@@ -21,9 +21,9 @@ namespace egm {
 bool have_nccl();
 
 // The backend make_communicator picks for `device` ("nccl" or "mpi"), without making it.
-std::string backend_for(const torch::Device& device);
+std::string backend_for(const at::Device& device);
 
-std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const torch::Device& device,
+std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const at::Device& device,
                                                 int64_t bucket_bytes = dist::kDefaultBucketBytes);
 
 }  // namespace egm

@@ -56,8 +56,8 @@ class NcclCommunicator : public Communicator {
   std::string backend() const override { return "nccl"; }
 
   // CUDA tensors (float32/float64/float16/bfloat16) over NCCL, CPU ones over MPI.
-  void allreduce_mean(std::vector<torch::Tensor>& tensors) override;
-  void broadcast(torch::Tensor& tensor, int root) override;
+  void allreduce_mean(std::vector<at::Tensor>& tensors) override;
+  void broadcast(at::Tensor& tensor, int root) override;
   void barrier() override;  // MPI_Barrier (host-side: it does not wait for queued GPU work)
 
   int device_index() const { return device_; }

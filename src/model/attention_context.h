@@ -4,15 +4,15 @@
 // kernels apply the mask themselves and take only the ALiBi part.
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 namespace egm {
 
 struct AttentionContext {
-  torch::Tensor rope_cos;    // [T, head/2], undefined without RoPE
-  torch::Tensor rope_sin;    // [T, head/2]
-  torch::Tensor score_bias;  // [1 or H, T, T]: 0 / -inf causal mask (+ ALiBi)
-  torch::Tensor alibi_bias;  // [H, T, T]: the ALiBi part alone, undefined without ALiBi
+  at::Tensor rope_cos;    // [T, head/2], undefined without RoPE
+  at::Tensor rope_sin;    // [T, head/2]
+  at::Tensor score_bias;  // [1 or H, T, T]: 0 / -inf causal mask (+ ALiBi)
+  at::Tensor alibi_bias;  // [H, T, T]: the ALiBi part alone, undefined without ALiBi
 };
 
 }  // namespace egm

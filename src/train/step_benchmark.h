@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include <torch/types.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 
 #include "config/run_config.h"
 #include "data/corpus.h"
@@ -51,7 +52,7 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
 // The sgemm rate (GFLOP/s) of [n, n] x [n, n] products on the current threads.
 double measure_matmul_gflops(int64_t n = 512, double seconds = 1.0);
 // The dense matrix-product rate (GFLOP/s) of `device` (CUDA) in `dtype`, [n, n] x [n, n].
-double measure_device_matmul_gflops(const torch::Device& device, torch::ScalarType dtype, int64_t n = 8192,
+double measure_device_matmul_gflops(const c10::Device& device, c10::ScalarType dtype, int64_t n = 8192,
                                     double seconds = 1.0);
 
 // Model FLOPs of one training step (forward + backward), the usual estimate:

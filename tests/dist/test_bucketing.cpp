@@ -2,6 +2,7 @@
 // the byte sizes), flatten/unflatten round trips over mixed shapes, dtypes
 // and layouts, and the one-call-per-bucket driver.
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include "dist/bucketing.h"
 #include "util/error.h"

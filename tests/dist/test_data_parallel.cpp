@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <cmath>

@@ -7,6 +7,7 @@
 // LibTorch; without them those tests skip and say why. Run under mpirun -np 2.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <torch/torch.h>
 
 #include "dist/make_communicator.h"
 #include "dist/nccl_communicator.h"

@@ -1,5 +1,6 @@
 // The corpus, its splits and the counter-based batch sampler.
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <filesystem>
 #include <fstream>
