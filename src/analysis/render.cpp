@@ -26,7 +26,6 @@ std::string p_text(double p) {
   if (!std::isfinite(p)) return "-";
   return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.3g}", p);
 }
-std::string percent(double level) { return fmt::format("{:g}%", level * 100.0); }
 std::string share(double x) { return std::isfinite(x) ? fmt::format("{:.0f}%", 100.0 * x) : "-"; }
 
 // "1.5000 ± 0.0497 (3)", "1.5000 (1 seed, no interval)", "not measured".

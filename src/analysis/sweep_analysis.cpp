@@ -22,8 +22,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string percent(double level) { return fmt::format("{:g}%", level * 100.0); }
-
 // Why a cell does not count for `metric`, or nullopt when it counts.
 std::optional<std::string> exclusion_reason(const CellData& cell, Metric metric) {
   const db::CellRow& c = cell.row;
@@ -296,6 +294,8 @@ std::string setup_refusal(const std::vector<SetupConflict>& conflicts) {
 }
 
 }  // namespace
+
+std::string percent(double level) { return fmt::format("{:g}%", level * 100.0); }
 
 const char* verdict_label(stats::Verdict verdict) {
   switch (verdict) {

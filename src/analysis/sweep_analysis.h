@@ -158,6 +158,8 @@ struct SweepAnalysis {
 SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& options = {});
 SweepAnalysis analyze_sweep(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options = {});
 
+// A coverage level as people write it: 0.95 -> "95%".
+std::string percent(double level);
 // "superadditive: the 95% interval of I lies above 0", ...
 std::string verdict_sentence(stats::Verdict verdict, double level);
 // "superadditive", "additive-consistent", "subadditive", "no interval"

@@ -34,6 +34,7 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/process_info.h"
+#include "util/shell.h"
 
 namespace egm::cli {
 namespace {
@@ -78,16 +79,6 @@ std::vector<std::string> split_words(const std::string& text) {
   EGM_REQUIRE(!quote, ConfigError, "--mpirun-args: unbalanced quote in {}", text);
   if (in_word) words.push_back(word);
   return words;
-}
-
-std::string shell_quote(const std::string& word) {
-  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("_./:=@%+,-", ch) != nullptr;
-  });
-  if (plain) return word;
-  std::string out = "'";
-  for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
 }
 
 // The folder of the running egm binary; egm-coordinator and egm-worker are built next to it.

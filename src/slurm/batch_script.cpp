@@ -8,6 +8,7 @@
 
 #include "slurm/sbatch_template.h"
 #include "util/error.h"
+#include "util/shell.h"
 
 namespace egm::slurm {
 namespace {
@@ -252,23 +253,6 @@ std::string render_batch_script(const BatchParams& params) {
       {"cpus_per_task", r.at("cpus_per_task")},
   };
   return substitute(batch_script_template(), values);
-}
-
-std::string shell_quote(std::string_view value) {
-  bool safe = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
-  });
-  if (safe) return std::string(value);
-  std::string quoted = "'";
-  for (char c : value) {
-    if (c == '\'') {
-      quoted += "'\\''";  // close, escaped quote, reopen
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
 }
 
 std::int64_t parse_slurm_time_seconds(std::string_view time) {

@@ -40,10 +40,6 @@ std::string render_batch_script(const BatchParams& params);
 // The raw template text, as embedded at build time.
 std::string_view batch_script_template();
 
-// `value` as one shell word: unchanged when it has only safe characters
-// ([A-Za-z0-9_@%+=:,./-]), otherwise in single quotes ('it'\''s').
-std::string shell_quote(std::string_view value);
-
 // A Slurm time limit in seconds: "M", "M:S", "H:M:S", "D-H", "D-H:M" or
 // "D-H:M:S" (sbatch --time). Throws ConfigError for anything else.
 std::int64_t parse_slurm_time_seconds(std::string_view time);

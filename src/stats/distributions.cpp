@@ -46,17 +46,6 @@ double t_two_sided_p(double t, double df) {
   return p > 1.0 ? 1.0 : p;
 }
 
-double normal_cdf(double z) {
-  EGM_REQUIRE(!std::isnan(z), ConfigError, "z is NaN");
-  if (std::isinf(z)) return z > 0 ? 1.0 : 0.0;
-  return bm::cdf(bm::normal(), z);
-}
-
-double normal_quantile(double p) {
-  require_probability(p, "normal quantile probability");
-  return bm::quantile(bm::normal(), p);
-}
-
 double normal_two_sided_p(double z) {
   EGM_REQUIRE(!std::isnan(z), ConfigError, "z is NaN");
   if (std::isinf(z)) return 0.0;

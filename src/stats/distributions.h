@@ -1,4 +1,4 @@
-// Student-t and standard normal quantiles and tail probabilities, the only
+// Student-t quantiles and tail probabilities and the normal tail, the only
 // places where the library touches Boost.Math. Arguments are checked here so
 // callers get egm::ConfigError instead of Boost's std::domain_error.
 #pragma once
@@ -13,8 +13,6 @@ double t_critical(double level, double df);
 // Two-sided p-value P(|T| >= |t|) for T ~ t_df. t may be +-infinity (-> 0).
 double t_two_sided_p(double t, double df);
 
-double normal_cdf(double z);
-double normal_quantile(double p);
 // Two-sided p-value P(|Z| >= |z|) for Z ~ N(0, 1).
 double normal_two_sided_p(double z);
 

@@ -27,10 +27,4 @@ const char* sigma_region_name(SigmaRegion region) {
   return "?";
 }
 
-std::array<std::size_t, 5> count_sigma_regions(const std::vector<double>& sigmas) {
-  std::array<std::size_t, 5> counts{};
-  for (double s : sigmas) ++counts[static_cast<std::size_t>(sigma_region(s))];
-  return counts;
-}
-
 }  // namespace egm::stats

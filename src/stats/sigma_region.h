@@ -3,10 +3,6 @@
 // >= 55, plus "below 1" for widths under one character.
 #pragma once
 
-#include <array>
-#include <cstddef>
-#include <vector>
-
 namespace egm::stats {
 
 enum class SigmaRegion { below_one, character, word, clause, sentence };
@@ -14,8 +10,5 @@ enum class SigmaRegion { below_one, character, word, clause, sentence };
 // Throws ConfigError for a non-finite or non-positive sigma.
 SigmaRegion sigma_region(double sigma);
 const char* sigma_region_name(SigmaRegion region);  // "below_1", "character", ...
-
-// How many sigmas fall in each region, indexed by SigmaRegion.
-std::array<std::size_t, 5> count_sigma_regions(const std::vector<double>& sigmas);
 
 }  // namespace egm::stats

@@ -272,12 +272,6 @@ json to_json(const RunOutcome& o) {
           {"tokens_per_s", number_or_null(o.tokens_per_s)}};
 }
 
-RunOutcome outcome_from_json(const json& j) {
-  static const std::string from = "JSON";
-  EGM_REQUIRE(j.is_object(), ProtocolError, "run outcome: expected a JSON object, got {}", j.type_name());
-  return outcome_from_reader(Reader(j, "run outcome", from));
-}
-
 namespace {
 RunOutcome outcome_from_reader(const Reader& r) {
   RunOutcome o;

@@ -266,6 +266,5 @@ std::string encode_frame(uint16_t version, uint16_t kind, const std::string& bod
 // JSON forms of the bodies (also the body of the frame).
 nlohmann::json to_json(const Message& message);
 nlohmann::json to_json(const RunOutcome& outcome);
-RunOutcome outcome_from_json(const nlohmann::json& j);
 
 }  // namespace egm::sweep

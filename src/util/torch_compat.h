@@ -88,17 +88,4 @@ class NoAutocast {
   c10::impl::ExcludeDispatchKeyGuard guard_;
 };
 
-// Fused attention where the LibTorch version has it (2.x): softmax(q k^T * scale
-// + bias) v with an additive float bias (EGA's gate is such a bias in eval).
-inline constexpr bool kHasFusedAttention = TORCH_VERSION_MAJOR >= 2;
-inline torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                     const torch::Tensor& bias, double dropout_p) {
-#if TORCH_VERSION_MAJOR >= 2
-  return at::scaled_dot_product_attention(q, k, v, bias, dropout_p, /*is_causal=*/false);
-#else
-  (void)q, (void)k, (void)v, (void)bias, (void)dropout_p;
-  TORCH_CHECK(false, "fused attention needs LibTorch >= 2.0");
-#endif
-}
-
 }  // namespace egm::compat

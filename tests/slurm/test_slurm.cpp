@@ -19,6 +19,7 @@
 #include "slurm/slurm_env.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "util/shell.h"
 
 namespace {
 
@@ -123,7 +124,7 @@ TEST(BatchScript, DerivedLines) {
   // Defaults: one node, one core per rank, the egm-sweep log name.
   EXPECT_NE(script.find("\n#SBATCH --nodes=1\n"), std::string::npos);
   EXPECT_NE(script.find("\n#SBATCH --output=egm-sweep-%j.out\n"), std::string::npos);
-  EXPECT_NE(script.find("export EGM_REQUEUE_EXIT_CODE=75\n"), std::string::npos);
+  EXPECT_NE(script.find("if [ \"$status\" -ne 75 ]; then\n"), std::string::npos) << "requeues on the coordinator's 75";
   EXPECT_EQ(script.find("{{"), std::string::npos);
   EXPECT_EQ(script.find("--partition"), std::string::npos) << "absent optional parameters add no line";
 }
@@ -257,16 +258,16 @@ TEST(ShellQuote, BashReadsBackTheOriginal) {
       "plain",  "with space", "it's",   "$HOME",     "`date`",   "a\"b",   "*",    "",
       "back\\slash", "semi;colon", "~user", "!bang", "tab\there", "''",   "-n", "%j.out"};
   std::string script;
-  for (const auto& v : values) script += "printf '%s\\0' " + egm::slurm::shell_quote(v) + "\n";
+  for (const auto& v : values) script += "printf '%s\\0' " + egm::shell_quote(v) + "\n";
   std::string out = run_bash(script);
   std::vector<std::string> read_back;
   for (std::size_t start = 0, end; (end = out.find('\0', start)) != std::string::npos; start = end + 1)
     read_back.push_back(out.substr(start, end - start));
   EXPECT_EQ(read_back, values);
   // Safe words stay bare, the rest are single-quoted.
-  EXPECT_EQ(egm::slurm::shell_quote("egm-sweep-%j.out"), "egm-sweep-%j.out");
-  EXPECT_EQ(egm::slurm::shell_quote("it's"), "'it'\\''s'");
-  EXPECT_EQ(egm::slurm::shell_quote(""), "''");
+  EXPECT_EQ(egm::shell_quote("egm-sweep-%j.out"), "egm-sweep-%j.out");
+  EXPECT_EQ(egm::shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(egm::shell_quote(""), "''");
 }
 
 TEST(SlurmTime, ParsesEverySbatchForm) {

@@ -1,0 +1,25 @@
+#include "util/shell.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace egm {
+
+std::string shell_quote(std::string_view value) {
+  const bool safe = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+  });
+  if (safe) return std::string(value);
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\'') {
+      quoted += "'\\''";  // close, escaped quote, reopen
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+}  // namespace egm
