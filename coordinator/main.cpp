@@ -10,7 +10,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/failure_injection.h"
 #include "launch/launch_options.h"
-#include "sweep/mpi_scope.h"
+#include "mpi/scope.h"
 #include "sweep/mpi_transport.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   // Before MPI starts, so a signal that arrives early is not lost either.
   egm::install_stop_signal_handlers();
   try {
-    egm::sweep::MpiScope mpi(&argc, &argv);
+    egm::mpi::Scope mpi(&argc, &argv);
     int code = kExitError;
     bool in_order = true;
     {

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "sweep/mpi_scope.h"
+#include "mpi/scope.h"
 #include "sweep/mpi_transport.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   // the training loop polls: the run checkpoints and reports "interrupted".
   egm::install_stop_signal_handlers();
   try {
-    egm::sweep::MpiScope mpi(&argc, &argv);
+    egm::mpi::Scope mpi(&argc, &argv);
     int code = 0;
     {
       egm::sweep::MpiTransport transport;

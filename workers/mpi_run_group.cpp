@@ -1,7 +1,9 @@
 #include "workers/mpi_run_group.h"
 
+#include <torch/torch.h>
+
 #include "dist/make_communicator.h"
-#include "dist/mpi_check.h"
+#include "mpi/check.h"
 #include "util/error.h"
 
 namespace egm::worker {
@@ -16,28 +18,26 @@ constexpr int kGroupTag = 4242;
 MpiRunGroup::MpiRunGroup(MPI_Comm world, const std::vector<int>& world_ranks, const torch::Device& device) {
   EGM_REQUIRE(!world_ranks.empty(), ConfigError, "a run group needs at least one rank");
   MPI_Group world_group = MPI_GROUP_NULL, run_group = MPI_GROUP_NULL;
-  EGM_DIST_MPI_CHECK(MPI_Comm_group(world, &world_group));
+  EGM_MPI_CHECK(MPI_Comm_group(world, &world_group));
   const int rc_incl =
       MPI_Group_incl(world_group, static_cast<int>(world_ranks.size()), world_ranks.data(), &run_group);
   MPI_Group_free(&world_group);
-  EGM_DIST_MPI_CHECK(rc_incl);
-  const int rc_create = MPI_Comm_create_group(world, run_group, kGroupTag, &group_);
+  EGM_MPI_CHECK(rc_incl);
+  MPI_Comm group = MPI_COMM_NULL;
+  const int rc_create = MPI_Comm_create_group(world, run_group, kGroupTag, &group);
   MPI_Group_free(&run_group);
-  EGM_DIST_MPI_CHECK(rc_create);
-  EGM_DIST_MPI_CHECK(MPI_Comm_set_errhandler(group_, MPI_ERRORS_RETURN));
-  communicator_ = make_communicator(group_, device);
+  EGM_MPI_CHECK(rc_create);
+  group_ = mpi::Comm::adopt(group);
+  communicator_ = make_communicator(group_.get(), device);
 }
 
 MpiRunGroup::~MpiRunGroup() {
-  communicator_.reset();  // frees its duplicate first
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (group_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&group_);
+  communicator_.reset();  // frees its duplicate first; group_ then frees itself
 }
 
 int MpiRunGroup::agree_max(int mine) {
   int agreed = 0;
-  EGM_DIST_MPI_CHECK(MPI_Allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, group_));
+  EGM_MPI_CHECK(MPI_Allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, group_.get()));
   return agreed;
 }
 

@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include "mpi/comm.h"
 #include "workers/run_group.h"
 
 namespace egm::worker {
@@ -16,8 +17,8 @@ namespace egm::worker {
 class MpiRunGroup : public RunGroup {
  public:
   // Collective over `world_ranks` (ranks of `world`).
-  MpiRunGroup(MPI_Comm world, const std::vector<int>& world_ranks, const torch::Device& device);
-  ~MpiRunGroup() override;
+  MpiRunGroup(MPI_Comm world, const std::vector<int>& world_ranks, const c10::Device& device);
+  ~MpiRunGroup() override;  // the Communicator (and its duplicate) first, then the group
   MpiRunGroup(const MpiRunGroup&) = delete;
   MpiRunGroup& operator=(const MpiRunGroup&) = delete;
 
@@ -25,7 +26,7 @@ class MpiRunGroup : public RunGroup {
   int agree_max(int mine) override;
 
  private:
-  MPI_Comm group_ = MPI_COMM_NULL;
+  mpi::Comm group_;
   std::unique_ptr<Communicator> communicator_;
 };
 

@@ -1,9 +1,11 @@
 #include "dist/mpi_communicator.h"
 
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <climits>
 
-#include "dist/mpi_check.h"
+#include "mpi/check.h"
 #include "util/error.h"
 
 namespace egm {
@@ -27,16 +29,9 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, int64_t bucket_bytes) : bucket_b
   EGM_CHECK(comm != MPI_COMM_NULL, "MpiCommunicator needs a communicator, got MPI_COMM_NULL");
   EGM_CHECK(bucket_bytes > 0, "bucket size must be positive, got {} bytes", bucket_bytes);
   // Errors on `comm` itself still go to its handler (fatal by default); ours return.
-  EGM_DIST_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
-  EGM_DIST_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
-  EGM_DIST_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
-  EGM_DIST_MPI_CHECK(MPI_Comm_size(comm_, &size_));
-}
-
-MpiCommunicator::~MpiCommunicator() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+  comm_ = mpi::Comm::duplicate(comm);
+  rank_ = comm_.rank();
+  size_ = comm_.size();
 }
 
 void MpiCommunicator::allreduce_sum_in_place(torch::Tensor& flat) {
@@ -45,7 +40,7 @@ void MpiCommunicator::allreduce_sum_in_place(torch::Tensor& flat) {
   const auto element = static_cast<int64_t>(flat.element_size());
   for (int64_t done = 0; done < flat.numel();) {
     const int64_t count = std::min(kMaxCount, flat.numel() - done);
-    EGM_DIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data + done * element, static_cast<int>(count), type, MPI_SUM, comm_));
+    EGM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data + done * element, static_cast<int>(count), type, MPI_SUM, comm_.get()));
     ++allreduce_calls_;
     done += count;
   }
@@ -77,12 +72,12 @@ void MpiCommunicator::broadcast(torch::Tensor& tensor, int root) {
   const auto bytes = static_cast<int64_t>(host.nbytes());
   for (int64_t done = 0; done < bytes;) {
     const int64_t count = std::min(kMaxCount, bytes - done);
-    EGM_DIST_MPI_CHECK(MPI_Bcast(data + done, static_cast<int>(count), MPI_BYTE, root, comm_));
+    EGM_MPI_CHECK(MPI_Bcast(data + done, static_cast<int>(count), MPI_BYTE, root, comm_.get()));
     done += count;
   }
   if (!host.is_same(tensor)) tensor.copy_(host);
 }
 
-void MpiCommunicator::barrier() { EGM_DIST_MPI_CHECK(MPI_Barrier(comm_)); }
+void MpiCommunicator::barrier() { EGM_MPI_CHECK(MPI_Barrier(comm_.get())); }
 
 }  // namespace egm

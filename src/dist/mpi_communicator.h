@@ -5,7 +5,7 @@
 // It works on a duplicate of the caller's communicator (MPI_COMM_WORLD in
 // tests; the run's group communicator from MPI_Comm_create_group in a sweep),
 // so its collectives never match the caller's messages, and sets
-// MPI_ERRORS_RETURN on it so failures become egm::Error (mpi_check.h).
+// MPI_ERRORS_RETURN on it so failures become egm::Error (src/mpi).
 // Tensors: float32/float64 for allreduce_mean (gradients, losses), any dtype
 // for broadcast. CPU tensors go to MPI directly; tensors on another device
 // (CUDA without the NCCL backend) are staged through host memory.
@@ -17,6 +17,7 @@
 
 #include "dist/bucketing.h"
 #include "dist/communicator.h"
+#include "mpi/comm.h"
 
 namespace egm {
 
@@ -24,7 +25,6 @@ class MpiCommunicator : public Communicator {
  public:
   // Collective over `comm`: every rank of it constructs one, in the same order.
   explicit MpiCommunicator(MPI_Comm comm, int64_t bucket_bytes = dist::kDefaultBucketBytes);
-  ~MpiCommunicator() override;  // frees the duplicate (unless MPI is already finalised)
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
 
@@ -32,20 +32,20 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string backend() const override { return "mpi"; }
 
-  void allreduce_mean(std::vector<torch::Tensor>& tensors) override;
-  void broadcast(torch::Tensor& tensor, int root) override;
+  void allreduce_mean(std::vector<at::Tensor>& tensors) override;
+  void broadcast(at::Tensor& tensor, int root) override;
   void barrier() override;
 
   // The duplicated communicator (NcclCommunicator bootstraps over it).
-  MPI_Comm comm() const { return comm_; }
+  MPI_Comm comm() const { return comm_.get(); }
   int64_t bucket_bytes() const { return bucket_bytes_; }
   // MPI_Allreduce calls made so far (tests check there is one per bucket).
   int64_t allreduce_calls() const { return allreduce_calls_; }
 
  private:
-  void allreduce_sum_in_place(torch::Tensor& flat);  // flat: 1-D contiguous, CPU
+  void allreduce_sum_in_place(at::Tensor& flat);  // flat: 1-D contiguous, CPU
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  mpi::Comm comm_;  // freed with the communicator (not after MPI_Finalize)
   int rank_ = 0;
   int size_ = 1;
   int64_t bucket_bytes_;

@@ -1,5 +1,6 @@
 #include "dist/nccl_communicator.h"
 
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <array>
@@ -7,7 +8,7 @@
 #include <utility>
 
 #include "dist/cuda_stream.h"
-#include "dist/mpi_check.h"
+#include "mpi/check.h"
 #include "util/error.h"
 
 namespace egm {
@@ -20,13 +21,13 @@ void check_nccl(ncclResult_t rc, const char* call, const char* file, int line) {
   const char* last = ncclGetLastError(nullptr);
   if (last && *last) message += fmt::format(" ({})", last);
 #endif
-  throw Error(message, error_location(file, line));
+  throw Error(message, mpi::error_location(file, line));
 }
 
 void check_cuda(cudaError_t rc, const char* call, const char* file, int line) {
   if (rc == cudaSuccess) return;
   throw Error(fmt::format("{} failed: {} ({})", call, cudaGetErrorString(rc), cudaGetErrorName(rc)),
-              error_location(file, line));
+              mpi::error_location(file, line));
 }
 
 NcclComm::NcclComm(int nranks, const ncclUniqueId& id, int rank) {
@@ -117,7 +118,7 @@ GpuRecord describe_gpu(int device) {
 void check_one_gpu_per_rank(MPI_Comm comm, int rank, int size, int device) {
   const GpuRecord mine = describe_gpu(device);
   std::vector<GpuRecord> all(static_cast<size_t>(size));
-  EGM_DIST_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
+  EGM_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
                                    static_cast<int>(mine.size()), MPI_CHAR, comm));
   for (int r = 0; r < size; ++r) {
     const std::string record(all[static_cast<size_t>(r)].data());
@@ -142,9 +143,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_index, int64_t buck
   int id_ok = 1;
   if (mpi_.rank() == 0) id_ok = ncclGetUniqueId(&id) == ncclSuccess ? 1 : 0;
   // Everyone learns whether rank 0 got an id, so a failure there cannot leave the others waiting.
-  EGM_DIST_MPI_CHECK(MPI_Bcast(&id_ok, 1, MPI_INT, 0, mpi_.comm()));
+  EGM_MPI_CHECK(MPI_Bcast(&id_ok, 1, MPI_INT, 0, mpi_.comm()));
   EGM_CHECK(id_ok == 1, "NCCL backend: ncclGetUniqueId failed on rank 0 of this run");
-  EGM_DIST_MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof(id)), MPI_BYTE, 0, mpi_.comm()));
+  EGM_MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof(id)), MPI_BYTE, 0, mpi_.comm()));
   DeviceScope scope(device_);
   nccl_ = dist::NcclComm(mpi_.size(), id, mpi_.rank());
 }

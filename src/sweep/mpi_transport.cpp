@@ -2,11 +2,12 @@
 
 #include <climits>
 
+#include "mpi/check.h"
 #include "util/error.h"
 
 namespace egm::sweep {
 
-MpiTransport::MpiTransport(MPI_Comm parent) : comm_(MpiComm::duplicate(parent)) {
+MpiTransport::MpiTransport(MPI_Comm parent) : comm_(mpi::Comm::duplicate(parent)) {
   rank_ = comm_.rank();
   size_ = comm_.size();
 }

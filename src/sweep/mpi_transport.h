@@ -3,7 +3,9 @@
 // MPI_Iprobe + MPI_Get_count + MPI_Recv, so nothing ever blocks spinning.
 #pragma once
 
-#include "sweep/mpi_scope.h"
+#include <mpi.h>
+
+#include "mpi/comm.h"
 #include "sweep/transport.h"
 
 namespace egm::sweep {
@@ -18,7 +20,7 @@ class MpiTransport : public Transport {
   std::optional<Envelope> try_receive() override;
 
  private:
-  MpiComm comm_;
+  mpi::Comm comm_;
   int rank_ = 0;
   int size_ = 1;
 };

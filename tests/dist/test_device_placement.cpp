@@ -11,7 +11,7 @@
 
 namespace {
 
-using egm::dist::local_rank_from_env;
+using egm::local_rank_from_env;
 using egm::launch::place_on_gpu;
 using egm::launch::require_gpu_slots;
 

@@ -4,15 +4,18 @@
 // that carry MPI's text, file, line, host and rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
+#include <utility>
 
 #include "dist/device_placement.h"
 #include "dist/make_communicator.h"
-#include "dist/mpi_check.h"
 #include "dist/mpi_communicator.h"
+#include "mpi/check.h"
+#include "mpi/comm.h"
 #include "util/error.h"
 #include "mpi_world.h"
 
@@ -156,6 +159,23 @@ TEST(MpiCommunicator, UnsupportedInputIsAnErrorOnEveryRankBeforeAnyCall) {
   comm.barrier();  // everyone is still in step
 }
 
+TEST(MpiComm, OwnsADuplicateThatReturnsErrorsAndFreesItself) {
+  egm::mpi::Comm comm = egm::mpi::Comm::duplicate(MPI_COMM_WORLD);
+  ASSERT_NE(comm.get(), MPI_COMM_NULL);
+  int same = MPI_UNEQUAL;
+  MPI_Comm_compare(comm.get(), MPI_COMM_WORLD, &same);
+  EXPECT_EQ(same, MPI_CONGRUENT) << "a duplicate: the same ranks, its own message matching";
+  EXPECT_EQ(comm.rank(), world_rank());
+  EXPECT_EQ(comm.size(), world_size());
+  int value = 0;
+  EXPECT_THROW(EGM_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, /*root=*/world_size() + 5, comm.get())), egm::Error)
+      << "MPI_ERRORS_RETURN: the error reaches the check instead of aborting the job";
+  egm::mpi::Comm moved = std::move(comm);
+  EXPECT_EQ(comm.get(), MPI_COMM_NULL);
+  EXPECT_EQ(moved.size(), world_size());
+  EXPECT_EQ(egm::mpi::Comm::adopt(MPI_COMM_NULL).get(), MPI_COMM_NULL);
+}
+
 TEST(MpiCheck, AFailingCallReportsMpisTextFileLineHostAndRank) {
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
@@ -164,13 +184,13 @@ TEST(MpiCheck, AFailingCallReportsMpisTextFileLineHostAndRank) {
   int line = 0;
   try {
     line = __LINE__ + 1;
-    EGM_DIST_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, /*root=*/world_size() + 5, dup));
+    EGM_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, /*root=*/world_size() + 5, dup));
     ADD_FAILURE() << "an invalid root was accepted";
   } catch (const egm::Error& e) {
     const std::string message = e.what(), where = e.where();
     EXPECT_NE(message.find("MPI_Bcast("), std::string::npos) << message;
     // MPI's own text for the invalid-root class, asked of MPI independently.
-    EXPECT_NE(message.find(egm::dist::mpi_error_string(MPI_ERR_ROOT)), std::string::npos) << message;
+    EXPECT_NE(message.find(egm::mpi::error_string(MPI_ERR_ROOT)), std::string::npos) << message;
     EXPECT_NE(where.find("tests/dist/test_mpi_communicator.cpp:" + std::to_string(line)), std::string::npos) << where;
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
@@ -192,7 +212,7 @@ TEST(Placement, LocalRankUnderMpirunOnOneNode) {
   // One node: the node-local rank is the world rank, and Open MPI's mpirun
   // says so too (OMPI_COMM_WORLD_LOCAL_RANK), which local_rank() prefers.
   EXPECT_EQ(egm::dist::node_local_rank(MPI_COMM_WORLD), world_rank());
-  egm::dist::LocalRank local = egm::dist::local_rank(MPI_COMM_WORLD);
+  egm::LocalRank local = egm::dist::local_rank(MPI_COMM_WORLD);
   EXPECT_EQ(local.rank, world_rank());
   if (std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")) {
     EXPECT_EQ(local.source, "OMPI_COMM_WORLD_LOCAL_RANK");

@@ -1,18 +1,18 @@
-#include "dist/mpi_check.h"
+#include "mpi/check.h"
 
 #include "util/error.h"
 #include "util/process_info.h"
 
-namespace egm::dist {
+namespace egm::mpi {
 
-std::string mpi_error_string(int rc) {
+std::string error_string(int rc) {
   char text[MPI_MAX_ERROR_STRING] = {0};
   int length = 0;
   if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) return "unknown MPI error " + std::to_string(rc);
   return std::string(text, static_cast<size_t>(length));
 }
 
-int mpi_world_rank() {
+int world_rank() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -24,17 +24,17 @@ int mpi_world_rank() {
 
 std::string error_location(const char* file, int line) {
   std::string where = detail::location(file, line);
-  // location() names the rank only once the sweep's MpiScope has set it; ask MPI otherwise.
+  // location() names the rank only once mpi::Scope has set it; ask MPI otherwise.
   if (process_info().rank < 0) {
-    const int rank = mpi_world_rank();
+    const int rank = world_rank();
     if (rank >= 0) where += fmt::format(" (rank {})", rank);
   }
   return where;
 }
 
-void check_mpi(int rc, const char* call, const char* file, int line) {
+void check(int rc, const char* call, const char* file, int line) {
   if (rc == MPI_SUCCESS) return;
-  throw Error(fmt::format("{} failed: {}", call, mpi_error_string(rc)), error_location(file, line));
+  throw Error(fmt::format("{} failed: {}", call, error_string(rc)), error_location(file, line));
 }
 
-}  // namespace egm::dist
+}  // namespace egm::mpi
