@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/counter_dropout.h"
+#include "model/head_slices.h"
 #include "model/cpu_blas.h"
 #include "model/vector_math.h"
 
@@ -21,16 +22,8 @@ namespace {
 constexpr int64_t kBlock = 64;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-torch::Tensor unit_last_stride(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
-
-// The (b, h) slices of a [B, H, T, X] tensor as row-major matrices with row stride `ld`.
-struct Slices {
-  explicit Slices(const torch::Tensor& t)
-      : data(t.data_ptr<float>()), heads(t.size(1)), sb(t.stride(0)), sh(t.stride(1)), ld(t.stride(2)) {}
-  float* at(int64_t bh) const { return data + (bh / heads) * sb + (bh % heads) * sh; }
-  float* data;
-  int64_t heads, sb, sh, ld;
-};
+using kernels::Slices;
+using kernels::unit_last_stride;
 
 // ---- S = scale q k^T + bias, -inf above the diagonal ----------------------------------------
 

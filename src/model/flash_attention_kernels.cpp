@@ -13,6 +13,7 @@
 #include "model/causal_attention_kernels.h"
 #include "model/counter_dropout.h"
 #include "model/cpu_blas.h"
+#include "model/head_slices.h"
 #include "model/vector_math.h"
 
 namespace egm {
@@ -29,16 +30,8 @@ std::atomic<bool>& flash_switch() {
   return enabled;
 }
 
-torch::Tensor unit_last_stride(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
-
-// The (b, h) slices of a [B, H, T, X] tensor as row-major matrices with row stride `ld`.
-struct Slices {
-  explicit Slices(const torch::Tensor& t)
-      : data(t.data_ptr<float>()), heads(t.size(1)), sb(t.stride(0)), sh(t.stride(1)), ld(t.stride(2)) {}
-  float* at(int64_t bh) const { return data + (bh / heads) * sb + (bh % heads) * sh; }
-  float* data;
-  int64_t heads, sb, sh, ld;
-};
+using kernels::Slices;
+using kernels::unit_last_stride;
 
 // The pair gate's three [B, H, T] vectors (contiguous), or none.
 struct Gate {
