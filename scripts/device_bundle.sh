@@ -17,7 +17,7 @@ scripts/setup.sh egm egm-coordinator egm-worker test_gpu >/dev/null
 
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/lib"
-for b in egm egm-coordinator egm-worker; do cp "$BUILD_DIR/bin/$b" "$BUNDLE/bin/"; done
+for b in egm egm-torch egm-coordinator egm-worker; do cp "$BUILD_DIR/bin/$b" "$BUNDLE/bin/"; done
 cp "$(find "$BUILD_DIR/tests/gpu" -maxdepth 1 -name test_gpu -type f)" "$BUNDLE/bin/"
 strip --strip-unneeded "$BUNDLE"/bin/*
 

@@ -1,11 +1,9 @@
-// egm data: where the corpus is, fetching it with a checksum, verifying it.
-#include <cstdio>
+// egm data: its flags (the work: run_data.cpp, in egm-torch; torch_verbs.h).
+#include <memory>
 
 #include "cli/commands.h"
-#include "data/corpus.h"
+#include "cli/torch_verbs.h"
 #include "data/corpus_source.h"
-#include "util/error.h"
-#include "util/files.h"
 
 namespace egm::cli {
 
@@ -14,37 +12,20 @@ void register_data_command(CLI::App& app) {
   cmd->require_subcommand(1);
 
   auto* fetch = cmd->add_subcommand("fetch", "download TinyShakespeare into the cache and check its sha256");
-  auto dest = std::make_shared<std::string>();
-  auto url = std::make_shared<std::string>(kTinyShakespeareUrl);
-  auto force = std::make_shared<bool>(false);
-  fetch->add_option("--dest", *dest, "where to write it (default: $EGM_CACHE_DIR/tinyshakespeare/input.txt, data/ by default)");
-  fetch->add_option("--url", *url, "download from here instead")->capture_default_str();
-  fetch->add_flag("--force", *force, "download again even if a verified copy exists");
-  fetch->callback([=] {
-    const std::string path = dest->empty() ? default_corpus_path() : *dest;
-    if (!*force && file_exists(path)) {
-      verify_corpus(path);
-      std::printf("%s is present and verified (sha256 %s)\n", path.c_str(), kTinyShakespeareSha256);
-      return;
-    }
-    std::printf("downloading %s\n", url->c_str());
-    fetch_corpus(path, *url);
-    std::printf("wrote %s (sha256 verified)\n", path.c_str());
-  });
+  auto a = std::make_shared<DataFetchArgs>();
+  a->url = kTinyShakespeareUrl;
+  fetch->add_option("--dest", a->dest, "where to write it (default: $EGM_CACHE_DIR/tinyshakespeare/input.txt, data/ by default)");
+  fetch->add_option("--url", a->url, "download from here instead")->capture_default_str();
+  fetch->add_flag("--force", a->force, "download again even if a verified copy exists");
+  fetch->callback([a] { run_data_fetch(*a); });
 
   auto* verify = cmd->add_subcommand("verify", "check a corpus file against TinyShakespeare's sha256");
   auto vpath = std::make_shared<std::string>();
   verify->add_option("path", *vpath, "file (default: --data/EGM_DATA/cache resolution)");
-  verify->callback([=] {
-    const std::string path = locate_corpus(*vpath);
-    verify_corpus(path);
-    Corpus c = Corpus::load(path);
-    std::printf("%s: ok, %lld characters, vocabulary %lld, sha256 %s\n", path.c_str(),
-                static_cast<long long>(c.size()), static_cast<long long>(c.vocab_size()), c.sha256().c_str());
-  });
+  verify->callback([vpath] { run_data_verify(*vpath); });
 
   auto* where = cmd->add_subcommand("path", "print the corpus path egm would use");
-  where->callback([] { std::printf("%s\n", locate_corpus("").c_str()); });
+  where->callback([] { run_data_path(); });
 }
 
 }  // namespace egm::cli

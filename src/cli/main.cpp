@@ -5,10 +5,12 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/torch_verbs.h"
 #include "util/error.h"
 #include "util/log.h"
 
 int main(int argc, char** argv) {
+  egm::cli::set_command_line(argc, argv);  // for the exec into egm-torch (torch_verbs.h)
   CLI::App app{"egm: the EGA-MORLET experiment orchestrator"};
   app.require_subcommand(1);
   bool verbose = false;

@@ -1,7 +1,5 @@
 #include "cli/run_options.h"
 
-#include "data/corpus_source.h"
-#include "train/trainer.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -47,15 +45,6 @@ RunConfig resolve_run_config(const RunConfigFlags& f) {
   if (f.steps >= 0) overrides["train.max_steps"] = f.steps;
   apply_overrides(c, overrides);
   return c;
-}
-
-RuntimeOptions resolve_runtime(const RunConfigFlags& f) {
-  RuntimeOptions r;
-  r.threads = f.threads;
-  parse_device(f.device);  // a device this build or machine lacks stops here, before --out is made
-  r.device = f.device;
-  r.data_path = locate_corpus(f.data);
-  return r;
 }
 
 }  // namespace egm::cli

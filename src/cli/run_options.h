@@ -29,6 +29,7 @@ void add_run_config_flags(CLI::App* cmd, RunConfigFlags& flags, bool with_runtim
 
 // Resolves the flags into a validated config (throws ConfigError naming the flag).
 RunConfig resolve_run_config(const RunConfigFlags& flags);
+// In egm-torch only (resolve_runtime.cpp): checking --device needs LibTorch.
 RuntimeOptions resolve_runtime(const RunConfigFlags& flags);
 
 }  // namespace egm::cli

@@ -1,0 +1,35 @@
+// egm data's work (egm-torch): where the corpus is, fetching it with a
+// checksum, verifying it. Its flags: cmd_data.cpp.
+#include <cstdio>
+
+#include "cli/torch_verbs.h"
+#include "data/corpus.h"
+#include "data/corpus_source.h"
+#include "util/error.h"
+#include "util/files.h"
+
+namespace egm::cli {
+
+void run_data_fetch(const DataFetchArgs& a) {
+  const std::string path = a.dest.empty() ? default_corpus_path() : a.dest;
+  if (!a.force && file_exists(path)) {
+    verify_corpus(path);
+    std::printf("%s is present and verified (sha256 %s)\n", path.c_str(), kTinyShakespeareSha256);
+    return;
+  }
+  std::printf("downloading %s\n", a.url.c_str());
+  fetch_corpus(path, a.url);
+  std::printf("wrote %s (sha256 verified)\n", path.c_str());
+}
+
+void run_data_verify(const std::string& given) {
+  const std::string path = locate_corpus(given);
+  verify_corpus(path);
+  Corpus c = Corpus::load(path);
+  std::printf("%s: ok, %lld characters, vocabulary %lld, sha256 %s\n", path.c_str(),
+              static_cast<long long>(c.size()), static_cast<long long>(c.vocab_size()), c.sha256().c_str());
+}
+
+void run_data_path() { std::printf("%s\n", locate_corpus("").c_str()); }
+
+}  // namespace egm::cli

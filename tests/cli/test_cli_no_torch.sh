@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `egm` loads no LibTorch for the read-only verbs (src/cli/README.md): its
+# binary needs none of LibTorch's libraries, and the dynamic loader's trace
+# (LD_DEBUG=libs) of status, runs, query, analyze and report on a small
+# database, and of `egm --help` / `egm train --help`, names none. The torch
+# verbs do load it (through egm-torch, same pid: LD_DEBUG follows the exec),
+# and without egm-torch next to egm they stop with one line and exit 2.
+#   test_cli_no_torch.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
+set -u
+EGM=$1
+FIXTURE=$2
+WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK"
+DB=$WORK/results.sqlite
+"$FIXTURE" "$DB" || { echo "fixture failed"; exit 1; }
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+torch_libs='lib(torch|torch_cpu|torch_cuda|c10|c10_cuda|cudart|cublas|cudnn|nccl)[._]'
+
+needed=$(readelf -d "$EGM" | grep NEEDED)
+[ -n "$needed" ] || fail "readelf -d $EGM listed no NEEDED libraries"
+if grep -Eq "$torch_libs" <<<"$needed"; then fail "egm needs LibTorch: $(grep -E "$torch_libs" <<<"$needed" | tr -s ' ')"; fi
+
+# loaded NAME EXPECTED(yes|no) CMD...: runs CMD under LD_DEBUG=libs and checks whether a LibTorch library was loaded.
+loaded() {
+  local name=$1 expected=$2
+  shift 2
+  rm -f "$WORK"/ld.*
+  LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/ld" "$@" >"$WORK/out" 2>"$WORK/err"
+  local status=$?
+  [ "$status" = 0 ] || fail "$name: exit $status: $(head -c 400 "$WORK/err")"
+  if ! cat "$WORK"/ld.* 2>/dev/null | grep -q "calling init"; then fail "$name: no loader trace (LD_DEBUG)"; return; fi
+  local got=no
+  cat "$WORK"/ld.* | grep -E "calling init: .*$torch_libs" -q && got=yes
+  [ "$got" = "$expected" ] || fail "$name: LibTorch loaded: $got, expected $expected"
+}
+
+loaded "egm --help" no "$EGM" --help
+loaded "egm train --help" no "$EGM" train --help
+loaded "egm status" no "$EGM" status --db "$DB"
+loaded "egm runs" no "$EGM" runs --db "$DB"
+loaded "egm query" no "$EGM" query "SELECT count(*) FROM cells" --db "$DB"
+loaded "egm analyze" no "$EGM" analyze demo --db "$DB"
+loaded "egm report" no "$EGM" report demo --db "$DB" --out "$WORK/report"
+# A torch verb: the exec into egm-torch, which loads it, prints what egm data path always printed.
+loaded "egm data path" yes "$EGM" data path
+[ -s "$WORK/out" ] || fail "egm data path printed nothing"
+
+# egm alone, without egm-torch: the read-only verbs work, a torch verb is one line, exit 2.
+mkdir -p "$WORK/alone"
+cp "$EGM" "$WORK/alone/egm"
+"$WORK/alone/egm" status --db "$DB" >/dev/null 2>"$WORK/err" || fail "egm status without egm-torch: $(cat "$WORK/err")"
+"$WORK/alone/egm" data path >"$WORK/out" 2>"$WORK/err"
+status=$?
+[ "$status" = 2 ] || fail "egm data path without egm-torch: exit $status, expected 2"
+[ "$(wc -l <"$WORK/err")" = 1 ] && grep -q "egm-torch" "$WORK/err" || fail "egm data path without egm-torch: stderr '$(cat "$WORK/err")'"
+[ -s "$WORK/out" ] && fail "egm data path without egm-torch printed: $(cat "$WORK/out")"
+
+[ "$failures" = 0 ] && echo "all passed"
+exit $((failures > 0))
