@@ -36,11 +36,6 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
 
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
 // The backend make_communicator picks on the workers (dist/make_communicator.h):
 // none for one rank; NCCL for a CUDA device when every member has it; MPI otherwise.
 std::string backend_of(const std::string& device, const std::vector<const sweep::Hello*>& members) {
@@ -103,9 +98,15 @@ std::string describe_signal(int sig) {
   return name ? std::string(name) : fmt::format("signal {}", sig);
 }
 
-std::string interruption_kind(int sig) {
-  const char* name = signal_name(sig);
-  return "interrupted_" + (name ? lower(name) : fmt::format("signal{}", sig));
+db::EventKind interruption_kind(int sig) {
+  switch (sig) {
+    case SIGUSR2: return db::EventKind::interrupted_sigusr2;
+    case SIGTERM: return db::EventKind::interrupted_sigterm;
+    case SIGINT: return db::EventKind::interrupted_sigint;
+    case SIGUSR1: return db::EventKind::interrupted_sigusr1;
+    case SIGHUP: return db::EventKind::interrupted_sighup;
+    default: return db::EventKind::interrupted_signal;
+  }
 }
 
 Coordinator::Coordinator(CoordinatorOptions options, sweep::Transport& transport, std::FILE* out)
@@ -157,7 +158,7 @@ void Coordinator::setup() {
   if (dir.moved_aside) {
     const std::string text = fmt::format("{} belonged to another sweep named '{}'; moved aside to {}", dir.path,
                                          sweep_name_, *dir.moved_aside);
-    db().record_event({sweep_id_, std::nullopt, std::nullopt, "runs_dir_moved", text, 0});
+    db().record_event({sweep_id_, std::nullopt, std::nullopt, db::EventKind::runs_dir_moved, text, 0, std::nullopt});
     say(text);
   }
   const int recovered = db().recover_interrupted(sweep_id_, "the coordinator stopped before the attempt ended");
@@ -190,10 +191,10 @@ void Coordinator::setup() {
     db().set_slurm_job_id(sweep_id_, std::to_string(*slurm.job_id));
   db().set_sweep_status(sweep_id_, db::SweepStatus::running);  // with the first heartbeat
   last_heartbeat_ = Clock::now();
-  db().record_event({sweep_id_, std::nullopt, std::nullopt, "coordinator_started",
+  db().record_event({sweep_id_, std::nullopt, std::nullopt, db::EventKind::coordinator_started,
                      fmt::format("coordinator on {} with {} workers; runs in {}; egm {}", host_, workers_.size(),
                                  dir.path, EGM_GIT_COMMIT),
-                     0});
+                     0, std::nullopt});
   say(fmt::format("sweep {}: {} cells ({} done, {} to run{}), {} worker{}, db {}, runs {}", sweep_name_,
                   cells_.size(), done, queue_.size(), exhausted ? fmt::format(", {} failed for good", exhausted) : "",
                   workers_.size(), workers_.size() == 1 ? "" : "s", db().path(), dir.path));
@@ -434,7 +435,7 @@ void Coordinator::close_result(Job& job, const sweep::Result& m) {
   if (o.resumed_from_step >= 0 && !job.resumed_recorded) db().set_resumed_from_step(m.run_id, o.resumed_from_step);
   const double took = seconds_between(job.started, Clock::now());
 
-  if (o.status == "done") {
+  if (o.status == Outcome::done) {
     db::CellResults results;
     results.final_val = finite(o.final_val);
     results.best_val = finite(o.best_val);
@@ -447,12 +448,12 @@ void Coordinator::close_result(Job& job, const sweep::Result& m) {
     cell.row.status = db::CellStatus::done;
     say(fmt::format("done    {} (attempt {}, {}): final val {}", key, job.attempt, format_duration_short(took),
                     results.final_val ? fmt::format("{:.4f}", *results.final_val) : "n/a"));
-  } else if (o.status == "diverged") {
+  } else if (o.status == Outcome::diverged) {
     // Not retried: the retry resumes from the last checkpoint with the same
     // data order and, on CPU, bitwise the same arithmetic, so it would diverge
     // at the same step again (coordinator/README.md, "Failures").
     const std::string error = "diverged: " + o.message;
-    db().finish_attempt(m.run_id, db::RunStatus::failed, error, {}, db::FailureInfo{"", /*retriable=*/false});
+    db().finish_attempt(m.run_id, db::RunStatus::failed, error, {}, db::FailureInfo{"", /*retriable=*/false}, o.step);
     requeue_or_give_up(m.cell_id, fmt::format("{} attempt {} {}", key, job.attempt, error), /*retriable=*/false);
   } else {  // interrupted: checkpointed; does not use the retry budget
     std::string why;
@@ -464,7 +465,7 @@ void Coordinator::close_result(Job& job, const sweep::Result& m) {
       why = "interrupted";
     }
     const std::string text = fmt::format("{} at step {}; checkpointed", why, o.step);
-    db().finish_attempt(m.run_id, db::RunStatus::interrupted, text);
+    db().finish_attempt(m.run_id, db::RunStatus::interrupted, text, {}, {}, o.step);
     ++interrupted_attempts_;
     cell.row.status = db::CellStatus::interrupted;
     cell.state = CellState::queued;
@@ -487,7 +488,8 @@ void Coordinator::close_failure(Job& job) {
   db::FailureInfo failure;
   failure.detail = m.detail.empty() ? m.error : m.detail;
   failure.retriable = m.retriable;
-  db().finish_attempt(m.run_id, db::RunStatus::failed, error, {}, failure);
+  db().finish_attempt(m.run_id, db::RunStatus::failed, error, {}, failure,
+                      m.step >= 0 ? std::optional<int64_t>(m.step) : std::nullopt);
   requeue_or_give_up(m.cell_id,
                      fmt::format("{} attempt {} failed{}: {}", cells_.at(m.cell_id).row.key, job.attempt,
                                  m.step >= 0 ? fmt::format(" at step {}", m.step) : "", headline),
@@ -656,7 +658,7 @@ void Coordinator::begin_stop(int sig) {
   const int busy = static_cast<int>(jobs_.size());
   const std::string text = fmt::format("interrupted by {}: checkpointing {} running cell{}", describe_signal(sig), busy,
                                        busy == 1 ? "" : "s");
-  db().record_event({sweep_id_, std::nullopt, std::nullopt, interruption_kind(sig), text, 0});
+  db().record_event({sweep_id_, std::nullopt, std::nullopt, interruption_kind(sig), text, 0, std::nullopt});
   say(text);
   for (auto& [run_id, job] : jobs_) {
     for (int r : job.running)  // every member: they agree on the step to stop at
@@ -720,8 +722,10 @@ int Coordinator::finish_normally() {
   const int64_t done = std::count_if(cells.begin(), cells.end(),
                                      [](const db::CellRow& c) { return c.status == db::CellStatus::done; });
   db().set_sweep_status(sweep_id_, failed.empty() ? db::SweepStatus::done : db::SweepStatus::failed);
-  db().record_event({sweep_id_, std::nullopt, std::nullopt, failed.empty() ? "sweep_done" : "sweep_failed",
-                     fmt::format("{} of {} cells done, {} failed for good", done, cells.size(), failed.size()), 0});
+  db().record_event({sweep_id_, std::nullopt, std::nullopt,
+                     failed.empty() ? db::EventKind::sweep_done : db::EventKind::sweep_failed,
+                     fmt::format("{} of {} cells done, {} failed for good", done, cells.size(), failed.size()), 0,
+                     std::nullopt});
   show_view(/*force=*/true);
   view_.close();
   print_sweep_summary(db(), cells, setup_->spec, out_);

@@ -179,7 +179,8 @@ class Coordinator {
 
 // "SIGUSR2 (time-limit warning)", "SIGTERM (preemption or cancel)", ...
 std::string describe_signal(int signal_number);
-// The events.kind of an interruption: "interrupted_sigusr2", ...
-std::string interruption_kind(int signal_number);
+// The events.kind of an interruption: interrupted_sigusr2, ... (interrupted_signal
+// for a signal without a name of its own).
+db::EventKind interruption_kind(int signal_number);
 
 }  // namespace egm::coordinator

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "train/run_records.h"
 #include "util/error.h"
 
 namespace egm::coordinator {
@@ -29,6 +30,15 @@ std::string text(const json& r, const char* key) {
   return r[key].get<std::string>();
 }
 
+db::EventKind event_kind(TrainerEvent event) {
+  switch (event) {
+    case TrainerEvent::resumed: return db::EventKind::resumed;
+    case TrainerEvent::checkpoint_skipped: return db::EventKind::checkpoint_skipped;
+    case TrainerEvent::restart_from_scratch: return db::EventKind::restart_from_scratch;
+  }
+  EGM_THROW(ProtocolError, "trainer event {} has no event kind", static_cast<int>(event));
+}
+
 }  // namespace
 
 int64_t train_stride(int64_t max_steps, int64_t log_interval) {
@@ -50,65 +60,86 @@ MappedRecords map_records(const std::vector<json>& records, const RecordContext&
     m.time = time;
     return m;
   };
-  auto event = [&](std::string kind, std::string message, double time) {
+  auto event = [&](db::EventKind kind, std::string message, double time, std::optional<int64_t> step) {
     db::EventInput e;
     e.sweep_id = ctx.sweep_id;
     e.cell_id = ctx.cell_id;
     e.run_id = ctx.run_id;
-    e.kind = std::move(kind);
+    e.kind = kind;
     e.message = std::move(message);
     e.time = time;
+    e.step = step;
     return e;
   };
 
   for (const json& r : records) {
-    const std::string kind = text(r, "kind");
+    const std::string kind_name = text(r, "kind");
     const double time = number(r, "time").value_or(0.0);
-    if (kind == "progress") {
-      db::MetricPoint m = metric(integer(r, "step"), "train", number(r, "train_loss"), time);
-      m.lr = number(r, "lr");
-      m.tokens_per_s = number(r, "tokens_per_s");
-      out.progress = ProgressPoint{m.step, m.loss, m.tokens_per_s, time};
-      if (m.step % std::max<int64_t>(1, ctx.train_stride) == 0 || m.step == ctx.final_step)
-        out.batch.metrics.push_back(std::move(m));
-    } else if (kind == "eval") {
-      out.batch.metrics.push_back(metric(integer(r, "step"), text(r, "split"), number(r, "loss"), time));
-    } else if (kind == "final_eval") {
-      out.batch.metrics.push_back(metric(ctx.final_step, text(r, "split"), number(r, "loss"), time));
-    } else if (kind == "params") {
-      const int64_t step = integer(r, "step");
-      EGM_REQUIRE(r.contains("params") && r["params"].is_array(), ProtocolError, "params record without a list: {}",
-                  r.dump().substr(0, 200));
-      for (const json& p : r["params"]) {
-        db::ParamValue v;
-        v.cell_id = ctx.cell_id;
-        v.run_id = ctx.run_id;
-        v.step = step;
-        v.module = text(p, "module");
-        v.layer = integer(p, "layer");
-        v.idx = integer(p, "index");
-        v.name = text(p, "name");
-        v.value = number(p, "value").value_or(NAN);
-        out.batch.params.push_back(std::move(v));
+    RecordKind kind;
+    try {
+      kind = parse_record_kind(kind_name);
+    } catch (const ProtocolError&) {
+      // A record this coordinator does not know: kept in the event log, not guessed at.
+      out.batch.events.push_back(event(db::EventKind::unknown_record, r.dump().substr(0, 500), time, std::nullopt));
+      continue;
+    }
+    switch (kind) {
+      case RecordKind::progress: {
+        db::MetricPoint m = metric(integer(r, "step"), "train", number(r, "train_loss"), time);
+        m.lr = number(r, "lr");
+        m.tokens_per_s = number(r, "tokens_per_s");
+        out.progress = ProgressPoint{m.step, m.loss, m.tokens_per_s, time};
+        if (m.step % std::max<int64_t>(1, ctx.train_stride) == 0 || m.step == ctx.final_step)
+          out.batch.metrics.push_back(std::move(m));
+        break;
       }
-    } else if (kind == "checkpoint") {
-      const int64_t step = integer(r, "step");
-      out.checkpoint_step = step;
-      out.batch.events.push_back(event("checkpoint", fmt::format("checkpoint at step {}", step), time));
-    } else if (kind == "event") {
-      const std::string name = text(r, "event");
-      std::string message = r.value("message", std::string());
-      if (r.contains("step") && r["step"].is_number_integer()) {
-        const int64_t step = r["step"].get<int64_t>();
-        message += fmt::format(" (step {})", step);
-        if (name == "resumed") out.resumed_from_step = step;
+      case RecordKind::eval:
+        out.batch.metrics.push_back(metric(integer(r, "step"), text(r, "split"), number(r, "loss"), time));
+        break;
+      case RecordKind::final_eval:
+        out.batch.metrics.push_back(metric(ctx.final_step, text(r, "split"), number(r, "loss"), time));
+        break;
+      case RecordKind::params: {
+        const int64_t step = integer(r, "step");
+        EGM_REQUIRE(r.contains("params") && r["params"].is_array(), ProtocolError, "params record without a list: {}",
+                    r.dump().substr(0, 200));
+        for (const json& p : r["params"]) {
+          db::ParamValue v;
+          v.cell_id = ctx.cell_id;
+          v.run_id = ctx.run_id;
+          v.step = step;
+          v.module = text(p, "module");
+          v.layer = integer(p, "layer");
+          v.idx = integer(p, "index");
+          v.name = text(p, "name");
+          v.value = number(p, "value").value_or(NAN);
+          out.batch.params.push_back(std::move(v));
+        }
+        break;
       }
-      if (r.contains("path") && r["path"].is_string()) message += ": " + r["path"].get<std::string>();
-      out.batch.events.push_back(event(name, message, time));
-    } else if (kind == "status") {
-      // The run's start and end; RESULT carries the outcome, start_attempt the setup.
-    } else {
-      out.batch.events.push_back(event("unknown_record", r.dump().substr(0, 500), time));
+      case RecordKind::checkpoint: {
+        const int64_t step = integer(r, "step");
+        out.checkpoint_step = step;
+        out.batch.events.push_back(
+            event(db::EventKind::checkpoint, fmt::format("checkpoint at step {}", step), time, step));
+        break;
+      }
+      case RecordKind::event: {
+        const TrainerEvent name = parse_trainer_event(text(r, "event"));
+        std::string message = r.value("message", std::string());
+        std::optional<int64_t> step;
+        if (r.contains("step") && r["step"].is_number_integer()) {
+          step = r["step"].get<int64_t>();
+          message += fmt::format(" (step {})", *step);
+          if (name == TrainerEvent::resumed) out.resumed_from_step = step;
+        }
+        if (r.contains("path") && r["path"].is_string()) message += ": " + r["path"].get<std::string>();
+        out.batch.events.push_back(event(event_kind(name), message, time, step));
+        break;
+      }
+      case RecordKind::status:
+        // The run's start and end; RESULT carries the outcome, start_attempt the setup.
+        break;
     }
   }
   return out;

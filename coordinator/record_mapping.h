@@ -6,9 +6,13 @@
 //   eval       -> metrics, split eval_train / eval_val
 //   final_eval -> metrics, split val_full / val_ar / val_ar_ref, at the final step
 //   params     -> params (module, layer, index -> idx, name, value, step)
-//   checkpoint -> event "checkpoint"
-//   event      -> event of the record's own name (resumed, checkpoint_skipped, ...)
+//   checkpoint -> event checkpoint, with its step
+//   event      -> event of the record's own name (resumed, checkpoint_skipped, ...),
+//                 with the record's step when it has one
 //   status     -> nothing (RESULT carries the outcome)
+//   a kind this build does not know -> event unknown_record (the record's JSON)
+// The names are train/run_records.h's RecordKind and TrainerEvent and
+// db/event_kind.h's EventKind.
 // A record's "time" (added by the worker when it was emitted) becomes the
 // row's time.
 #pragma once

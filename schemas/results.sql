@@ -124,3 +124,21 @@ ALTER TABLE sweeps ADD COLUMN heartbeat_at REAL;
 -- field path: json_extract(grid_json, '$."train.lr"') selects one.
 ALTER TABLE cells ADD COLUMN grid_point INTEGER;  -- 0-based index in the spec's expansion
 ALTER TABLE cells ADD COLUMN grid_json TEXT;      -- {"train.lr": 0.001, "model.dropout": 0}
+
+-- @migration 4: event steps
+-- The training step an event is about, where it has one: a checkpoint's step,
+-- the step a run resumed from, where an attempt started, ended or stopped.
+-- NULL for events without a step (sweep_created, coordinator_started, ...).
+-- Rows written before this migration get the step their message carried:
+-- 'checkpoint at step N', '... (step N)...', '... resumed from step N',
+-- '... at step N; checkpointed'.
+ALTER TABLE events ADD COLUMN step INTEGER;
+UPDATE events SET step = CAST(substr(message, length('checkpoint at step ') + 1) AS INTEGER)
+  WHERE kind = 'checkpoint' AND message LIKE 'checkpoint at step %';
+UPDATE events SET step = CAST(substr(message, instr(message, '(step ') + length('(step ')) AS INTEGER)
+  WHERE kind IN ('resumed', 'checkpoint_skipped', 'restart_from_scratch') AND instr(message, '(step ') > 0;
+UPDATE events SET step = CAST(substr(message, instr(message, 'resumed from step ') + length('resumed from step '))
+                              AS INTEGER)
+  WHERE kind = 'attempt_started' AND instr(message, 'resumed from step ') > 0;
+UPDATE events SET step = CAST(substr(message, instr(message, ' at step ') + length(' at step ')) AS INTEGER)
+  WHERE kind = 'attempt_interrupted' AND instr(message, ' at step ') > 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "train/run_records.h"
+
 namespace egm::worker {
 namespace {
 
@@ -10,8 +12,9 @@ double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool flush_now(const std::string& kind) {
-  return kind == "status" || kind == "checkpoint" || kind == "final_eval" || kind == "event";
+bool flush_now(RecordKind kind) {
+  return kind == RecordKind::status || kind == RecordKind::checkpoint || kind == RecordKind::final_eval ||
+         kind == RecordKind::event;
 }
 
 }  // namespace
@@ -28,7 +31,7 @@ void ForwardingSink::emit(const nlohmann::json& record) {
   nlohmann::json r = record;
   r["time"] = unix_seconds();
   if (r.contains("step") && r["step"].is_number_integer()) last_step_ = std::max(last_step_, r["step"].get<int64_t>());
-  const std::string kind = r.value("kind", "");
+  const RecordKind kind = parse_record_kind(r.value("kind", ""));
   buffer_.push_back(std::move(r));
   const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush_).count();
   if (flush_now(kind) || since >= flush_interval_s_ || buffer_.size() >= 1000) flush();

@@ -153,7 +153,7 @@ void Worker::train(const sweep::Assign& a) {
     const int signalled = stop_requested() ? stop_signal() : 0;
     if ((group ? group->agree_max(signalled) : signalled) != 0) {
       sweep::Result result{a.cell_id, a.run_id, {}, signalled};
-      result.result.status = "interrupted";
+      result.result.status = Outcome::interrupted;
       result.result.message = "the worker had been signalled to stop before the run started";
       send(result);
       return;
@@ -195,7 +195,7 @@ void Worker::train(const sweep::Assign& a) {
       throw;
     }
     sink.flush();
-    send(sweep::Result{a.cell_id, a.run_id, to_outcome(r), r.status == "interrupted" ? signal_ : 0});
+    send(sweep::Result{a.cell_id, a.run_id, to_outcome(r), r.status == Outcome::interrupted ? signal_ : 0});
   } catch (const ProtocolError&) {
     throw;  // the conversation itself is broken
   } catch (...) {

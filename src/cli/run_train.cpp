@@ -37,8 +37,8 @@ void run_train(const TrainArgs& a) {
   if (!a.quiet) std::printf("config %s\n%s\n", config_path.c_str(), to_json(config).dump().c_str());
 
   RunResult r = trainer.run([] { return stop_requested(); });
-  if (r.status == "diverged") throw CLI::RuntimeError(kExitDiverged);
-  if (r.status == "interrupted") throw CLI::RuntimeError(kExitInterrupted);
+  if (r.status == Outcome::diverged) throw CLI::RuntimeError(kExitDiverged);
+  if (r.status == Outcome::interrupted) throw CLI::RuntimeError(kExitInterrupted);
 }
 
 }  // namespace egm::cli

@@ -268,7 +268,8 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
   if (std::optional<SweepRow> old = find_sweep(name)) {
     if (!new_sweep && old->spec_hash == spec_hash) {
       connection_.execute("UPDATE sweeps SET updated_at = ? WHERE id = ?", t, old->id);
-      write_event({old->id, std::nullopt, std::nullopt, "sweep_loaded", "sweep loaded to resume", t});
+      write_event(
+          {old->id, std::nullopt, std::nullopt, EventKind::sweep_loaded, "sweep loaded to resume", t, std::nullopt});
       tx.commit();
       result.sweep = sweep(old->id);
       return result;
@@ -285,8 +286,9 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
     const std::string alias = fmt::format("{}@{}", name, old->id);
     connection_.execute("UPDATE sweeps SET name = ?, status = 'superseded', updated_at = ? WHERE id = ?", alias, t,
                         old->id);
-    write_event({old->id, std::nullopt, std::nullopt, "sweep_superseded",
-                 fmt::format("renamed '{}' -> '{}': a new sweep replaces it (--new-sweep)", name, alias), t});
+    write_event({old->id, std::nullopt, std::nullopt, EventKind::sweep_superseded,
+                 fmt::format("renamed '{}' -> '{}': a new sweep replaces it (--new-sweep)", name, alias), t,
+                 std::nullopt});
     result.superseded_as = alias;
   }
   connection_.execute(
@@ -294,7 +296,8 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
       "VALUES (?, ?, ?, ?, ?, 'pending')",
       name, spec_json, spec_hash, t, t);
   const int64_t id = connection_.last_insert_rowid();
-  write_event({id, std::nullopt, std::nullopt, "sweep_created", fmt::format("sweep '{}' created", name), t});
+  write_event({id, std::nullopt, std::nullopt, EventKind::sweep_created, fmt::format("sweep '{}' created", name), t,
+               std::nullopt});
   tx.commit();
   result.sweep = sweep(id);
   result.created = true;
@@ -411,8 +414,8 @@ int ResultsDb::recover_interrupted(int64_t sweep_id, const std::string& reason) 
       "UPDATE cells SET status = 'interrupted', updated_at = ? WHERE sweep_id = ? AND status = 'running'", t,
       sweep_id));
   if (n > 0)
-    write_event({sweep_id, std::nullopt, std::nullopt, "recovered",
-                 fmt::format("{} cell(s) left running ({}) marked interrupted", n, reason), t});
+    write_event({sweep_id, std::nullopt, std::nullopt, EventKind::recovered,
+                 fmt::format("{} cell(s) left running ({}) marked interrupted", n, reason), t, std::nullopt});
   tx.commit();
   return n;
 }
@@ -453,12 +456,12 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   CachedStatement q = connection_.cached("SELECT status, attempts, sweep_id, key FROM cells WHERE id = ?");
   q->bind(1, cell_id);
   EGM_REQUIRE(q->step(), DbError, "{}: no cell with id {}", path(), cell_id);
-  const std::string status = q->text(0);
+  const CellStatus status = parse_cell_status(q->text(0));
   const int attempt = static_cast<int>(q->int64(1)) + 1;
   const int64_t sweep_id = q->int64(2);
   const std::string key = q->text(3);
   q->reset();
-  EGM_CHECK(status != "done", "start_attempt: cell {} ({}) is already done", cell_id, key);
+  EGM_CHECK(status != CellStatus::done, "start_attempt: cell {} ({}) is already done", cell_id, key);
   const double t = now();
   connection_.execute(
       "UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
@@ -473,10 +476,10 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   connection_.execute("UPDATE cells SET status = 'running', attempts = ?, updated_at = ? WHERE id = ?", attempt, t,
                       cell_id);
   std::string resumed = info.resumed_from_step ? fmt::format(", resumed from step {}", *info.resumed_from_step) : "";
-  write_event({sweep_id, cell_id, run_id, "attempt_started",
+  write_event({sweep_id, cell_id, run_id, EventKind::attempt_started,
                fmt::format("{} attempt {} on {} {} (world size {}){}", key, attempt, info.host, info.device,
                            info.world_size, resumed),
-               t});
+               t, info.resumed_from_step});
   tx.commit();
   return run_id;
 }
@@ -490,7 +493,8 @@ void ResultsDb::set_resumed_from_step(int64_t run_id, int64_t step) {
 }
 
 void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::string& error,
-                               const CellResults& results, const FailureInfo& failure) {
+                               const CellResults& results, const FailureInfo& failure,
+                               std::optional<int64_t> step) {
   require_writable("finish_attempt");
   EGM_CHECK(status != RunStatus::running, "finish_attempt: status must be done, failed or interrupted");
   Transaction tx(connection_);
@@ -501,18 +505,21 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
   EGM_REQUIRE(q->step(), DbError, "{}: no run with id {}", path(), run_id);
   const int64_t cell_id = q->int64(0);
   const std::string old_status = q->text(1);
+  const bool was_running = parse_run_status(old_status) == RunStatus::running;
   const int64_t attempt = q->int64(2);
   const int64_t sweep_id = q->int64(3);
   const std::string key = q->text(4);
   q->reset();
-  EGM_CHECK(old_status == "running", "finish_attempt: run {} ({} attempt {}) already ended as {}", run_id, key,
+  EGM_CHECK(was_running, "finish_attempt: run {} ({} attempt {}) already ended as {}", run_id, key,
             attempt, old_status);
   const double t = now();
   connection_.execute("UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ?", to_string(status), t,
                       non_empty(error), run_id);
   std::string message;
+  EventKind kind = EventKind::attempt_done;
   switch (status) {
     case RunStatus::done:
+      if (!step) step = results.final_step;
       connection_.execute(
           "UPDATE cells SET status = 'done', final_val = ?, best_val = ?, full_val = ?, ar_val = ?, ar_ref_val = ?, "
           "final_step = ?, updated_at = ? WHERE id = ?",
@@ -530,14 +537,16 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
       message = fmt::format("{} attempt {} failed{}: {}", key, attempt, failure.retriable ? "" : " (not retriable)",
                             error);
       if (!failure.detail.empty() && failure.detail != error) message += "\n" + failure.detail;
+      kind = EventKind::attempt_failed;
       break;
     case RunStatus::interrupted:
       connection_.execute("UPDATE cells SET status = 'interrupted', updated_at = ? WHERE id = ?", t, cell_id);
       message = fmt::format("{} attempt {} interrupted{}{}", key, attempt, error.empty() ? "" : ": ", error);
+      kind = EventKind::attempt_interrupted;
       break;
     case RunStatus::running: break;
   }
-  write_event({sweep_id, cell_id, run_id, std::string("attempt_") + to_string(status), message, t});
+  write_event({sweep_id, cell_id, run_id, kind, message, t, step});
   tx.commit();
 }
 
@@ -593,8 +602,9 @@ void ResultsDb::write_params(const std::vector<ParamValue>& values) {
 
 int64_t ResultsDb::write_event(const EventInput& e) {
   connection_.execute(
-      "INSERT INTO events (time, sweep_id, cell_id, run_id, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
-      e.time > 0 ? e.time : now(), e.sweep_id, e.cell_id, e.run_id, e.kind, e.message);
+      "INSERT INTO events (time, sweep_id, cell_id, run_id, kind, message, step) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      e.time > 0 ? e.time : now(), e.sweep_id, e.cell_id, e.run_id, std::string(to_string(e.kind)), e.message,
+      e.step);
   return connection_.last_insert_rowid();
 }
 
@@ -614,7 +624,6 @@ void ResultsDb::record_params(const std::vector<ParamValue>& values) {
 
 int64_t ResultsDb::record_event(const EventInput& event) {
   require_writable("record_event");
-  EGM_CHECK(!event.kind.empty(), "record_event: empty kind");
   Transaction tx(connection_);
   const int64_t id = write_event(event);
   tx.commit();
@@ -626,23 +635,22 @@ void ResultsDb::record_batch(const RecordBatch& batch) {
   Transaction tx(connection_);
   write_metrics(batch.metrics);
   write_params(batch.params);
-  for (const auto& e : batch.events) {
-    EGM_CHECK(!e.kind.empty(), "record_batch: event with empty kind");
-    write_event(e);
-  }
+  for (const auto& e : batch.events) write_event(e);
   tx.commit();
 }
 
 std::vector<EventRow> ResultsDb::list_events(std::optional<int64_t> sweep_id, int limit) {
   Statement s = connection_.prepare(
-      std::string("SELECT id, time, sweep_id, cell_id, run_id, kind, message FROM events") +
+      std::string("SELECT id, time, sweep_id, cell_id, run_id, kind, message, ") +
+      (schema_version_ >= 4 ? "step" : "NULL") + " FROM events" +  // step came with schema v4
       (sweep_id ? " WHERE sweep_id = ?" : "") + " ORDER BY id DESC LIMIT ?");
   int i = 0;
   if (sweep_id) s.bind(++i, *sweep_id);
   s.bind(++i, limit);
   std::vector<EventRow> rows;
   while (s.step())
-    rows.push_back({s.int64(0), s.real(1), s.opt_int64(2), s.opt_int64(3), s.opt_int64(4), s.text(5), s.text(6)});
+    rows.push_back({s.int64(0), s.real(1), s.opt_int64(2), s.opt_int64(3), s.opt_int64(4), parse_event_kind(s.text(5)),
+                    s.text(6), s.opt_int64(7)});
   std::reverse(rows.begin(), rows.end());  // oldest first
   return rows;
 }

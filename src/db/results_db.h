@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "db/event_kind.h"
 #include "db/sqlite.h"
 
 namespace egm::db {
@@ -175,9 +176,10 @@ struct EventInput {
   std::optional<int64_t> sweep_id;
   std::optional<int64_t> cell_id;
   std::optional<int64_t> run_id;
-  std::string kind;     // e.g. sweep_created, attempt_started, attempt_failed, worker_lost
+  EventKind kind = EventKind::sweep_created;
   std::string message;
   double time = 0;      // 0 = when recorded
+  std::optional<int64_t> step;  // the training step it is about, when it has one (schema v4)
 };
 
 struct EventRow {
@@ -186,8 +188,9 @@ struct EventRow {
   std::optional<int64_t> sweep_id;
   std::optional<int64_t> cell_id;
   std::optional<int64_t> run_id;
-  std::string kind;
+  EventKind kind = EventKind::sweep_created;  // a stored kind egm does not know is a DbError
   std::string message;
+  std::optional<int64_t> step;  // NULL, or a file older than schema v4
 };
 
 // What one coordinator message carries; written in one transaction.
@@ -309,8 +312,11 @@ class ResultsDb {
   // not `failure.retriable`: max_attempts is lowered to the failures so far, so
   // the cell is failed for good (no retry now, nor when the spec is run again).
   // interrupted (preempted, worker lost): does not count as a failure.
+  // `step` (the step it ended at) goes to the event's step column; done
+  // without one takes results.final_step.
   void finish_attempt(int64_t run_id, RunStatus status, const std::string& error = "",
-                      const CellResults& results = {}, const FailureInfo& failure = {});
+                      const CellResults& results = {}, const FailureInfo& failure = {},
+                      std::optional<int64_t> step = std::nullopt);
   // Records the checkpoint step a running attempt resumed from: the worker
   // learns it after start_attempt, when the trainer has loaded the checkpoint.
   void set_resumed_from_step(int64_t run_id, int64_t step);

@@ -699,9 +699,13 @@ constexpr const char* kAttemptsSql =
     "SELECT attempt, status, host, device, world_size, backend, datetime(started_at, 'unixepoch') AS started_utc, "
     "datetime(ended_at, 'unixepoch') AS ended_utc, round(coalesce(ended_at, strftime('%s', 'now')) - started_at, 1) "
     "AS seconds, resumed_from_step, torch_version, git_commit, error FROM runs WHERE cell_id = ? ORDER BY attempt";
-constexpr const char* kEventsSql =
-    "SELECT datetime(e.time, 'unixepoch') AS time_utc, e.kind, r.attempt, e.message FROM events e "
-    "LEFT JOIN runs r ON r.id = e.run_id WHERE e.cell_id = ? ORDER BY e.time, e.id";
+// events.step came with schema v4; an older file (read-only) shows it empty.
+std::string events_sql(int schema_version) {
+  return fmt::format(
+      "SELECT datetime(e.time, 'unixepoch') AS time_utc, e.kind, r.attempt, {} AS step, e.message FROM events e "
+      "LEFT JOIN runs r ON r.id = e.run_id WHERE e.cell_id = ? ORDER BY e.time, e.id",
+      schema_version >= 4 ? "e.step" : "NULL");
+}
 constexpr const char* kMetricsSql =
     "SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, r.attempt, m.time FROM metrics m JOIN runs r ON r.id = "
     "m.run_id WHERE m.cell_id = ? ORDER BY m.split, m.step";
@@ -729,8 +733,9 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
   if (!table_segment.empty()) {
     const auto dl = download_name(table_segment);
     const std::string table = dl ? dl->first : table_segment;
+    const std::string events = events_sql(c.db.schema_version());
     const char* sql = table == "attempts" ? kAttemptsSql
-                      : table == "events" ? kEventsSql
+                      : table == "events" ? events.c_str()
                       : table == "metrics" ? kMetricsSql
                       : table == "params" ? kParamsSql
                                           : nullptr;
@@ -816,7 +821,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     body += "<h2>Attempts</h2>\n" + html_table(cell_query(c, kAttemptsSql, *cell_id), o);
     o.id = "table-events";
     o.links = base + "/events";
-    body += "<h2>Events</h2>\n" + html_table(cell_query(c, kEventsSql, *cell_id), o);
+    body += "<h2>Events</h2>\n" + html_table(cell_query(c, events_sql(c.db.schema_version()).c_str(), *cell_id), o);
   }
   body += fmt::format("<p class=\"downloads\">every metric point ({}): <a href=\"{}/metrics.csv\">CSV</a><a "
                       "href=\"{}/metrics.json\">JSON</a></p>\n",

@@ -259,7 +259,7 @@ Kind kind_of(const Message& message) {
 }
 
 json to_json(const RunOutcome& o) {
-  return {{"status", o.status},
+  return {{"status", egm::to_string(o.status)},
           {"message", o.message},
           {"step", o.step},
           {"resumed_from_step", o.resumed_from_step},
@@ -275,9 +275,12 @@ json to_json(const RunOutcome& o) {
 namespace {
 RunOutcome outcome_from_reader(const Reader& r) {
   RunOutcome o;
-  o.status = r.text("status");
-  if (o.status != "done" && o.status != "diverged" && o.status != "interrupted")
-    r.fail("status", "must be done, diverged or interrupted, got '" + o.status + "'");
+  const std::string status = r.text("status");
+  try {
+    o.status = parse_outcome(status);
+  } catch (const ProtocolError&) {
+    r.fail("status", "must be done, diverged or interrupted, got '" + status + "'");
+  }
   o.message = r.text_or("message", "");
   o.step = r.integer("step");
   o.resumed_from_step = r.integer_or("resumed_from_step", -1);

@@ -112,6 +112,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/run_records.h"
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -190,7 +192,7 @@ struct Records {
 
 // egm::RunResult (train/trainer.h) without torch, so the coordinator needs none.
 struct RunOutcome {
-  std::string status;              // done | diverged | interrupted
+  Outcome status = Outcome::done;
   std::string message;
   int64_t step = 0;
   int64_t resumed_from_step = -1;  // -1: from scratch

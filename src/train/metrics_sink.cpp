@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "train/run_records.h"
 #include "util/error.h"
 
 namespace egm {
@@ -28,10 +29,10 @@ std::string duration(double seconds) {
 }  // namespace
 
 void ProgressPrinter::emit(const nlohmann::json& r) {
-  const std::string kind = r.value("kind", "");
-  if (kind == "progress") {
+  const RecordKind kind = parse_record_kind(r.value("kind", ""));
+  if (kind == RecordKind::progress) {
     last_progress_ = r;
-  } else if (kind == "eval" && r.value("split", "") == "eval_val") {
+  } else if (kind == RecordKind::eval && r.value("split", "") == "eval_val") {
     const int64_t step = r["step"].get<int64_t>();
     double train = last_progress_.value("train_loss", std::nan(""));
     double tps = last_progress_.value("tokens_per_s", 0.0);
@@ -44,11 +45,11 @@ void ProgressPrinter::emit(const nlohmann::json& r) {
                  r["loss"].get<double>(), last_progress_.value("lr", 0.0), tps, duration(elapsed).c_str(),
                  duration(eta).c_str());
     std::fflush(out_);
-  } else if (kind == "final_eval") {
+  } else if (kind == RecordKind::final_eval) {
     std::fprintf(out_, "%-12s %.4f  (%lld windows)\n", r["split"].get<std::string>().c_str(), r["loss"].get<double>(),
                  static_cast<long long>(r.value("windows", int64_t{0})));
     std::fflush(out_);
-  } else if (kind == "status" && r.value("status", "") != "running") {
+  } else if (kind == RecordKind::status && r.value("status", "") != kRunningStatus) {
     const std::string message = r.value("message", "");
     std::fprintf(out_, "%s at step %lld%s%s\n", r["status"].get<std::string>().c_str(),
                  static_cast<long long>(r.value("step", int64_t{0})), message.empty() ? "" : ": ", message.c_str());

@@ -1,10 +1,12 @@
-// Where a run's records go. A record is one JSON object with a "kind":
+// Where a run's records go. A record is one JSON object with a "kind"
+// (RecordKind in train/run_records.h, which names each kind and outcome once):
 //   progress   {step, train_loss, lr, tokens_per_s, elapsed_s}      every log_interval steps
 //   eval       {step, split: "eval_train"|"eval_val", loss}          paper protocol
 //   final_eval {split: "val_full"|"val_ar"|"val_ar_ref", loss, windows}
 //   params     {step, params: [{module, layer, index, name, value}]} learned parameters
 //   checkpoint {step}
 //   status     {status: "running"|"done"|"diverged"|"interrupted", step, message, ...}
+//   event      {event: "resumed"|"checkpoint_skipped"|"restart_from_scratch", message, step?, path?}
 // `egm train` writes them as JSON lines; a worker forwards them to the
 // coordinator, which stores them in the results database.
 #pragma once

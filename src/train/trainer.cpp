@@ -28,7 +28,7 @@ nlohmann::json params_record(int64_t step, const LearnedParams& params) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& p : params)
     list.push_back({{"module", p.module}, {"layer", p.layer}, {"index", p.index}, {"name", p.name}, {"value", p.value}});
-  return {{"kind", "params"}, {"step", step}, {"params", list}};
+  return {{"kind", to_string(RecordKind::params)}, {"step", step}, {"params", list}};
 }
 
 // Validation windows the EGA gate statistics are measured on at each eval.
@@ -104,18 +104,24 @@ Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const C
     auto loaded = load_checkpoint(runtime_.out_dir, *model_, *optimizer_, config_hash_, rng_devices(), &problems);
     for (const auto& p : problems) {
       log::warn("skipping checkpoint: {}", p);
-      emit({{"kind", "event"}, {"event", "checkpoint_skipped"}, {"message", p}});
+      emit({{"kind", to_string(RecordKind::event)},
+            {"event", to_string(TrainerEvent::checkpoint_skipped)},
+            {"message", p}});
     }
     if (loaded) {
       state_ = loaded->state;
       last_val_ = number_or_nan(state_.extra, "last_val");
       last_train_ = number_or_nan(state_.extra, "last_train");
       log::info("resumed from {} at step {}", loaded->path, state_.step);
-      emit({{"kind", "event"}, {"event", "resumed"}, {"step", state_.step}, {"path", loaded->path},
+      emit({{"kind", to_string(RecordKind::event)},
+            {"event", to_string(TrainerEvent::resumed)},
+            {"step", state_.step},
+            {"path", loaded->path},
             {"message", problems.empty() ? "resumed from the latest checkpoint"
                                          : "resumed from an older checkpoint; newer ones were unusable"}});
     } else if (!problems.empty()) {
-      emit({{"kind", "event"}, {"event", "restart_from_scratch"},
+      emit({{"kind", to_string(RecordKind::event)},
+            {"event", to_string(TrainerEvent::restart_from_scratch)},
             {"message", "no usable checkpoint; training from step 0"}});
     }
   }
@@ -175,7 +181,7 @@ void Trainer::checkpoint() {
   state_.extra["last_train"] = number_or_null(last_train_);
   if (comm_.rank() == 0) save_checkpoint(runtime_.out_dir, *model_, *optimizer_, state_, config_hash_, rng_devices());
   comm_.barrier();  // nobody runs ahead of a checkpoint that may be read back
-  emit({{"kind", "checkpoint"}, {"step", state_.step}});
+  emit({{"kind", to_string(RecordKind::checkpoint)}, {"step", state_.step}});
 }
 
 void Trainer::evaluate_and_record(double elapsed) {
@@ -183,8 +189,14 @@ void Trainer::evaluate_and_record(double elapsed) {
   EvalContext ctx{*model_, sampler_, device_, comm_, autocast_, autocast_dtype_};
   last_train_ = evaluate_random_batches(ctx, Split::train, state_.step, t.eval_batches, t.batch_size);
   last_val_ = evaluate_random_batches(ctx, Split::val, state_.step, t.eval_batches, t.batch_size);
-  emit({{"kind", "eval"}, {"step", state_.step}, {"split", "eval_train"}, {"loss", number_or_null(last_train_)}});
-  emit({{"kind", "eval"}, {"step", state_.step}, {"split", "eval_val"}, {"loss", number_or_null(last_val_)},
+  emit({{"kind", to_string(RecordKind::eval)},
+        {"step", state_.step},
+        {"split", "eval_train"},
+        {"loss", number_or_null(last_train_)}});
+  emit({{"kind", to_string(RecordKind::eval)},
+        {"step", state_.step},
+        {"split", "eval_val"},
+        {"loss", number_or_null(last_val_)},
         {"elapsed_s", elapsed}});
   if (std::isfinite(last_val_) && last_val_ < state_.best_val) {
     state_.best_val = last_val_;
@@ -201,14 +213,22 @@ void Trainer::record_final_measurements(RunResult& r) {
   if (t.full_val_eval) {
     WindowsLoss full = evaluate_all_windows(ctx, Split::val, t.batch_size);
     r.full_val = full.loss;
-    emit({{"kind", "final_eval"}, {"split", "val_full"}, {"loss", number_or_null(full.loss)}, {"windows", full.windows}});
+    emit({{"kind", to_string(RecordKind::final_eval)},
+          {"split", "val_full"},
+          {"loss", number_or_null(full.loss)},
+          {"windows", full.windows}});
   }
   if (t.ar_eval_windows > 0) {
     AutoregressiveLoss ar = evaluate_autoregressive(ctx, t.ar_eval_windows);
     r.ar_val = ar.prefix_loss;
     r.ar_ref_val = ar.window_loss;
-    emit({{"kind", "final_eval"}, {"split", "val_ar"}, {"loss", number_or_null(ar.prefix_loss)}, {"windows", ar.windows}});
-    emit({{"kind", "final_eval"}, {"split", "val_ar_ref"}, {"loss", number_or_null(ar.window_loss)},
+    emit({{"kind", to_string(RecordKind::final_eval)},
+          {"split", "val_ar"},
+          {"loss", number_or_null(ar.prefix_loss)},
+          {"windows", ar.windows}});
+    emit({{"kind", to_string(RecordKind::final_eval)},
+          {"split", "val_ar_ref"},
+          {"loss", number_or_null(ar.window_loss)},
           {"windows", ar.windows}});
   }
 }
@@ -223,14 +243,20 @@ RunResult Trainer::run(const std::function<bool()>& should_stop) {
     r.final_train = last_train_;
     r.best_val = std::isfinite(state_.best_val) ? state_.best_val : NAN;
   };
-  auto finish = [&](const std::string& status, const std::string& message) {
+  auto finish = [&](Outcome status, const std::string& message) {
     fill(result);
     result.status = status;
     result.message = message;
-    emit({{"kind", "status"}, {"status", status}, {"step", state_.step}, {"message", message},
-          {"final_val", number_or_null(result.final_val)}, {"best_val", number_or_null(result.best_val)},
-          {"full_val", number_or_null(result.full_val)}, {"ar_val", number_or_null(result.ar_val)},
-          {"ar_ref_val", number_or_null(result.ar_ref_val)}, {"tokens_per_s", number_or_null(result.tokens_per_s)}});
+    emit({{"kind", to_string(RecordKind::status)},
+          {"status", to_string(status)},
+          {"step", state_.step},
+          {"message", message},
+          {"final_val", number_or_null(result.final_val)},
+          {"best_val", number_or_null(result.best_val)},
+          {"full_val", number_or_null(result.full_val)},
+          {"ar_val", number_or_null(result.ar_val)},
+          {"ar_ref_val", number_or_null(result.ar_ref_val)},
+          {"tokens_per_s", number_or_null(result.tokens_per_s)}});
     return result;
   };
 
@@ -240,12 +266,18 @@ RunResult Trainer::run(const std::function<bool()>& should_stop) {
     result.full_val = number_or_nan(f, "full_val");
     result.ar_val = number_or_nan(f, "ar_val");
     result.ar_ref_val = number_or_nan(f, "ar_ref_val");
-    return finish("done", "already complete");
+    return finish(Outcome::done, "already complete");
   }
 
-  emit({{"kind", "status"}, {"status", "running"}, {"step", state_.step}, {"config_hash", config_hash_},
-        {"world_size", comm_.size()}, {"backend", comm_.backend()}, {"device", device_.str()},
-        {"torch_version", compat::torch_version()}, {"egm_commit", EGM_GIT_COMMIT},
+  emit({{"kind", to_string(RecordKind::status)},
+        {"status", kRunningStatus},
+        {"step", state_.step},
+        {"config_hash", config_hash_},
+        {"world_size", comm_.size()},
+        {"backend", comm_.backend()},
+        {"device", device_.str()},
+        {"torch_version", compat::torch_version()},
+        {"egm_commit", EGM_GIT_COMMIT},
         {"threads", torch::get_num_threads()}});
   const auto t0 = std::chrono::steady_clock::now();
   if (state_.step == 0) evaluate_and_record(0.0);
@@ -257,7 +289,7 @@ RunResult Trainer::run(const std::function<bool()>& should_stop) {
   while (state_.step < t.max_steps) {
     if (should_stop && should_stop()) {
       checkpoint();
-      return finish("interrupted", fmt::format("stopped at step {} and checkpointed", state_.step));
+      return finish(Outcome::interrupted, fmt::format("stopped at step {} and checkpointed", state_.step));
     }
     if (runtime_.fail_at_step == state_.step)
       EGM_THROW(Error, "injected failure at step {} (test-only fail_at_step)", state_.step);
@@ -270,18 +302,21 @@ RunResult Trainer::run(const std::function<bool()>& should_stop) {
       const double value = l[0].item<double>();
       const double dt = seconds_since(last_log);
       const double tokens = static_cast<double>((state_.step - last_log_step) * t.batch_size * config_.model.block_size);
-      emit({{"kind", "progress"}, {"step", state_.step}, {"train_loss", number_or_null(value)},
-            {"lr", learning_rate(t, state_.step - 1)}, {"tokens_per_s", dt > 0 ? tokens / dt : 0.0},
+      emit({{"kind", to_string(RecordKind::progress)},
+            {"step", state_.step},
+            {"train_loss", number_or_null(value)},
+            {"lr", learning_rate(t, state_.step - 1)},
+            {"tokens_per_s", dt > 0 ? tokens / dt : 0.0},
             {"elapsed_s", seconds_since(t0)}});
       last_log = std::chrono::steady_clock::now();
       last_log_step = state_.step;
       if (!std::isfinite(value))
-        return finish("diverged", fmt::format("training loss became {} at step {}", value, state_.step));
+        return finish(Outcome::diverged, fmt::format("training loss became {} at step {}", value, state_.step));
     }
     if (at_eval) {
       evaluate_and_record(seconds_since(t0));
       if (!std::isfinite(last_val_))
-        return finish("diverged", fmt::format("validation loss became {} at step {}", last_val_, state_.step));
+        return finish(Outcome::diverged, fmt::format("validation loss became {} at step {}", last_val_, state_.step));
       checkpoint();
     } else if (runtime_.checkpoint_interval > 0 && state_.step % runtime_.checkpoint_interval == 0) {
       checkpoint();
@@ -295,7 +330,7 @@ RunResult Trainer::run(const std::function<bool()>& should_stop) {
   state_.extra["final"] = {{"full_val", number_or_null(result.full_val)}, {"ar_val", number_or_null(result.ar_val)},
                            {"ar_ref_val", number_or_null(result.ar_ref_val)}};
   checkpoint();
-  return finish("done", "");
+  return finish(Outcome::done, "");
 }
 
 }  // namespace egm

@@ -23,11 +23,12 @@
 #include "train/checkpoint.h"
 #include "train/loss_scaler.h"
 #include "train/metrics_sink.h"
+#include "train/run_records.h"
 
 namespace egm {
 
 struct RunResult {
-  std::string status;             // done | diverged | interrupted
+  Outcome status = Outcome::done;
   std::string message;            // why, for diverged/interrupted
   int64_t step = 0;               // optimiser steps completed
   int64_t resumed_from_step = -1; // -1: started from scratch

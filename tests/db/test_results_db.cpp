@@ -203,7 +203,7 @@ TEST(Attempts, NotRetriableFailureGivesTheCellUpAtOnce) {
   EXPECT_EQ(db.sweep_progress(sweep).exhausted, 1);
   std::string failed_event;
   for (const auto& e : db.list_events(sweep, 100))
-    if (e.kind == "attempt_failed") failed_event = e.message;
+    if (e.kind == egm::db::EventKind::attempt_failed) failed_event = e.message;
   EXPECT_EQ(failed_event, "base-s0 attempt 1 failed (not retriable): out of memory\n" + trace);
 }
 
@@ -327,19 +327,21 @@ TEST(Metrics, BatchIsOneTransaction) {
   const int64_t run = db.start_attempt(cell, info());
   RecordBatch batch;
   batch.metrics.push_back({cell, run, 1, "train", 3.0, std::nullopt, std::nullopt, 0});
-  batch.events.push_back({sweep, cell, run, "note", "hello", 0});
+  batch.events.push_back({sweep, cell, run, egm::db::EventKind::checkpoint, "hello", 0, 1});
   batch.params.push_back({cell, /*run_id=*/9999, 1, "ega", 0, 0, "tau", 0.0});  // no such run: FK fails
   EXPECT_THROW(db.record_batch(batch), egm::DbError);
   Table t = query_table(db.connection(), "SELECT (SELECT count(*) FROM metrics), "
-                                         "(SELECT count(*) FROM events WHERE kind = 'note')");
+                                         "(SELECT count(*) FROM events WHERE kind = 'checkpoint')");
   EXPECT_EQ(std::get<int64_t>(t.rows[0][0]), 0);
   EXPECT_EQ(std::get<int64_t>(t.rows[0][1]), 0);
   batch.params[0].run_id = run;
   db.record_batch(batch);
   auto events = db.list_events(sweep);
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().kind, "note");
-  EXPECT_EQ(events.front().kind, "sweep_created");
+  EXPECT_EQ(events.back().kind, egm::db::EventKind::checkpoint);
+  EXPECT_EQ(events.back().step, 1);
+  EXPECT_EQ(events.front().kind, egm::db::EventKind::sweep_created);
+  EXPECT_FALSE(events.front().step);
 }
 
 TEST(Readers, SeeNoResultOrTheWholeResult) {

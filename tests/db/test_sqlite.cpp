@@ -257,6 +257,59 @@ TEST(Migrations, VersionTwoFileCellsAreReadableAndResume) {
   EXPECT_EQ(db.cells_to_run(sweep_id).size(), 0u);
 }
 
+// A file written before events had a step (schema v3): the read-only verbs
+// list its events without one; the upgrade fills the step in from the text the
+// old messages carried (and leaves it NULL where they carried none); a kind
+// egm does not know is an error naming it, not a default.
+TEST(Migrations, VersionThreeFileEventsGetTheirStep) {
+  ScratchDir dir;
+  const std::string path = dir.file("v3.sqlite");
+  {
+    Connection c(path, OpenMode::read_write_create);
+    const auto& all = results_migrations();
+    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 3}), 3);
+    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
+    const char* events[][2] = {
+        {"sweep_created", "sweep 'old' created"},
+        {"attempt_started", "base-s0 attempt 2 on h cpu (world size 1), resumed from step 40"},
+        {"resumed", "resumed from the latest checkpoint (step 40): /r/checkpoint.egmc"},
+        {"checkpoint", "checkpoint at step 60"},
+        {"attempt_interrupted", "base-s0 attempt 2 interrupted: interrupted by SIGUSR2 (time-limit warning) at step 70; "
+                                "checkpointed"},
+        {"attempt_started", "base-s0 attempt 3 on h cpu (world size 1)"},
+    };
+    for (const auto& e : events)
+      c.execute("INSERT INTO events (time, sweep_id, kind, message) VALUES (1, 1, ?, ?)", std::string(e[0]),
+                std::string(e[1]));
+  }
+  {
+    ResultsDb reader(path, OpenMode::read_only);
+    EXPECT_EQ(reader.schema_version(), 3);
+    const auto events = reader.list_events(std::nullopt);
+    ASSERT_EQ(events.size(), 6u);
+    EXPECT_EQ(events[3].kind, EventKind::checkpoint);
+    for (const auto& e : events) EXPECT_FALSE(e.step.has_value()) << e.message;
+  }
+  {
+    ResultsDb db(path, OpenMode::read_write);
+    EXPECT_EQ(db.schema_version(), results_schema_version());
+    const auto events = db.list_events(std::nullopt);
+    ASSERT_EQ(events.size(), 6u);
+    const std::optional<int64_t> none;
+    const std::vector<std::optional<int64_t>> steps = {none, 40, 40, 60, 70, none};
+    for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].step, steps[i]) << events[i].message;
+    for (int i = 0; i <= static_cast<int>(EventKind::unknown_record); ++i)
+      EXPECT_EQ(parse_event_kind(to_string(static_cast<EventKind>(i))), static_cast<EventKind>(i));
+    db.connection().execute("INSERT INTO events (time, kind, message) VALUES (2, 'no_such_kind', 'x')");
+    try {
+      db.list_events(std::nullopt);
+      ADD_FAILURE() << "an unknown event kind was read";
+    } catch (const egm::DbError& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown event kind 'no_such_kind'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Migrations, RefusesForeignDatabasesAndGarbage) {
   ScratchDir dir;
   const std::string foreign = dir.file("foreign.sqlite");

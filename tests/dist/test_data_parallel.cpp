@@ -105,7 +105,7 @@ TEST(DataParallel, TwoRanksMatchOneRankWithTheSameSeedAndGlobalBatch) {
   egm::MemorySink two;
   egm::Trainer trainer(config, runtime(), *corpus(), two, &comm);
   egm::RunResult r2 = trainer.run();
-  ASSERT_EQ(r2.status, "done");
+  ASSERT_EQ(r2.status, egm::Outcome::done);
 
   // Every rank holds the same replica, bit for bit (all apply the same averaged gradient).
   torch::Tensor mine = flat_parameters(trainer.model());
@@ -221,14 +221,14 @@ TEST(DataParallel, KilledAndResumedTwoRankRunContinuesItsTrajectory) {
     int polls = 0;
     stopped = egm::Trainer(config, runtime(dir), *corpus(), first, &comm).run([&] { return ++polls > 17; });
   }
-  ASSERT_EQ(stopped.status, "interrupted");
+  ASSERT_EQ(stopped.status, egm::Outcome::interrupted);
   ASSERT_EQ(stopped.step, 17);  // off an eval boundary: the stop itself checkpoints
   {
     // A fresh communicator and trainer, as restarted processes would have.
     egm::MpiCommunicator comm(MPI_COMM_WORLD);
     resumed = egm::Trainer(config, runtime(dir), *corpus(), second, &comm).run();
   }
-  EXPECT_EQ(resumed.status, "done");
+  EXPECT_EQ(resumed.status, egm::Outcome::done);
   EXPECT_EQ(resumed.resumed_from_step, 17);  // on every rank: all read rank 0's checkpoint
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) {

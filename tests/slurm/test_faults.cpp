@@ -279,7 +279,7 @@ TEST(DamagedCheckpoints, AllBadRestartsFromScratchAndSaysSo) {
 
   egm::MemorySink resumed;
   const egm::RunResult r = egm::Trainer(tiny_config(), runtime_in(dir.string()), word_corpus(), resumed).run();
-  EXPECT_EQ(r.status, "done");
+  EXPECT_EQ(r.status, egm::Outcome::done);
   EXPECT_EQ(r.resumed_from_step, -1) << "a damaged checkpoint was loaded";
   EXPECT_EQ(count_events(resumed, "checkpoint_skipped"), 2);
   EXPECT_EQ(count_events(resumed, "restart_from_scratch"), 1);

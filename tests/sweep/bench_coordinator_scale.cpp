@@ -205,7 +205,7 @@ class Simulator {
       } else if (std::holds_alternative<es::Stop>(r->message)) {
         if (!w.busy) continue;
         es::Result res{w.assign.cell_id, w.assign.run_id, {}, 0};
-        res.result.status = "interrupted";
+        res.result.status = egm::Outcome::interrupted;
         res.result.step = w.step;
         send(w, res);
         w.busy = false;
@@ -255,7 +255,7 @@ class Simulator {
     records.push_back({{"kind", "status"}, {"status", "done"}, {"step", w.step}, {"time", t}});
     send_records(w, std::move(records));
     es::Result res{w.assign.cell_id, w.assign.run_id, {}, 0};
-    res.result.status = "done";
+    res.result.status = egm::Outcome::done;
     res.result.step = w.step;
     res.result.final_val = loss;
     res.result.best_val = loss;

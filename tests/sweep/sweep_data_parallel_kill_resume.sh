@@ -15,7 +15,7 @@ job=$!
 ready="SELECT EXISTS (SELECT 1 FROM runs r
   JOIN events e ON e.run_id = r.id AND e.kind = 'checkpoint'
   JOIN metrics m ON m.run_id = r.id AND m.split = 'train'
-  WHERE r.status = 'running' AND m.step > CAST(substr(e.message, 20) AS INTEGER)) AS ready"
+  WHERE r.status = 'running' AND m.step > e.step) AS ready"
 # Checked on the job frozen with SIGSTOP, then killed: nothing moves on in between.
 if freeze_job_when "$job" "$DB" "$ready" 150 "the 2-rank cell running past a checkpoint"; then
   kill -KILL $FROZEN
@@ -26,7 +26,7 @@ fi
 wait "$job"
 echo "killed; first run's log:"; sed 's/^/    | /' "$WORK/first.txt" | tail -n 6
 
-ckpt=$(q "$DB" "SELECT max(CAST(substr(message, 20) AS INTEGER)) FROM events WHERE kind = 'checkpoint'")
+ckpt=$(q "$DB" "SELECT max(step) FROM events WHERE kind = 'checkpoint'")
 trained=$(q "$DB" "SELECT max(step) FROM metrics WHERE split = 'train'")
 echo "killed at about step $trained; last checkpoint at step $ckpt"
 [ -n "$ckpt" ] && [ "$ckpt" -gt 0 ] || fail "no checkpoint before the kill"

@@ -46,7 +46,7 @@ echo "stopped at step $stopped"
   fail "stopped at step '$stopped', frozen after logging step $seen"
 # (One, or two when it stopped at an eval step: the eval's checkpoint and the stop's.)
 expect_eq "the leader's checkpoint at that step" 1 "$(q "$DB" "SELECT count(*) >= 1 AS v FROM events WHERE kind =
-  'checkpoint' AND CAST(substr(message, 20) AS INTEGER) = $stopped")"
+  'checkpoint' AND step = $stopped")"
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/second.txt" 2>&1
 expect_eq "exit status of the resumed sweep" 0 $?

@@ -18,7 +18,7 @@ job=$!
 ready="SELECT (SELECT count(*) FROM cells WHERE status = 'done') >= 1 AND EXISTS (SELECT 1 FROM runs r
   JOIN events e ON e.run_id = r.id AND e.kind = 'checkpoint'
   JOIN metrics m ON m.run_id = r.id AND m.split = 'train'
-  WHERE r.status = 'running' AND m.step > CAST(substr(e.message, 20) AS INTEGER)) AS ready"
+  WHERE r.status = 'running' AND m.step > e.step) AS ready"
 if freeze_job_when "$job" "$DB" "$ready" 150 "a done cell and a running one trained past a checkpoint"; then
   kill -KILL $FROZEN
 else
@@ -31,7 +31,7 @@ echo "killed; first run's log:"; sed 's/^/    | /' "$WORK/first.txt" | tail -n 8
 killed=$(q "$DB" "SELECT c.key FROM runs r JOIN cells c ON c.id = r.cell_id WHERE r.status = 'running' AND EXISTS
   (SELECT 1 FROM events e WHERE e.run_id = r.id AND e.kind = 'checkpoint') ORDER BY c.position LIMIT 1")
 [ -n "$killed" ] || fail "no attempt left running with a checkpoint after the kill"
-ckpt=$(q "$DB" "SELECT max(CAST(substr(e.message, 20) AS INTEGER)) FROM events e JOIN cells c ON c.id = e.cell_id
+ckpt=$(q "$DB" "SELECT max(e.step) FROM events e JOIN cells c ON c.id = e.cell_id
   WHERE c.key = '$killed' AND e.kind = 'checkpoint'")
 done_before=$(q "$DB" "SELECT key FROM cells WHERE status = 'done' ORDER BY position" | tr '\n' ' ')
 echo "killed mid-run: $killed (last checkpoint at step $ckpt); done before the kill: $done_before"

@@ -62,6 +62,6 @@ for kv in $stopped; do
   expect_eq "${kv%=*} resumed from where it stopped" "${kv#*=}" "$(q "$DB" "SELECT r.resumed_from_step FROM runs r
     JOIN cells c ON c.id = r.cell_id WHERE c.key = '${kv%=*}' AND r.attempt = 2")"
   expect_eq "${kv%=*} resumed event" 1 "$(q "$DB" "SELECT count(*) FROM events e JOIN cells c ON c.id = e.cell_id
-    WHERE c.key = '${kv%=*}' AND e.kind = 'resumed' AND e.message LIKE '%(step ${kv#*=})%'")"
+    WHERE c.key = '${kv%=*}' AND e.kind = 'resumed' AND e.step = ${kv#*=}")"
 done
 finish

@@ -55,7 +55,7 @@ void send_done(es::Transport& t, const es::Assign& a, int64_t steps = 40) {
       {{"kind", "params"}, {"step", steps}, {"time", 1001.0}, {"params", nlohmann::json::array({sigma})}});
   es::send_message(t, 0, r);
   es::Result res{a.cell_id, a.run_id, {}, 0};
-  res.result.status = "done";
+  res.result.status = egm::Outcome::done;
   res.result.step = steps;
   res.result.final_val = scripted_loss(a);
   res.result.best_val = scripted_loss(a) - 0.01;
@@ -324,7 +324,7 @@ TEST_F(CoordinatorInProcess, ANotRetriableFailureGivesTheCellUpAtOnce) {
     }
     std::string event;
     for (const auto& e : db.list_events(std::nullopt, 1000))
-      if (e.kind == "attempt_failed") event = e.message;
+      if (e.kind == egm::db::EventKind::attempt_failed) event = e.message;
     EXPECT_EQ(event.rfind("mope-s0 attempt 1 failed (not retriable): DefaultCPUAllocator", 0), 0u) << event;
     EXPECT_NE(event.find("\n" + trace), std::string::npos) << event;
   }
@@ -353,7 +353,7 @@ TEST_F(CoordinatorInProcess, AnOlderWorkersMultiLineErrorIsCutToOneLineAndRetrie
   EXPECT_EQ(runs.at("ega-s0")[1].status, edb::RunStatus::done);
   bool full_text = false;
   for (const auto& e : db.list_events(std::nullopt, 1000))
-    full_text |= e.kind == "attempt_failed" && e.message.find("frame #0: f()") != std::string::npos;
+    full_text |= e.kind == egm::db::EventKind::attempt_failed && e.message.find("frame #0: f()") != std::string::npos;
   EXPECT_TRUE(full_text);
 }
 
@@ -365,7 +365,7 @@ TEST_F(CoordinatorInProcess, ADivergedRunIsNotRetried) {
     w.on_assign = [](es::Transport& t, const es::Assign& a) {
       if (a.cell_key != "base-s1") return send_done(t, a);
       es::Result res{a.cell_id, a.run_id, {}, 0};
-      res.result.status = "diverged";
+      res.result.status = egm::Outcome::diverged;
       res.result.message = "training loss became nan at step 30";
       res.result.step = 30;
       es::send_message(t, 0, res);
@@ -424,7 +424,7 @@ TEST_F(CoordinatorInProcess, StopSignalCheckpointsRunningCellsExits75AndTheRerun
         if (r && std::holds_alternative<es::Stop>(r->message)) break;
       }
       es::Result res{a.cell_id, a.run_id, {}, 0};
-      res.result.status = "interrupted";
+      res.result.status = egm::Outcome::interrupted;
       res.result.step = 7;
       es::send_message(t, 0, res);
     };
@@ -444,7 +444,7 @@ TEST_F(CoordinatorInProcess, StopSignalCheckpointsRunningCellsExits75AndTheRerun
     }
     for (const auto& c : db.list_cells()) EXPECT_EQ(c.failures, 0) << c.key;  // no retry budget used
     bool event = false;
-    for (const auto& e : db.list_events(std::nullopt, 1000)) event |= e.kind == "interrupted_sigusr2";
+    for (const auto& e : db.list_events(std::nullopt, 1000)) event |= e.kind == egm::db::EventKind::interrupted_sigusr2;
     EXPECT_TRUE(event);
     EXPECT_EQ(db.sweep(1).status, edb::SweepStatus::interrupted);
   }
@@ -478,7 +478,7 @@ TEST_F(CoordinatorInProcess, AWorkerThatWasSignalledStopsTheWholeSweep) {
     w.on_assign = [&first](es::Transport& t, const es::Assign& a) {
       if (first.exchange(false)) {  // SIGTERM reached this worker before the coordinator
         es::Result res{a.cell_id, a.run_id, {}, SIGTERM};
-        res.result.status = "interrupted";
+        res.result.status = egm::Outcome::interrupted;
         res.result.step = 3;
         es::send_message(t, 0, res);
         return;
@@ -488,14 +488,14 @@ TEST_F(CoordinatorInProcess, AWorkerThatWasSignalledStopsTheWholeSweep) {
         if (r && std::holds_alternative<es::Stop>(r->message)) break;
       }
       es::Result res{a.cell_id, a.run_id, {}, 0};
-      res.result.status = "interrupted";
+      res.result.status = egm::Outcome::interrupted;
       res.result.step = 1;
       es::send_message(t, 0, res);
     };
   ASSERT_EQ(run_sweep(workers, options()), ec::kExitInterrupted);
   edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
   bool event = false;
-  for (const auto& e : db.list_events(std::nullopt, 1000)) event |= e.kind == "interrupted_sigterm";
+  for (const auto& e : db.list_events(std::nullopt, 1000)) event |= e.kind == egm::db::EventKind::interrupted_sigterm;
   EXPECT_TRUE(event);
   for (const auto& r : db.list_runs()) EXPECT_EQ(r.status, edb::RunStatus::interrupted);
 }
@@ -567,7 +567,7 @@ TEST_F(CoordinatorInProcess, AWorkerThatIgnoresStopHasItsAttemptClosedAfterTheTi
       if (r && std::holds_alternative<es::Shutdown>(r->message)) break;
     }
     es::Result late{a.cell_id, a.run_id, {}, 0};  // too late: the coordinator ignores it
-    late.result.status = "interrupted";
+    late.result.status = egm::Outcome::interrupted;
     late.result.step = 5;
     es::send_message(t, 0, late);
     es::send_message(t, 0, es::Bye{});
@@ -618,7 +618,7 @@ void finish_as_group_member(es::Transport& t, const es::Assign& a) {
     send_done(t, a);
   } else {
     es::Result res{a.cell_id, a.run_id, {}, 0};
-    res.result.status = "done";
+    res.result.status = egm::Outcome::done;
     res.result.step = 40;
     es::send_message(t, 0, res);
   }

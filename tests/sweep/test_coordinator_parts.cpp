@@ -63,10 +63,12 @@ TEST(RecordMapping, EveryTrainerRecordKindBecomesItsRows) {
   EXPECT_EQ(m.batch.params[1].value, -0.5);
 
   ASSERT_EQ(m.batch.events.size(), 2u);
-  EXPECT_EQ(m.batch.events[0].kind, "checkpoint");
+  EXPECT_EQ(m.batch.events[0].kind, egm::db::EventKind::checkpoint);
+  EXPECT_EQ(m.batch.events[0].step, 20);
   EXPECT_EQ(m.batch.events[0].message, "checkpoint at step 20");
   EXPECT_EQ(*m.batch.events[0].run_id, 3);
-  EXPECT_EQ(m.batch.events[1].kind, "resumed");
+  EXPECT_EQ(m.batch.events[1].kind, egm::db::EventKind::resumed);
+  EXPECT_EQ(m.batch.events[1].step, 20);
   EXPECT_EQ(m.batch.events[1].message, "resumed from the latest checkpoint (step 20): /r/checkpoint.egmc");
   EXPECT_EQ(*m.resumed_from_step, 20);
   EXPECT_EQ(*m.checkpoint_step, 20);

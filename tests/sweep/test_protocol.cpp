@@ -126,7 +126,7 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   es::Result res;
   res.cell_id = 5;
   res.run_id = 6;
-  res.result.status = "interrupted";
+  res.result.status = egm::Outcome::interrupted;
   res.result.message = "stopped at step 40";
   res.result.step = 40;
   res.result.resumed_from_step = 20;
@@ -134,7 +134,7 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   res.result.best_val = NAN;  // travels as null
   res.signal = SIGUSR2;
   const es::Result res2 = round_trip(res);
-  EXPECT_EQ(res2.result.status, "interrupted");
+  EXPECT_EQ(res2.result.status, egm::Outcome::interrupted);
   EXPECT_EQ(res2.result.message, "stopped at step 40");
   EXPECT_EQ(res2.result.step, 40);
   EXPECT_EQ(res2.result.resumed_from_step, 20);
@@ -233,6 +233,32 @@ TEST(SweepProtocol, FailureHeadlineIsTheFirstLineWithoutTheStackTrace) {
             "bad shape");
   EXPECT_EQ(es::failure_headline(std::string(1000, 'x')).size(), 300u);
   EXPECT_EQ(es::failure_headline(""), "");
+}
+
+// Every name of the run's records and outcome parses back to itself, and a
+// name that is not one of them is a ProtocolError listing the valid ones.
+TEST(RunRecords, NamesRoundTripAndUnknownNamesAreErrors) {
+  for (auto o : {egm::Outcome::done, egm::Outcome::diverged, egm::Outcome::interrupted})
+    EXPECT_EQ(egm::parse_outcome(egm::to_string(o)), o);
+  for (auto k : {egm::RecordKind::progress, egm::RecordKind::eval, egm::RecordKind::final_eval,
+                 egm::RecordKind::params, egm::RecordKind::checkpoint, egm::RecordKind::status,
+                 egm::RecordKind::event})
+    EXPECT_EQ(egm::parse_record_kind(egm::to_string(k)), k);
+  for (auto e : {egm::TrainerEvent::resumed, egm::TrainerEvent::checkpoint_skipped,
+                 egm::TrainerEvent::restart_from_scratch})
+    EXPECT_EQ(egm::parse_trainer_event(egm::to_string(e)), e);
+  EXPECT_STREQ(egm::to_string(egm::Outcome::interrupted), "interrupted");  // the wire's text, unchanged
+  EXPECT_STREQ(egm::to_string(egm::RecordKind::final_eval), "final_eval");
+  try {
+    egm::parse_outcome("running");
+    ADD_FAILURE() << "'running' parsed as an outcome";
+  } catch (const egm::ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown run outcome 'running'; valid: done, diverged, interrupted"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(egm::parse_record_kind("Progress"), egm::ProtocolError);
+  EXPECT_THROW(egm::parse_trainer_event(""), egm::ProtocolError);
 }
 
 TEST(SweepProtocol, MissingOrMistypedFieldsAreNamed) {

@@ -148,7 +148,7 @@ TEST_F(WorkerInProcess, HelloThenARunWhoseResultEqualsADirectTrainerRun) {
   ASSERT_TRUE(o.result) << (o.failed ? o.failed->error : "");
   EXPECT_EQ(o.result->cell_id, 7);
   EXPECT_EQ(o.result->run_id, 70);
-  EXPECT_EQ(o.result->result.status, "done");
+  EXPECT_EQ(o.result->result.status, egm::Outcome::done);
   EXPECT_EQ(o.result->result.step, 30);
   EXPECT_EQ(o.result->signal, 0);
 
@@ -198,7 +198,7 @@ TEST_F(WorkerInProcess, StopCheckpointsAndTheNextAssignResumesFromThatStep) {
     }
   });
   ASSERT_TRUE(o.result);
-  EXPECT_EQ(o.result->result.status, "interrupted");
+  EXPECT_EQ(o.result->result.status, egm::Outcome::interrupted);
   const int64_t stopped_at = o.result->result.step;
   EXPECT_GE(stopped_at, 15);
   EXPECT_LT(stopped_at, 150);
@@ -211,7 +211,7 @@ TEST_F(WorkerInProcess, StopCheckpointsAndTheNextAssignResumesFromThatStep) {
   es::send_message(*me_, 1, assign(config, 3));
   o = collect();
   ASSERT_TRUE(o.result);
-  EXPECT_EQ(o.result->result.status, "done");
+  EXPECT_EQ(o.result->result.status, egm::Outcome::done);
   EXPECT_EQ(o.result->result.resumed_from_step, stopped_at);
   bool resumed_event = false;
   for (const auto& r : o.records)
@@ -241,7 +241,7 @@ TEST_F(WorkerInProcess, AnExceptionBecomesFailedWithWhereAndTheWorkerGoesOn) {
   es::send_message(*me_, 1, assign(tiny_config("base", 0, 10), 8));
   o = collect();
   ASSERT_TRUE(o.result);
-  EXPECT_EQ(o.result->result.status, "done");
+  EXPECT_EQ(o.result->result.status, egm::Outcome::done);
 }
 
 // LibTorch's out-of-memory error (injected: a real c10::OutOfMemoryError with its
@@ -280,14 +280,14 @@ TEST_F(WorkerInProcess, ASignalInterruptsTheRunAndTheWorkerTakesNoNewWork) {
     }
   });
   ASSERT_TRUE(o.result);
-  EXPECT_EQ(o.result->result.status, "interrupted");
+  EXPECT_EQ(o.result->result.status, egm::Outcome::interrupted);
   EXPECT_EQ(o.result->signal, SIGUSR2);
   EXPECT_TRUE(fs::exists(dir_ / "ega-s2" / "checkpoint.egmc"));
 
   es::send_message(*me_, 1, assign(tiny_config("ega", 2, 400), 9));
   o = collect();
   ASSERT_TRUE(o.result);
-  EXPECT_EQ(o.result->result.status, "interrupted");
+  EXPECT_EQ(o.result->result.status, egm::Outcome::interrupted);
   EXPECT_EQ(o.result->signal, SIGUSR2);
   EXPECT_TRUE(o.records.empty());
 }
@@ -344,7 +344,7 @@ TEST_F(WorkerInGroup, APartnersStopStopsThisMemberAtTheAgreedStepWithACheckpoint
   EXPECT_EQ(formed_ranks_, (std::vector<int>{1, 2}));
   EXPECT_EQ(formed_device_, "cpu");
   ASSERT_TRUE(o.result);
-  EXPECT_EQ(o.result->result.status, "interrupted");
+  EXPECT_EQ(o.result->result.status, egm::Outcome::interrupted);
   EXPECT_EQ(o.result->result.step, 7);  // the 8th poll, before step 8
   EXPECT_EQ(o.result->signal, 0);       // nobody signalled this worker
   EXPECT_TRUE(fs::exists(dir_ / "base-s0" / "checkpoint.egmc"));

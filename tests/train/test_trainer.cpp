@@ -86,7 +86,7 @@ TEST(Trainer, LossFalls) {
   egm::RunConfig c = tiny("base", 2, 60);
   egm::RunResult r = egm::Trainer(c, runtime(), synthetic_corpus(), sink).run();
   std::vector<double> l = train_losses(sink);
-  EXPECT_EQ(r.status, "done");
+  EXPECT_EQ(r.status, egm::Outcome::done);
   EXPECT_LT(r.final_val, std::log(static_cast<double>(synthetic_corpus().vocab_size())) - 0.5);
   EXPECT_LT(l.back(), l.front() - 0.5);
 }
@@ -102,10 +102,10 @@ TEST(Trainer, ResumeIsBitwiseIdenticalToAnUninterruptedRun) {
     int polls = 0;
     egm::RunResult stopped =
         egm::Trainer(c, runtime(dir), synthetic_corpus(), first).run([&] { return ++polls > 17; });
-    ASSERT_EQ(stopped.status, "interrupted");
+    ASSERT_EQ(stopped.status, egm::Outcome::interrupted);
     ASSERT_EQ(stopped.step, 17);  // stopped off an eval boundary: the stop itself checkpoints
     egm::RunResult resumed = egm::Trainer(c, runtime(dir), synthetic_corpus(), second).run();
-    EXPECT_EQ(resumed.status, "done");
+    EXPECT_EQ(resumed.status, egm::Outcome::done);
     EXPECT_EQ(resumed.resumed_from_step, 17);
 
     std::vector<double> expected = train_losses(straight);
@@ -124,7 +124,7 @@ TEST(Trainer, FinishedRunReportsWithoutTrainingAgain) {
   egm::MemorySink a, b;
   egm::RunResult first = egm::Trainer(tiny("base", 3, 20), runtime(dir), synthetic_corpus(), a).run();
   egm::RunResult again = egm::Trainer(tiny("base", 3, 20), runtime(dir), synthetic_corpus(), b).run();
-  EXPECT_EQ(again.status, "done");
+  EXPECT_EQ(again.status, egm::Outcome::done);
   EXPECT_EQ(again.final_val, first.final_val);
   EXPECT_EQ(again.full_val, first.full_val);
   EXPECT_TRUE(train_losses(b).empty());
@@ -174,7 +174,7 @@ TEST(Trainer, DivergenceStopsWithAStatusNotACrash) {
   c.train.grad_clip = 0;
   egm::MemorySink s;
   egm::RunResult r = egm::Trainer(c, runtime(), synthetic_corpus(), s).run();
-  EXPECT_EQ(r.status, "diverged");
+  EXPECT_EQ(r.status, egm::Outcome::diverged);
   EXPECT_LT(r.step, 30);
   EXPECT_FALSE(r.message.empty());
 }
@@ -219,7 +219,7 @@ TEST(TrainingSmoke, EveryNamedVariantTrains) {
     egm::apply_variant_options(c.model);
     egm::MemorySink sink;
     egm::RunResult r = egm::Trainer(c, runtime(), synthetic_corpus(), sink).run();
-    ASSERT_EQ(r.status, "done") << v.name << ": " << r.message;
+    ASSERT_EQ(r.status, egm::Outcome::done) << v.name << ": " << r.message;
     std::vector<double> l = train_losses(sink);
     EXPECT_TRUE(std::all_of(l.begin(), l.end(), [](double x) { return std::isfinite(x); })) << v.name;
     EXPECT_LT(l.back(), l.front() - 0.3) << v.name;

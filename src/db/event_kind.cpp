@@ -1,0 +1,35 @@
+#include "db/event_kind.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iterator>
+#include <string>
+
+#include "util/error.h"
+
+namespace egm::db {
+namespace {
+
+// In enum order.
+constexpr const char* kNames[] = {
+    "sweep_created",       "sweep_loaded",        "sweep_superseded",   "sweep_extended",
+    "recovered",           "coordinator_started", "runs_dir_moved",     "sweep_done",
+    "sweep_failed",        "interrupted_sigusr2", "interrupted_sigterm", "interrupted_sigint",
+    "interrupted_sigusr1", "interrupted_sighup",  "interrupted_signal", "attempt_started",
+    "attempt_done",        "attempt_failed",      "attempt_interrupted", "checkpoint",
+    "resumed",             "checkpoint_skipped",  "restart_from_scratch", "unknown_record"};
+static_assert(std::size(kNames) == static_cast<std::size_t>(EventKind::unknown_record) + 1,
+              "one name per EventKind, in enum order");
+
+}  // namespace
+
+const char* to_string(EventKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
+
+EventKind parse_event_kind(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kNames); ++i)
+    if (name == kNames[i]) return static_cast<EventKind>(i);
+  EGM_THROW(DbError, "unknown event kind '{}'; valid: {}", std::string(name), fmt::join(kNames, ", "));
+}
+
+}  // namespace egm::db
