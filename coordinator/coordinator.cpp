@@ -146,7 +146,8 @@ void Coordinator::setup() {
   launch::require_buildable(launch::parse_device_name(options_.device));
   // A worker without its GPU stops the sweep here, with nothing written.
   if (launch::parse_device_name(options_.device).is_cuda()) await_hellos();
-  setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(std::move(spec), options_.db_path, options_.new_sweep));
+  setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(std::move(spec), options_.db_path,
+                                                                  spec::changed_spec(options_.new_sweep, options_.extend)));
   const db::SweepRow& sweep = setup_->sweep.sweep;
   sweep_id_ = sweep.id;
   sweep_name_ = sweep.name;

@@ -34,10 +34,13 @@ std::string label_of(const json& values, const std::vector<std::string>& axes) {
   return s;
 }
 
-// Axis order: the order of the stored spec's "grid" (path order), else the keys' order.
-std::vector<std::string> axes_of(const std::vector<GridPointData>& points) {
+// Axis order: the stored spec's (as written; SpecView::grid_axes), then any
+// other key the points carry.
+std::vector<std::string> axes_of(const std::vector<GridPointData>& points, const SpecView& spec) {
   std::set<std::string> seen;
   std::vector<std::string> axes;
+  for (const auto& a : spec.grid_axes)
+    if (seen.insert(a).second) axes.push_back(a);
   for (const auto& p : points)
     for (const auto& [k, v] : p.values.items())
       if (seen.insert(k).second) axes.push_back(k);
@@ -116,7 +119,7 @@ std::vector<GridPointData> split_grid_points(const SweepData& data) {
   }
   std::vector<GridPointData> out;
   for (auto& [index, p] : points) out.push_back(std::move(p));
-  const std::vector<std::string> axes = axes_of(out);
+  const std::vector<std::string> axes = axes_of(out, data.spec);
   for (auto& p : out) p.label = label_of(p.values, axes);
   return out;
 }
@@ -128,7 +131,7 @@ GridAnalysis analyze_grid(const SweepData& data, const AnalysisOptions& options)
   g.description = data.spec.description;
   g.metric = options.metric;
   g.level = options.level;
-  g.axes = axes_of(points);
+  g.axes = axes_of(points, data.spec);
   for (const auto& p : points) {
     PointAnalysis pa;
     pa.index = p.index;

@@ -92,6 +92,10 @@ SpecView read_spec_view(const std::string& spec_json) {
       if (p.contains("values")) pub.values = p.at("values").get<std::map<std::string, double>>();
       v.published = std::move(pub);
     }
+    if (j.contains("grid_order"))
+      v.grid_axes = j.at("grid_order").get<std::vector<std::string>>();
+    else if (j.contains("grid") && j.at("grid").is_object())
+      for (const auto& [path, values] : j.at("grid").items()) v.grid_axes.push_back(path);
   } catch (const nlohmann::json::exception& e) {
     EGM_THROW(ConfigError, "the sweep's stored spec has an unexpected shape: {}", e.what());
   }

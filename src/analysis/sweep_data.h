@@ -50,6 +50,7 @@ struct SpecView {
   std::optional<std::string> baseline;
   std::optional<Factors> factors;
   std::optional<PublishedValues> published;
+  std::vector<std::string> grid_axes;  // the grid's paths in the spec's order ("grid_order", else sorted)
 };
 // Tolerant of missing optional fields; ConfigError when the JSON is unreadable.
 SpecView read_spec_view(const std::string& spec_json);

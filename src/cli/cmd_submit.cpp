@@ -38,7 +38,6 @@ struct SubmitOptions {
   std::vector<std::string> params;  // name=value, any batch parameter
   bool dry_run = false;
   bool parsable = false;
-  bool new_sweep = false;
   std::string sbatch = "sbatch";
   std::string data;  // passed on to egm sweep in the job
 };
@@ -150,11 +149,13 @@ void run_submit(SubmitOptions o) {
   launch::LaunchOptions passed = o.launch;
   passed.db_path = db_path;
   passed.new_sweep = false;
+  passed.extend = false;
   std::vector<std::string> sweep_args = launch::launch_flags(passed);
   sweep_args.insert(sweep_args.end(), {"--workers", std::to_string(workers)});
   if (!o.data.empty()) sweep_args.insert(sweep_args.end(), {"--data", o.data});
-  // --new-sweep is applied here, once; the job (and each requeued attempt)
-  // then loads that new sweep instead of superseding it again.
+  // --new-sweep and --extend are applied here, once; the job (and each
+  // requeued attempt) then loads that sweep instead of superseding it again
+  // (or taking a spec edited after the submission).
   const std::string launch = sweep_launch_command(sweep_args);
   const std::string script_path = (db_dir / (spec.name + ".sbatch")).string();
   const std::string script = slurm::render_batch_script(batch_params(o, spec.name, workers, db_dir, launch));
@@ -168,7 +169,8 @@ void run_submit(SubmitOptions o) {
 
   // The sweep and its cells exist before the job does, so `egm status` shows
   // it pending, and the job id has a row to live in.
-  spec::SweepSetup setup = spec::open_sweep(spec::load_spec(o.launch.spec_path, o.launch.grid), db_path, o.launch.new_sweep);
+  spec::SweepSetup setup = spec::open_sweep(spec::load_spec(o.launch.spec_path, o.launch.grid), db_path,
+                                                  spec::changed_spec(o.launch.new_sweep, o.launch.extend));
   const db::SweepRow& sweep = setup.sweep.sweep;
   if (sweep.slurm_job_id) {
     const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);

@@ -258,7 +258,7 @@ std::vector<SweepRow> ResultsDb::list_sweeps(bool include_superseded) {
 }
 
 SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const std::string& spec_json,
-                                                const std::string& spec_hash, bool new_sweep) {
+                                                const std::string& spec_hash, ChangedSpec on_change) {
   require_writable("create_or_load_sweep");
   EGM_REQUIRE(!name.empty(), ConfigError, "a sweep needs a name");
   EGM_REQUIRE(!spec_hash.empty(), ConfigError, "sweep '{}': empty spec hash", name);
@@ -266,7 +266,7 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
   const double t = now();
   SweepOpenResult result;
   if (std::optional<SweepRow> old = find_sweep(name)) {
-    if (!new_sweep && old->spec_hash == spec_hash) {
+    if (on_change != ChangedSpec::new_sweep && old->spec_hash == spec_hash) {
       connection_.execute("UPDATE sweeps SET updated_at = ? WHERE id = ?", t, old->id);
       write_event(
           {old->id, std::nullopt, std::nullopt, EventKind::sweep_loaded, "sweep loaded to resume", t, std::nullopt});
@@ -274,13 +274,31 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
       result.sweep = sweep(old->id);
       return result;
     }
-    if (!new_sweep) {
+    if (on_change == ChangedSpec::refuse) {
       EGM_THROW(ConfigError,
                 "sweep '{}' already exists in {} with a different spec (stored spec sha256 {}..., this spec {}...). "
-                "Its cells and results belong to the old spec. Either pass --new-sweep (the old sweep is kept as "
-                "'{}@{}' and a new one starts), give this spec another \"name\", or restore the old spec "
-                "(egm query \"SELECT spec_json FROM sweeps WHERE name = '{}'\" prints it)",
+                "Its cells and results belong to the old spec. Either pass --extend (when the new spec only adds "
+                "cells: more seeds, variants or grid values; the cells already run are kept), --new-sweep (the old "
+                "sweep is kept as '{}@{}' and a new one starts), give this spec another \"name\", or restore the "
+                "old spec (egm query \"SELECT spec_json FROM sweeps WHERE name = '{}'\" prints it)",
                 name, path(), old->spec_hash.substr(0, 12), spec_hash.substr(0, 12), name, old->id, name);
+    }
+    if (on_change == ChangedSpec::extend) {
+      // The sweep keeps its id, cells and runs; ensure_cells (same
+      // transaction, by the caller) refuses a spec that drops or changes one.
+      // A finished sweep with new cells is pending again.
+      write_event({old->id, std::nullopt, std::nullopt, EventKind::sweep_extended,
+                   fmt::format("spec changed with --extend: sha256 {} -> {}; the spec before: {}", old->spec_hash,
+                               spec_hash, old->spec_json),
+                   t, std::nullopt});
+      connection_.execute(
+          "UPDATE sweeps SET spec_json = ?, spec_hash = ?, updated_at = ?, "
+          "status = CASE WHEN status IN ('done', 'failed') THEN 'pending' ELSE status END WHERE id = ?",
+          spec_json, spec_hash, t, old->id);
+      tx.commit();
+      result.sweep = sweep(old->id);
+      result.extended_from = old->spec_hash;
+      return result;
     }
     // '@' cannot appear in a spec's name, so the alias never collides with a real sweep.
     const std::string alias = fmt::format("{}@{}", name, old->id);
@@ -351,15 +369,16 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
   struct Existing {
     int64_t id;
     std::string key, hash;
+    int64_t position = 0;
     bool matched = false;
   };
   // Keyed by the cell key ("VARIANT-sSEED", with a grid "VARIANT-sSEED-gN"),
   // unique in a sweep.
   std::map<std::string, Existing> existing;
   {
-    Statement s = connection_.prepare("SELECT id, key, config_hash FROM cells WHERE sweep_id = ?");
+    Statement s = connection_.prepare("SELECT id, key, config_hash, position FROM cells WHERE sweep_id = ?");
     s.bind(1, sweep_id);
-    while (s.step()) existing[s.text(1)] = Existing{s.int64(0), s.text(1), s.text(2)};
+    while (s.step()) existing[s.text(1)] = Existing{s.int64(0), s.text(1), s.text(2), s.int64(3)};
   }
   const double t = now();
   std::vector<int64_t> ids;
@@ -381,6 +400,10 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
                   sw.name, c.key, it->second.hash.substr(0, 12), c.config_hash.substr(0, 12), sw.name, sw.id);
       it->second.matched = true;
       ids.push_back(it->second.id);
+      // An extended spec (more seeds, variants, grid values) can move a cell
+      // in the expansion's order; the order runs are scheduled and listed in.
+      if (it->second.position != static_cast<int64_t>(i))
+        connection_.execute("UPDATE cells SET position = ? WHERE id = ?", static_cast<int64_t>(i), it->second.id);
       continue;
     }
     insert.reset();
@@ -394,8 +417,8 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
     if (!e.matched) extra.push_back(e.key);
   if (!extra.empty())
     EGM_THROW(ConfigError,
-              "sweep '{}' holds {} cell(s) this spec no longer expands to ({}{}); pass --new-sweep to start a new "
-              "sweep, keeping this one as '{}@{}'",
+              "sweep '{}' holds {} cell(s) this spec no longer expands to ({}{}); --extend only adds cells. Pass "
+              "--new-sweep to start a new sweep, keeping this one as '{}@{}'",
               sw.name, extra.size(), fmt::join(extra.begin(), extra.begin() + std::min<size_t>(extra.size(), 5), ", "),
               extra.size() > 5 ? ", ..." : "", sw.name, sw.id);
   tx.commit();

@@ -62,10 +62,21 @@ inline constexpr double kStaleAfterS = 3 * kHeartbeatIntervalS;
 // alive, not running, or has no heartbeat at all (nothing to judge by).
 std::optional<double> stale_since(const SweepRow& sweep, double now);
 
+// What to do when a sweep's name exists with another spec (--new-sweep,
+// --extend, or neither).
+enum class ChangedSpec {
+  refuse,     // a ConfigError that names the two ways on
+  new_sweep,  // the old sweep is renamed NAME@ID ('superseded') and a new one starts
+  extend,     // the sweep takes the new spec and keeps its cells, as long as
+              // ensure_cells finds every one unchanged (more seeds, variants
+              // or grid values); the old spec stays in a 'sweep_extended' event
+};
+
 struct SweepOpenResult {
   SweepRow sweep;
   bool created = false;                      // false: an existing sweep with this spec was loaded
   std::optional<std::string> superseded_as;  // new_sweep: the old sweep's new name ("NAME@ID")
+  std::optional<std::string> extended_from;  // extend: the spec hash the sweep had before
 };
 
 // One cell as the spec expands it (see spec::to_cell_inputs).
@@ -268,12 +279,18 @@ class ResultsDb {
 
   // ---- sweeps
   // Creates the sweep, or loads it when one with this name and spec_hash
-  // exists. A name that exists with another spec_hash is refused with a
-  // ConfigError that explains --new-sweep, unless new_sweep: then the old sweep
-  // is renamed "NAME@ID" with status 'superseded' (its results stay queryable)
-  // and a new one is created. new_sweep with an unchanged spec also starts over.
+  // exists. A name that exists with another spec_hash is handled as
+  // `on_change` says (ChangedSpec above); new_sweep with an unchanged spec
+  // also starts over, extend with an unchanged spec just loads it. With
+  // extend, call ensure_cells in the same transaction: it refuses a spec that
+  // drops or changes a cell, and the whole change is rolled back.
   SweepOpenResult create_or_load_sweep(const std::string& name, const std::string& spec_json,
-                                       const std::string& spec_hash, bool new_sweep);
+                                       const std::string& spec_hash, ChangedSpec on_change);
+  // The same, with new_sweep ? ChangedSpec::new_sweep : ChangedSpec::refuse.
+  SweepOpenResult create_or_load_sweep(const std::string& name, const std::string& spec_json,
+                                       const std::string& spec_hash, bool new_sweep) {
+    return create_or_load_sweep(name, spec_json, spec_hash, new_sweep ? ChangedSpec::new_sweep : ChangedSpec::refuse);
+  }
   std::optional<SweepRow> find_sweep(const std::string& name);
   SweepRow sweep(int64_t sweep_id);
   std::vector<SweepRow> list_sweeps(bool include_superseded = false);

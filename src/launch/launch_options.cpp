@@ -11,7 +11,12 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o) {
   app.add_option("--db", o.db_path, "results database (default: $EGM_DB, else runs/egm.sqlite)");
   app.add_option("--runs-dir", o.runs_dir, "run folders: RUNS_DIR/<sweep>/<cell>-<config hash>")
       ->capture_default_str();
-  app.add_flag("--new-sweep", o.new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
+  CLI::Option* new_sweep =
+      app.add_flag("--new-sweep", o.new_sweep, "the spec changed: keep the old sweep as NAME@ID and start a new one");
+  app.add_flag("--extend", o.extend,
+               "the spec only adds cells (more seeds, variants or grid values): the sweep takes it and keeps the "
+               "cells it has; refused if a cell would change or go")
+      ->excludes(new_sweep);
   app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads per worker")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -43,6 +48,7 @@ std::vector<std::string> launch_flags(const LaunchOptions& o) {
   if (!o.db_path.empty()) args.insert(args.end(), {"--db", o.db_path});
   if (o.runs_dir != d.runs_dir) args.insert(args.end(), {"--runs-dir", o.runs_dir});
   if (o.new_sweep) args.push_back("--new-sweep");
+  if (o.extend) args.push_back("--extend");
   if (o.threads_per_worker != d.threads_per_worker)
     args.insert(args.end(), {"--threads-per-worker", std::to_string(o.threads_per_worker)});
   if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});

@@ -18,6 +18,7 @@ struct LaunchOptions {
   std::string db_path;              // empty: $EGM_DB, else runs/egm.sqlite
   std::string runs_dir = "runs";    // cells train in RUNS_DIR/<sweep>/<key>-<hash12>
   bool new_sweep = false;           // the spec changed: keep the old sweep as NAME@ID
+  bool extend = false;              // the spec only adds cells: the sweep takes it, keeping its cells
   int threads_per_worker = 1;       // intra-op threads of each worker's run
   std::string device;               // cpu, cuda, cuda:N; empty: the spec's "device", else cpu
   int64_t checkpoint_interval = 0;  // 0: checkpoint at each eval (and on a stop)

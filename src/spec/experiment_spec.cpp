@@ -149,7 +149,10 @@ ExperimentSpec read_fields(const json& d) {
       GridAxis axis;
       axis.path = path;
       axis.where = path_with_key("$.grid", path);
-      for (const auto& v : values) axis.values.push_back(v);
+      if (values.is_string())  // "range(a,b[,step])", as on the command line (the schema checked the shape)
+        axis.values = parse_range(values.get<std::string>(), axis.where);
+      else
+        for (const auto& v : values) axis.values.push_back(v);
       s.grid.push_back(std::move(axis));
     }
   return s;
@@ -393,8 +396,16 @@ json canonical_form(const ExperimentSpec& s) {
   // Only with a grid, so a spec without one keeps its hash (and its sweep resumes).
   if (!s.grid.empty()) {
     json grid = json::object();
-    for (const auto& axis : s.grid) grid[axis.path] = axis.values;
+    std::vector<std::string> order;
+    for (const auto& axis : s.grid) {
+      grid[axis.path] = axis.values;
+      order.push_back(axis.path);
+    }
     c["grid"] = grid;
+    // The axes' order decides the points' order (and so the cells' -gN keys);
+    // an object keeps its keys sorted, so an order that is not sorted is kept
+    // beside it (and a grid whose axes are sorted keeps the hash it had).
+    if (!std::is_sorted(order.begin(), order.end())) c["grid_order"] = order;
   }
   return c;
 }
@@ -427,6 +438,17 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source, cons
     EGM_SPEC_FAIL(source, std::move(problems));
   ExperimentSpec spec = read_fields(document);
   spec.source = source;
+  if (spec.grid.size() > 1) {
+    // The axes in the order the file writes them (json keeps keys sorted);
+    // the text passed the bounded reader above, so this second parse is safe.
+    const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
+    std::vector<std::string> written;
+    for (const auto& [path, values] : ordered.at("grid").items()) written.push_back(path);
+    std::sort(spec.grid.begin(), spec.grid.end(), [&](const GridAxis& a, const GridAxis& b) {
+      return std::find(written.begin(), written.end(), a.path) < std::find(written.begin(), written.end(), b.path);
+    });
+  }
+  // A --grid axis replaces the file's axis of its path in place, or comes after them.
   for (auto& axis : cli_axes) {
     auto it = std::find_if(spec.grid.begin(), spec.grid.end(), [&](const GridAxis& g) { return g.path == axis.path; });
     if (it != spec.grid.end())
@@ -434,7 +456,6 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source, cons
     else
       spec.grid.push_back(std::move(axis));
   }
-  std::sort(spec.grid.begin(), spec.grid.end(), [](const GridAxis& a, const GridAxis& b) { return a.path < b.path; });
   if (std::vector<Problem> problems = check_meaning(spec, document); !problems.empty())
     EGM_SPEC_FAIL(source, std::move(problems));
   spec.canonical = canonical_form(spec);

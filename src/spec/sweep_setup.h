@@ -23,9 +23,16 @@ struct SweepSetup {
 };
 
 // Throws SpecError (bad spec: nothing touched), ConfigError (the sweep exists
-// with another spec and new_sweep is false, or its cells expand differently:
-// nothing written), DbError. Creates the database's folder when missing.
-SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, bool new_sweep);
-SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, bool new_sweep);
+// with another spec and on_change is refuse, or, with extend, the new spec
+// drops or changes a cell: nothing written), DbError. Creates the database's
+// folder when missing.
+SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, db::ChangedSpec on_change);
+SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::ChangedSpec on_change);
+
+// The launch flags --new-sweep and --extend (at most one; the flags exclude
+// each other) as a ChangedSpec.
+inline db::ChangedSpec changed_spec(bool new_sweep, bool extend) {
+  return new_sweep ? db::ChangedSpec::new_sweep : extend ? db::ChangedSpec::extend : db::ChangedSpec::refuse;
+}
 
 }  // namespace egm::spec

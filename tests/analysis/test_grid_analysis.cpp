@@ -71,6 +71,25 @@ const AcrossRow& row(const GridAnalysis& g, const std::string& quantity) {
   throw std::runtime_error("no row " + quantity);
 }
 
+// Two axes: labels and the across table's columns follow the stored spec's
+// axis order (its "grid_order" when the file did not write them sorted).
+TEST(GridAnalysis, AxesFollowTheStoredSpecsOrder) {
+  const json stored = {{"variants", {"base"}},
+                       {"grid", {{"model.dropout", {0, 0.1}}, {"train.lr", {0.001, 0.003}}}},
+                       {"grid_order", {"train.lr", "model.dropout"}}};
+  EXPECT_EQ(read_spec_view(stored.dump()).grid_axes, (std::vector<std::string>{"train.lr", "model.dropout"}));
+  json sorted = stored;
+  sorted.erase("grid_order");
+  EXPECT_EQ(read_spec_view(sorted.dump()).grid_axes, (std::vector<std::string>{"model.dropout", "train.lr"}));
+
+  SweepData d = grid_data();
+  for (auto& c : d.cells) c.row.grid_json = json{{"train.lr", 0.001}, {"model.dropout", *c.row.grid_point * 0.1}}.dump();
+  d.spec.grid_axes = {"train.lr", "model.dropout"};
+  EXPECT_EQ(split_grid_points(d)[1].label, "train.lr=0.001 model.dropout=0.1");
+  d.spec.grid_axes = {};  // an older stored spec: the points' keys, sorted
+  EXPECT_EQ(split_grid_points(d)[1].label, "model.dropout=0.1 train.lr=0.001");
+}
+
 TEST(GridAnalysis, SplitsByPointWithItsCellsAndCurves) {
   EXPECT_FALSE(has_grid(grid_data(false)));
   EXPECT_THROW(split_grid_points(grid_data(false)), egm::ConfigError);

@@ -91,6 +91,16 @@ TEST(LaunchFlags, DefaultsAreNotRepeated) {
   EXPECT_EQ(launch_flags(o), std::vector<std::string>{"s.json"});
 }
 
+TEST(LaunchFlags, ExtendSurvivesTheTripAndExcludesNewSweep) {
+  LaunchOptions o;
+  o.spec_path = "s.json";
+  o.extend = true;
+  const LaunchOptions back = parse(launch_flags(o));
+  EXPECT_TRUE(back.extend);
+  EXPECT_FALSE(back.new_sweep);
+  EXPECT_THROW(parse({"s.json", "--extend", "--new-sweep"}), CLI::ExcludesError);
+}
+
 TEST(LaunchFlags, ABadDeviceIsAParseError) {
   EXPECT_THROW(parse({"s.json", "--device", "tpu"}), CLI::ValidationError);
 }

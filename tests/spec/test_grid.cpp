@@ -193,14 +193,59 @@ TEST(GridSpec, CommandLineAxesAddOrReplace) {
   const ExperimentSpec s = parse_spec(with_grid({{"train.lr", {0.001, 0.003}}}).dump(), "g.json",
                                       {"train.lr=1e-2", "model.dropout=0,0.2"});
   ASSERT_EQ(s.grid.size(), 2u);
-  EXPECT_EQ(s.grid[1].path, "train.lr");
-  EXPECT_EQ(s.grid[1].values, (std::vector<json>{0.01}));
+  EXPECT_EQ(s.grid[0].path, "train.lr");  // replaced in place
+  EXPECT_EQ(s.grid[0].values, (std::vector<json>{0.01}));
+  EXPECT_EQ(s.grid[1].path, "model.dropout");  // added after the file's axes
   EXPECT_EQ(expand(s).size(), 8u);
   // The same grid from the file or the command line is the same spec.
-  const ExperimentSpec file = parse_spec(with_grid({{"train.lr", {0.01}}, {"model.dropout", {0, 0.2}}}).dump());
+  const ExperimentSpec file = parse_spec(
+      R"({"name": "g", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1],
+          "grid": {"train.lr": [0.01], "model.dropout": [0, 0.2]}})");
   EXPECT_EQ(s.hash, file.hash);
   EXPECT_TRUE(mentions(error_of([&] { parse_spec(minimal().dump(), "g.json", {"train.lr=1", "train.lr=2"}); }),
                        "--grid train.lr: axis given twice"));
+}
+
+// The first axis written varies slowest, as on the command line; an order
+// that is not the paths' sorted order is part of the spec's identity.
+TEST(GridSpec, AxesKeepTheOrderTheFileWritesThem) {
+  const std::string lr_first = R"({"name": "g", "preset": "tiny", "variants": ["base"], "seeds": [0],
+      "grid": {"train.lr": [0.001, 0.003], "model.dropout": [0, 0.1]}})";
+  const std::string dropout_first = R"({"name": "g", "preset": "tiny", "variants": ["base"], "seeds": [0],
+      "grid": {"model.dropout": [0, 0.1], "train.lr": [0.001, 0.003]}})";
+  const ExperimentSpec a = parse_spec(lr_first);
+  ASSERT_EQ(a.grid.size(), 2u);
+  EXPECT_EQ(a.grid[0].path, "train.lr");
+  const std::vector<Cell> cells = expand(a);
+  ASSERT_EQ(cells.size(), 4u);
+  EXPECT_DOUBLE_EQ(cells[1].config.train.lr, 0.001);  // lr slowest
+  EXPECT_DOUBLE_EQ(cells[1].config.model.dropout, 0.1);
+  EXPECT_EQ(cells[1].point->label(), "train.lr=0.001 model.dropout=0.1");
+  EXPECT_EQ(a.canonical["grid_order"], (json{"train.lr", "model.dropout"}));
+  const ExperimentSpec b = parse_spec(dropout_first);
+  EXPECT_EQ(b.grid[0].path, "model.dropout");
+  EXPECT_FALSE(b.canonical.contains("grid_order"));  // sorted: the form (and hash) grids had before
+  EXPECT_NE(a.hash, b.hash);
+  EXPECT_DOUBLE_EQ(expand(b)[1].config.train.lr, 0.003);
+}
+
+// "range(a,b[,step])" in a spec file is the list it stands for.
+TEST(GridSpec, RangeInTheFileIsItsList) {
+  const ExperimentSpec r = parse_spec(with_grid({{"model.n_layer", "range(1, 4)"}}).dump());
+  const ExperimentSpec l = parse_spec(with_grid({{"model.n_layer", {1, 2, 3}}}).dump());
+  ASSERT_EQ(r.grid.size(), 1u);
+  EXPECT_EQ(r.grid[0].values, (std::vector<json>{1, 2, 3}));
+  EXPECT_EQ(r.hash, l.hash);
+  const ExperimentSpec lr = parse_spec(with_grid({{"train.lr", "range(0.001, 0.0035, 0.001)"}}).dump());
+  ASSERT_EQ(lr.grid[0].values.size(), 3u);
+  EXPECT_NEAR(lr.grid[0].values[2].get<double>(), 0.003, 1e-12);
+  // Not a range: the schema's problem, at the axis.
+  EXPECT_FALSE(at(problems_of(with_grid({{"train.lr", "fast"}})), path_with_key("$.grid", "train.lr")).message.empty());
+  // A malformed or empty range: one line naming the axis.
+  EXPECT_TRUE(mentions(error_of([&] { parse_spec(with_grid({{"model.n_layer", "range(4)"}}).dump()); }),
+                       "$.grid"));
+  EXPECT_TRUE(mentions(error_of([&] { parse_spec(with_grid({{"model.n_layer", "range(4, 1)"}}).dump()); }),
+                       "is empty"));
 }
 
 TEST(GridSpec, BadAxesAreProblemsNamingTheirPath) {
@@ -259,7 +304,7 @@ TEST(GridSweep, PointsAreStoredResumedAndAChangedGridIsRefused) {
   egm::atomic_write_file(spec_path, with_grid({{"train.lr", {0.001, 0.003}}}).dump(2));
   std::vector<int64_t> ids;
   {
-    SweepSetup s = open_sweep(spec_path, db_path, false);
+    SweepSetup s = open_sweep(spec_path, db_path, egm::db::ChangedSpec::refuse);
     ids = s.cell_ids;
     ASSERT_EQ(ids.size(), 8u);
     const auto rows = s.db.list_cells();
@@ -279,7 +324,7 @@ TEST(GridSweep, PointsAreStoredResumedAndAChangedGridIsRefused) {
     s.db.connection().execute("UPDATE cells SET status = 'done' WHERE key = 'ega-s1-g1'");
   }
   {
-    SweepSetup again = open_sweep(spec_path, db_path, false);
+    SweepSetup again = open_sweep(spec_path, db_path, egm::db::ChangedSpec::refuse);
     EXPECT_EQ(again.cell_ids, ids);
     EXPECT_FALSE(again.sweep.created);
     const auto todo = again.db.cells_to_run(again.sweep.sweep.id);
@@ -289,10 +334,10 @@ TEST(GridSweep, PointsAreStoredResumedAndAChangedGridIsRefused) {
   // A changed grid is a changed spec: refused, the file untouched; --new-sweep starts over.
   const FileSnapshot before = FileSnapshot::of(db_path);
   const std::string what =
-      error_of([&] { open_sweep(load_spec(spec_path, {"train.lr=1e-3,3e-3,1e-2"}), db_path, false); });
+      error_of([&] { open_sweep(load_spec(spec_path, {"train.lr=1e-3,3e-3,1e-2"}), db_path, egm::db::ChangedSpec::refuse); });
   EXPECT_TRUE(mentions(what, "--new-sweep")) << what;
   EXPECT_TRUE(FileSnapshot::of(db_path).same_as(before));
-  SweepSetup fresh = open_sweep(load_spec(spec_path, {"train.lr=1e-3,3e-3,1e-2"}), db_path, true);
+  SweepSetup fresh = open_sweep(load_spec(spec_path, {"train.lr=1e-3,3e-3,1e-2"}), db_path, egm::db::ChangedSpec::new_sweep);
   EXPECT_TRUE(fresh.sweep.created);
   EXPECT_EQ(fresh.cell_ids.size(), 12u);
 }
@@ -301,7 +346,7 @@ TEST(GridSweep, ASweepWithoutAGridStoresNoPoint) {
   ScratchDir dir;
   const std::string spec_path = dir.file("p.json"), db_path = dir.file("egm.sqlite");
   egm::atomic_write_file(spec_path, minimal().dump(2));
-  SweepSetup s = open_sweep(spec_path, db_path, false);
+  SweepSetup s = open_sweep(spec_path, db_path, egm::db::ChangedSpec::refuse);
   for (const auto& r : s.db.list_cells()) {
     EXPECT_FALSE(r.grid_point.has_value());
     EXPECT_FALSE(r.grid_json.has_value());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "config/run_config.h"
@@ -454,7 +455,7 @@ TEST(OpenSweep, BadSpecLeavesTheDatabaseUntouched) {
   const std::string db_path = dir.file("results.sqlite");
   const std::string good = dir.file("good.json");
   egm::atomic_write_file(good, minimal().dump());
-  { auto setup = open_sweep(good, db_path, false); }
+  { auto setup = open_sweep(good, db_path, egm::db::ChangedSpec::refuse); }
   const FileSnapshot before = FileSnapshot::of(db_path);
   ASSERT_TRUE(before.exists);
 
@@ -462,14 +463,14 @@ TEST(OpenSweep, BadSpecLeavesTheDatabaseUntouched) {
   json j = minimal();
   j["seeds"] = {0, 0};
   egm::atomic_write_file(bad, j.dump());
-  EXPECT_THROW(open_sweep(bad, db_path, false), SpecError);
+  EXPECT_THROW(open_sweep(bad, db_path, egm::db::ChangedSpec::refuse), SpecError);
   egm::atomic_write_file(bad, "{ not json");
-  EXPECT_THROW(open_sweep(bad, db_path, false), SpecError);
+  EXPECT_THROW(open_sweep(bad, db_path, egm::db::ChangedSpec::refuse), SpecError);
   EXPECT_TRUE(FileSnapshot::of(db_path).same_as(before));
 
   // Nor is a database created for a bad spec.
   const std::string fresh = dir.file("sub/never.sqlite");
-  EXPECT_THROW(open_sweep(bad, fresh, false), SpecError);
+  EXPECT_THROW(open_sweep(bad, fresh, egm::db::ChangedSpec::refuse), SpecError);
   EXPECT_FALSE(std::filesystem::exists(fresh));
   EXPECT_FALSE(std::filesystem::exists(dir.file("sub")));
 }
@@ -481,7 +482,7 @@ TEST(OpenSweep, CreatesLoadsRefusesAndSupersedes) {
   egm::atomic_write_file(spec_path, minimal().dump());
   std::vector<int64_t> ids;
   {
-    auto setup = open_sweep(spec_path, db_path, false);
+    auto setup = open_sweep(spec_path, db_path, egm::db::ChangedSpec::refuse);
     EXPECT_TRUE(setup.sweep.created);
     ASSERT_EQ(setup.cell_ids.size(), 4u);
     ASSERT_EQ(setup.cells.size(), 4u);
@@ -492,7 +493,7 @@ TEST(OpenSweep, CreatesLoadsRefusesAndSupersedes) {
     EXPECT_EQ(setup.db.sweep(setup.sweep.sweep.id).spec_hash, setup.spec.hash);
   }
   {
-    auto again = open_sweep(spec_path, db_path, false);
+    auto again = open_sweep(spec_path, db_path, egm::db::ChangedSpec::refuse);
     EXPECT_FALSE(again.sweep.created);
     EXPECT_EQ(again.cell_ids, ids);
   }
@@ -501,16 +502,102 @@ TEST(OpenSweep, CreatesLoadsRefusesAndSupersedes) {
   egm::atomic_write_file(spec_path, changed.dump());
   const FileSnapshot before = FileSnapshot::of(db_path);
   try {
-    open_sweep(spec_path, db_path, false);
+    open_sweep(spec_path, db_path, egm::db::ChangedSpec::refuse);
     FAIL() << "changed spec accepted";
   } catch (const egm::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("--new-sweep"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("--extend"), std::string::npos);
   }
   EXPECT_TRUE(FileSnapshot::of(db_path).same_as(before));
-  auto fresh = open_sweep(spec_path, db_path, /*new_sweep=*/true);
+  auto fresh = open_sweep(spec_path, db_path, egm::db::ChangedSpec::new_sweep);
   EXPECT_TRUE(fresh.sweep.created);
   EXPECT_EQ(fresh.cell_ids.size(), 6u);
   EXPECT_EQ(*fresh.sweep.superseded_as, "t@1");
+}
+
+// --extend: a spec that only adds cells is taken by the existing sweep, which
+// keeps its cells (ids, status, runs); one that drops or changes a cell is
+// refused with nothing written.
+TEST(OpenSweep, ExtendKeepsTheCellsAndRefusesDroppedOrChangedOnes) {
+  using egm::db::ChangedSpec;
+  ScratchDir dir;
+  const std::string db_path = dir.file("egm.sqlite");
+  const std::string spec_path = dir.file("s.json");
+  egm::atomic_write_file(spec_path, minimal().dump());
+  int64_t sweep_id = 0;
+  std::map<std::string, int64_t> ids;
+  std::string first_hash;
+  {
+    auto setup = open_sweep(spec_path, db_path, ChangedSpec::refuse);
+    sweep_id = setup.sweep.sweep.id;
+    first_hash = setup.spec.hash;
+    for (size_t i = 0; i < setup.cells.size(); ++i) ids[setup.cells[i].key] = setup.cell_ids[i];
+    setup.db.set_sweep_status(sweep_id, egm::db::SweepStatus::done);
+  }
+  ASSERT_EQ(ids.size(), 4u);
+
+  // An unchanged spec with --extend just loads.
+  {
+    auto same = open_sweep(spec_path, db_path, ChangedSpec::extend);
+    EXPECT_FALSE(same.sweep.created);
+    EXPECT_FALSE(same.sweep.extended_from.has_value());
+    EXPECT_EQ(same.sweep.sweep.status, egm::db::SweepStatus::done);
+  }
+
+  // More seeds and a variant: the same sweep, the old cells' ids, new cells added.
+  json more = minimal();
+  more["seeds"] = {0, 1, 2};
+  more["variants"] = {"base", "ega", "mope"};
+  egm::atomic_write_file(spec_path, more.dump());
+  {
+    auto ext = open_sweep(spec_path, db_path, ChangedSpec::extend);
+    EXPECT_FALSE(ext.sweep.created);
+    EXPECT_EQ(ext.sweep.sweep.id, sweep_id);
+    ASSERT_TRUE(ext.sweep.extended_from.has_value());
+    EXPECT_EQ(*ext.sweep.extended_from, first_hash);
+    EXPECT_EQ(ext.sweep.sweep.spec_hash, ext.spec.hash);
+    EXPECT_NE(ext.spec.hash, first_hash);
+    EXPECT_EQ(ext.sweep.sweep.status, egm::db::SweepStatus::pending);  // was done; it has new cells now
+    ASSERT_EQ(ext.cell_ids.size(), 9u);
+    for (size_t i = 0; i < ext.cells.size(); ++i) {
+      auto it = ids.find(ext.cells[i].key);
+      if (it != ids.end()) EXPECT_EQ(ext.cell_ids[i], it->second) << ext.cells[i].key;
+    }
+    // Listed in the new expansion's order.
+    const auto rows = ext.db.list_cells();
+    ASSERT_EQ(rows.size(), 9u);
+    for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].key, ext.cells[i].key);
+    bool logged = false;
+    for (const auto& e : ext.db.list_events(sweep_id))
+      if (e.kind == egm::db::EventKind::sweep_extended) logged = e.message.find(first_hash) != std::string::npos;
+    EXPECT_TRUE(logged);
+    EXPECT_EQ(ext.db.list_sweeps(/*include_superseded=*/true).size(), 1u);
+  }
+  const std::string extended_hash = open_sweep(spec_path, db_path, ChangedSpec::refuse).spec.hash;
+
+  // Dropping a seed, or changing every cell's config, is not an extension.
+  const FileSnapshot before = FileSnapshot::of(db_path);
+  json fewer = more;
+  fewer["seeds"] = {0, 2};
+  egm::atomic_write_file(spec_path, fewer.dump());
+  try {
+    open_sweep(spec_path, db_path, ChangedSpec::extend);
+    FAIL() << "a spec that drops cells was accepted by --extend";
+  } catch (const egm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no longer expands to"), std::string::npos) << e.what();
+  }
+  json changed = more;
+  changed["steps"] = 7;
+  egm::atomic_write_file(spec_path, changed.dump());
+  try {
+    open_sweep(spec_path, db_path, ChangedSpec::extend);
+    FAIL() << "a spec that changes cells was accepted by --extend";
+  } catch (const egm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("another run config"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(FileSnapshot::of(db_path).same_as(before));
+  egm::atomic_write_file(spec_path, more.dump());
+  EXPECT_EQ(open_sweep(spec_path, db_path, ChangedSpec::refuse).sweep.sweep.spec_hash, extended_hash);
 }
 
 }  // namespace

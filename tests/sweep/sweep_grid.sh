@@ -3,8 +3,10 @@
 # learning rates): every cell is stored with its grid point and trained with
 # its point's lr; `egm runs` and `egm analyze` show the points; running it
 # again resumes (nothing is redone); a --grid that changes the grid is a
-# changed spec (exit 2, database untouched) and --new-sweep starts over with
-# the new points; a bad axis is one line, exit 2, nothing written.
+# changed spec (exit 2, database untouched); --extend adds a point at the
+# axis's end and trains only its cells (and refuses a grid that renumbers the
+# points); --new-sweep starts over with the new points; a bad axis is one
+# line, exit 2, nothing written.
 #   sweep_grid.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
 
@@ -45,6 +47,25 @@ for arg in train.lrx=1 'train.lr=range(1,' train.lr=1,1 model.n_layer=2.5 train.
   expect_in "the axis is named for --grid $arg" "--grid ${arg%%=*}" "$WORK/bad.txt"
   [ -e "$WORK/bad.sqlite" ] && fail "--grid $arg created the database"
 done
+
+# --extend with a grid that reorders the points: refused, the database untouched.
+"$EGM" sweep "$SPECS/grid.json" --grid train.lr=1e-2,3e-3 --extend --workers 2 --db "$DB" --runs-dir "$RUNS" \
+  --view plain >"$WORK/reordered.txt" 2>&1
+expect_eq "exit status of --extend that changes cells" 2 $?
+expect_in "the refusal names a cell" "base-s0-g0" "$WORK/reordered.txt"
+expect_eq "database untouched by the refused --extend" "$before" "$(sha256sum "$DB")"
+
+# --extend with a value added at the axis's end: the same sweep, only the new point's two cells train.
+"$EGM" sweep "$SPECS/grid.json" --grid train.lr=3e-3,1e-2,3e-2 --extend --workers 2 --db "$DB" --runs-dir "$RUNS" \
+  --view plain >"$WORK/extend.txt" 2>&1
+expect_eq "exit status with --extend" 0 $?
+expect_eq "one sweep, extended in place" "1 grid" "$(q "$DB" "SELECT count(*) || ' ' || min(name) FROM sweeps")"
+expect_all_done_once "$DB" 6
+expect_eq "attempts after --extend: the first four, and the new point's two" \
+  "0 2;1 2;2 2;" "$(q "$DB" "SELECT c.grid_point || ' ' || count(*) FROM runs r JOIN cells c ON c.id = r.cell_id
+  GROUP BY c.grid_point ORDER BY c.grid_point" | tr '\n' ';')"
+expect_eq "the old spec kept in an event" 1 "$(q "$DB" "SELECT count(*) FROM events WHERE kind = 'sweep_extended'")"
+before=$(sha256sum "$DB")
 
 # --new-sweep with the new grid: the old sweep kept aside as grid@1, a new one with six cells.
 "$EGM" sweep "$SPECS/grid.json" --grid train.lr=3e-3,1e-2,3e-2 --new-sweep --workers 2 --db "$DB" --runs-dir "$RUNS" \
