@@ -8,10 +8,17 @@ function(egm_add_gtest name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main egm::warnings)
   target_compile_definitions(${name} PRIVATE
     EGM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" EGM_BINARY_DIR="${CMAKE_BINARY_DIR}")
-  set(props LABELS "${ARG_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=1;EGM_DATA=${EGM_TEST_DATA}")
-  if(ARG_FIXTURES)
-    list(APPEND props FIXTURES_REQUIRED "${ARG_FIXTURES}")
-  endif()
+  # gtest_discover_tests flattens PROPERTIES into one list, so a value that is
+  # itself a list ("unit;serve") would lose all but its first item (and the
+  # rest would be read as property names). A list property named once per
+  # value appends instead: LABELS unit LABELS serve.
+  set(props ENVIRONMENT "OMP_NUM_THREADS=1" ENVIRONMENT "EGM_DATA=${EGM_TEST_DATA}")
+  foreach(label IN LISTS ARG_LABELS)
+    list(APPEND props LABELS "${label}")
+  endforeach()
+  foreach(fixture IN LISTS ARG_FIXTURES)
+    list(APPEND props FIXTURES_REQUIRED "${fixture}")
+  endforeach()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
 endfunction()
 
