@@ -19,12 +19,12 @@ AttentionImpl::AttentionImpl(const ModelConfig& config, int64_t layer)
   attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout));
 }
 
-AttentionImpl::Heads AttentionImpl::project(const torch::Tensor& x, const AttentionContext& ctx) {
-  const int64_t B = x.size(0), T = x.size(1);
+AttentionImpl::Heads AttentionImpl::split_heads(const torch::Tensor& fused, const AttentionContext& ctx) {
+  const int64_t B = fused.size(0), T = fused.size(1);
   // [B, T, 3d] -> [B, T, 3, H, head] -> [3, B, H, T, head]; views, no copy. unbind, not
   // qkv[0..2]: its backward stacks the three gradients once instead of zero-filling
   // a [3, B, H, T, head] tensor per slice.
-  torch::Tensor qkv = c_attn(x).view({B, T, 3, n_head_, head_size_}).permute({2, 0, 3, 1, 4});
+  torch::Tensor qkv = fused.view({B, T, 3, n_head_, head_size_}).permute({2, 0, 3, 1, 4});
   std::vector<torch::Tensor> parts = qkv.unbind(0);
   Heads h{parts[0], parts[1], parts[2]};
   if (ctx.rope_cos.defined()) {

@@ -33,7 +33,9 @@ class AttentionImpl : public torch::nn::Module {
   struct Heads {
     torch::Tensor q, k, v;  // [B, H, T, head]
   };
-  Heads project(const torch::Tensor& x, const AttentionContext& ctx);
+  Heads project(const torch::Tensor& x, const AttentionContext& ctx) { return split_heads(c_attn(x), ctx); }
+  // c_attn's output [B, T, 3d] as q, k, v views (RoPE applied when ctx has it).
+  Heads split_heads(const torch::Tensor& qkv, const AttentionContext& ctx);
   // q k^T / sqrt(head) + bias (causal mask, ALiBi): [B, H, T, T].
   torch::Tensor scores(const Heads& h, const AttentionContext& ctx) const;
   // [B, H, T, head] -> c_proj([B, T, d]).

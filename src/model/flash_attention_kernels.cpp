@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -80,16 +81,15 @@ void mixing_row(const float* p, int64_t n, int64_t width, int64_t index, const D
 
 // ---- forward ---------------------------------------------------------------------------------
 
-// y [B, H, T, E] and the row log-sum-exp [B, H, T].
-std::pair<torch::Tensor, torch::Tensor> flash_forward(const torch::Tensor& q, const torch::Tensor& k,
-                                                      const torch::Tensor& v, const torch::Tensor& bias,
-                                                      double scale, const Gate& gate, const DropoutMask& mask) {
+// Writes y (a [B, H, T, E] view with a unit last stride: contiguous, or the heads of a
+// [B, T, H * E] tensor) and returns the row log-sum-exp [B, H, T].
+torch::Tensor flash_forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                            const torch::Tensor& bias, double scale, const Gate& gate, const DropoutMask& mask,
+                            const torch::Tensor& y) {
   const Problem pr(q, k, v, bias, scale);
   const int64_t T = pr.T, E = pr.E;
-  auto f32 = v.options().memory_format(at::MemoryFormat::Contiguous);
-  torch::Tensor y = torch::empty({pr.B, pr.H, T, E}, f32);
-  torch::Tensor lse = torch::empty({pr.B, pr.H, T}, f32);
-  float* y_data = y.data_ptr<float>();
+  torch::Tensor lse = torch::empty({pr.B, pr.H, T}, v.options().memory_format(at::MemoryFormat::Contiguous));
+  const Slices ys(y);
   float* lse_data = lse.data_ptr<float>();
   SingleThreadedBlas one_blas_thread;
   at::parallel_for(0, pr.B * pr.H, 1, [&](int64_t begin, int64_t end) {
@@ -112,11 +112,17 @@ std::pair<torch::Tensor, torch::Tensor> flash_forward(const torch::Tensor& q, co
                      g_row.data());
         }
         cpu_sgemm(false, false, r1 - r0, E, r1, 1.0f, m_panel.data(), r1, pr.vs.at(bh), pr.vs.ld, 0.0f,
-                  y_data + bh_t * E + r0 * E, E);
+                  ys.at(bh) + r0 * ys.ld, ys.ld);
       }
     }
   });
-  return {y, lse};
+  return lse;
+}
+
+// A contiguous [B, H, T, E] output for flash_forward.
+torch::Tensor heads_output(const torch::Tensor& q, const torch::Tensor& v) {
+  return torch::empty({q.size(0), q.size(1), q.size(2), v.size(3)},
+                      v.options().memory_format(at::MemoryFormat::Contiguous));
 }
 
 // ---- backward --------------------------------------------------------------------------------
@@ -125,28 +131,40 @@ struct Grads {
   torch::Tensor dq, dk, dv, da, dc, dd;
 };
 
+// Where flash_backward writes dq, dk, dv: [B, H, T, D/E] views with a unit last stride; their
+// contents on entry are ignored (each (batch, head) zeroes its dk and dv rows before accumulating).
+struct GradOutputs {
+  torch::Tensor dq, dk, dv;
+};
+
 // With P = softmax(S) (recomputed from lse), A = dropout(P), M = A * G (G = 1 without a gate):
 //   dv = M^T dy;  dM = dy v^T;  dA = dM * G;  dP = dA * dropout factors;
 //   dS = P * (dP - rowsum(P * dP));  dq = scale dS k;  dk = scale dS^T q;
 //   with a gate, dlogit = dM * A * G (1 - G): da_i = sum_j dlogit_ij d_j, dc_i = sum_j dlogit_ij,
 //   dd_j = sum_i dlogit_ij a_i.
+// Fresh contiguous dq, dk, dv for q [B, H, T, D], v [B, H, T, E].
+GradOutputs contiguous_grad_outputs(const torch::Tensor& q, const torch::Tensor& v) {
+  auto f32 = v.options().memory_format(at::MemoryFormat::Contiguous);
+  return {torch::empty(q.sizes(), f32), torch::empty(q.sizes(), f32),
+          torch::empty({q.size(0), q.size(1), q.size(2), v.size(3)}, f32)};
+}
+
+// dy: [B, H, T, E] with a unit last stride (any other layout).
 Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const torch::Tensor& k,
                      const torch::Tensor& v, const torch::Tensor& bias, const torch::Tensor& lse, double scale,
-                     const Gate& gate, const DropoutMask& mask) {
+                     const Gate& gate, const DropoutMask& mask, const GradOutputs& out) {
   const Problem pr(q, k, v, bias, scale);
-  const int64_t B = pr.B, H = pr.H, T = pr.T, D = pr.D, E = pr.E;
-  torch::Tensor dy = dy_in.contiguous();
+  const int64_t B = pr.B, H = pr.H, T = pr.T;
+  const torch::Tensor dy = unit_last_stride(dy_in);
   auto f32 = v.options().memory_format(at::MemoryFormat::Contiguous);
-  Grads g{torch::empty({B, H, T, D}, f32), torch::zeros({B, H, T, D}, f32), torch::zeros({B, H, T, E}, f32),
-          torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  Grads g{out.dq, out.dk, out.dv, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   if (gate.on()) {
     g.da = torch::empty({B, H, T}, f32);
     g.dc = torch::empty({B, H, T}, f32);
     g.dd = torch::zeros({B, H, T}, f32);
   }
-  const float* dy_data = dy.data_ptr<float>();
+  const Slices dys(dy), dqs(out.dq), dks(out.dk), dvs(out.dv);
   const float* lse_data = lse.data_ptr<float>();
-  float *dq_data = g.dq.data_ptr<float>(), *dk_data = g.dk.data_ptr<float>(), *dv_data = g.dv.data_ptr<float>();
   float* da = gate.on() ? g.da.data_ptr<float>() : nullptr;
   float* dc = gate.on() ? g.dc.data_ptr<float>() : nullptr;
   float* dd = gate.on() ? g.dd.data_ptr<float>() : nullptr;
@@ -160,9 +178,13 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
     }
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t bh_t = bh * T;
-      const float* dyp = dy_data + bh_t * E;
+      const float* dyp = dys.at(bh);
       const float* qp = pr.qs.at(bh);
       const float* kp = pr.ks.at(bh);
+      for (int64_t t = 0; t < T; ++t) {  // dk, dv accumulate over the query blocks below
+        std::fill_n(dks.at(bh) + t * dks.ld, pr.D, 0.0f);
+        std::fill_n(dvs.at(bh) + t * dvs.ld, pr.E, 0.0f);
+      }
       for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
         const int64_t r1 = std::min(T, r0 + kBlock), rows = r1 - r0;
         score_panel(pr, bh, r0, r1, p_panel.data());
@@ -185,8 +207,10 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
           }
         }
         // dv rows 0..r1 (as keys) take this block's queries; dM for the block.
-        cpu_sgemm(true, false, r1, E, rows, 1.0f, m_panel.data(), r1, dyp + r0 * E, E, 1.0f, dv_data + bh_t * E, E);
-        cpu_sgemm(false, true, rows, r1, E, 1.0f, dyp + r0 * E, E, pr.vs.at(bh), pr.vs.ld, 0.0f, dm_panel.data(), r1);
+        cpu_sgemm(true, false, r1, pr.E, rows, 1.0f, m_panel.data(), r1, dyp + r0 * dys.ld, dys.ld, 1.0f, dvs.at(bh),
+                  dvs.ld);
+        cpu_sgemm(false, true, rows, r1, pr.E, 1.0f, dyp + r0 * dys.ld, dys.ld, pr.vs.at(bh), pr.vs.ld, 0.0f,
+                  dm_panel.data(), r1);
         for (int64_t i = r0; i < r1; ++i) {
           const int64_t o = (i - r0) * r1, n = i + 1;
           float* dm = dm_panel.data() + o;
@@ -211,10 +235,10 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
           const float rowdot = dot_of(p, dm, n);
           for (int64_t j = 0; j < n; ++j) p[j] *= dm[j] - rowdot;  // p now holds dS; zero above the diagonal
         }
-        cpu_sgemm(false, false, rows, D, r1, pr.scale, p_panel.data(), r1, kp, pr.ks.ld, 0.0f,
-                  dq_data + bh_t * D + r0 * D, D);
-        cpu_sgemm(true, false, r1, D, rows, pr.scale, p_panel.data(), r1, qp + r0 * pr.qs.ld, pr.qs.ld, 1.0f,
-                  dk_data + bh_t * D, D);
+        cpu_sgemm(false, false, rows, pr.D, r1, pr.scale, p_panel.data(), r1, kp, pr.ks.ld, 0.0f,
+                  dqs.at(bh) + r0 * dqs.ld, dqs.ld);
+        cpu_sgemm(true, false, r1, pr.D, rows, pr.scale, p_panel.data(), r1, qp + r0 * pr.qs.ld, pr.qs.ld, 1.0f,
+                  dks.at(bh), dks.ld);
       }
     }
   });
@@ -233,7 +257,8 @@ class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFu
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& bias, double scale, double p,
                                bool training) {
-    auto [y, lse] = flash_forward(q, k, v, bias, scale, Gate{}, draw_and_save_mask(ctx, p, training));
+    torch::Tensor y = heads_output(q, v);
+    torch::Tensor lse = flash_forward(q, k, v, bias, scale, Gate{}, draw_and_save_mask(ctx, p, training), y);
     ctx->save_for_backward({q, k, v, bias, lse});
     ctx->saved_data["scale"] = scale;
     return y;
@@ -242,8 +267,51 @@ class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFu
                                                torch::autograd::tensor_list grads) {
     auto s = ctx->get_saved_variables();
     Grads g = flash_backward(grads[0], s[0], s[1], s[2], s[3], s[4], ctx->saved_data["scale"].toDouble(), Gate{},
-                             DropoutMask::saved_in(ctx));
+                             DropoutMask::saved_in(ctx), contiguous_grad_outputs(s[0], s[2]));
     return {g.dq, g.dk, g.dv, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// The heads of a fused projection qkv [B, T, 3 H D] (rows Q | K | V, head-major within each) as
+// three [B, H, T, D] views: no copy.
+std::array<torch::Tensor, 3> qkv_heads(const torch::Tensor& qkv, int64_t n_head) {
+  const int64_t B = qkv.size(0), T = qkv.size(1), D = qkv.size(2) / (3 * n_head);
+  torch::Tensor h = qkv.view({B, T, 3, n_head, D}).permute({2, 0, 3, 1, 4});
+  return {h[0], h[1], h[2]};
+}
+
+// [B, T, H * D] -> its [B, H, T, D] view.
+torch::Tensor as_heads(const torch::Tensor& y, int64_t n_head) {
+  return y.view({y.size(0), y.size(1), n_head, y.size(2) / n_head}).permute({0, 2, 1, 3});
+}
+
+// Standard attention from the fused projection straight to the merged heads: reads q, k, v where
+// the projection wrote them and writes y as [B, T, H * D], the layout c_proj takes; backward
+// writes dq, dk, dv into one [B, T, 3 H D] gradient. Saves the head split's and merge's copies
+// (forward: y's transpose; backward: dy's, the three gradients' stack and its reshape).
+class FlashQkvAttentionFunction : public torch::autograd::Function<FlashQkvAttentionFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv, int64_t n_head,
+                               const torch::Tensor& bias, double scale, double p, bool training) {
+    auto [q, k, v] = qkv_heads(qkv, n_head);
+    torch::Tensor y = torch::empty({qkv.size(0), qkv.size(1), qkv.size(2) / 3}, qkv.options());
+    torch::Tensor lse =
+        flash_forward(q, k, v, bias, scale, Gate{}, draw_and_save_mask(ctx, p, training), as_heads(y, n_head));
+    ctx->save_for_backward({qkv, bias, lse});
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["n_head"] = n_head;
+    return y;
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto s = ctx->get_saved_variables();
+    const int64_t n_head = ctx->saved_data["n_head"].toInt();
+    auto [q, k, v] = qkv_heads(s[0], n_head);
+    torch::Tensor dqkv = torch::empty_like(s[0], at::MemoryFormat::Contiguous);
+    auto [dq, dk, dv] = qkv_heads(dqkv, n_head);
+    flash_backward(as_heads(grads[0].contiguous(), n_head), q, k, v, s[1], s[2], ctx->saved_data["scale"].toDouble(),
+                   Gate{}, DropoutMask::saved_in(ctx), {dq, dk, dv});
+    return {dqkv, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -254,7 +322,8 @@ class FlashGatedAttentionFunction : public torch::autograd::Function<FlashGatedA
                                const torch::Tensor& v, const torch::Tensor& bias, double scale, double p,
                                bool training) {
     const Gate gate{a.data_ptr<float>(), c.data_ptr<float>(), d.data_ptr<float>()};
-    auto [y, lse] = flash_forward(q, k, v, bias, scale, gate, draw_and_save_mask(ctx, p, training));
+    torch::Tensor y = heads_output(q, v);
+    torch::Tensor lse = flash_forward(q, k, v, bias, scale, gate, draw_and_save_mask(ctx, p, training), y);
     ctx->save_for_backward({q, k, a, c, d, v, bias, lse});
     ctx->saved_data["scale"] = scale;
     return y;
@@ -264,7 +333,7 @@ class FlashGatedAttentionFunction : public torch::autograd::Function<FlashGatedA
     auto s = ctx->get_saved_variables();
     const Gate gate{s[2].data_ptr<float>(), s[3].data_ptr<float>(), s[4].data_ptr<float>()};
     Grads g = flash_backward(grads[0], s[0], s[1], s[5], s[6], s[7], ctx->saved_data["scale"].toDouble(), gate,
-                             DropoutMask::saved_in(ctx));
+                             DropoutMask::saved_in(ctx), contiguous_grad_outputs(s[0], s[5]));
     return {g.dq, g.dk, g.da, g.dc, g.dd, g.dv, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
@@ -309,6 +378,17 @@ torch::Tensor flash_causal_gated_attention(const torch::Tensor& q, const torch::
                                             d.contiguous(), unit_last_stride(v),
                                             checked_bias(bias, q, "flash_causal_gated_attention"), scale,
                                             training ? p : 0.0, training && p > 0.0);
+}
+
+torch::Tensor flash_causal_attention_qkv(const torch::Tensor& qkv, int64_t n_head, double scale,
+                                         const torch::Tensor& bias, double p, bool training) {
+  TORCH_CHECK(qkv.dim() == 3 && n_head > 0 && qkv.size(2) > 0 && qkv.size(2) % (3 * n_head) == 0,
+              "flash_causal_attention_qkv: qkv must be [B, T, 3 * n_head * D]");
+  TORCH_CHECK(causal_kernels_apply(qkv, qkv), "flash_causal_attention_qkv: CPU float32 tensors only");
+  torch::Tensor x = qkv.contiguous();
+  return FlashQkvAttentionFunction::apply(x, n_head, checked_bias(bias, qkv_heads(x, n_head)[0],
+                                                                  "flash_causal_attention_qkv"),
+                                          scale, training ? p : 0.0, training && p > 0.0);
 }
 
 torch::Tensor divide_by_last_column(const torch::Tensor& num_den) {

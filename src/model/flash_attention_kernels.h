@@ -49,6 +49,14 @@ torch::Tensor flash_causal_gated_attention(const torch::Tensor& q, const torch::
                                            const torch::Tensor& c, const torch::Tensor& d, const torch::Tensor& v,
                                            double scale, const torch::Tensor& bias, double p, bool training);
 
+// flash_causal_attention from the fused projection qkv [B, T, 3 * n_head * D] (rows Q | K | V,
+// head-major within each, as AttentionImpl's c_attn writes them) to the merged heads
+// [B, T, n_head * D]: the kernels read q, k, v in place and write y, and in backward the one
+// gradient [B, T, 3 * n_head * D], in the layouts the projections use, so neither the head split
+// nor the merge copies anything. Differentiable in qkv.
+torch::Tensor flash_causal_attention_qkv(const torch::Tensor& qkv, int64_t n_head, double scale,
+                                         const torch::Tensor& bias, double p, bool training);
+
 // [..., E + 1] = [num | den] -> num / max(den, 1e-8): the renormalisation of the gated mixes.
 torch::Tensor divide_by_last_column(const torch::Tensor& num_den);
 

@@ -8,7 +8,12 @@ StandardAttentionImpl::StandardAttentionImpl(const ModelConfig& config, int64_t 
     : AttentionImpl(config, layer) {}
 
 torch::Tensor StandardAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
-  Heads h = project(x, ctx);
+  torch::Tensor qkv = c_attn(x);  // [B, T, 3d]
+  // CPU without RoPE: from the projection's output to c_proj's input, no head split or merge copied.
+  if (flash_attention_enabled() && !ctx.rope_cos.defined() && causal_kernels_apply(qkv, qkv))
+    return c_proj(flash_causal_attention_qkv(qkv, n_head_, scale_, ctx.alibi_bias, attn_dropout->options.p(),
+                                             attn_dropout->is_training()));
+  Heads h = split_heads(qkv, ctx);
   if (flash_attention_enabled() && causal_kernels_apply(h.q, h.v))  // CPU: [B, H, T, T] never stored
     return merge(flash_causal_attention(h.q, h.k, h.v, scale_, ctx.alibi_bias, attn_dropout->options.p(),
                                         attn_dropout->is_training()));

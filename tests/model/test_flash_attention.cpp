@@ -3,7 +3,8 @@
 // (causal_scores + softmax + causal_(gated_)dropout_matmul, themselves tested against
 // plain LibTorch ops in test_causal_kernels.cpp) with the same dropout mask, and
 // without dropout against plain LibTorch ops directly; then whole models (base,
-// ega, ega_causal, alibi, rope) with the flash path on and off.
+// ega, ega_causal, alibi, rope, mope, ega_mope) with the flash path on and off; and the
+// fused-projection entry (flash_causal_attention_qkv) against the split-heads one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,6 +96,68 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{1, 0, 0.1, true}, Case{7, 3, 0.0, true}, Case{64, 0, 0.1, true}, Case{100, 0, 0.0, true},
                       Case{130, 3, 0.2, true}),
     case_name);
+
+// flash_causal_attention_qkv (from the fused projection to the merged heads) against
+// flash_causal_attention on the heads split and merged by hand, with the same dropout mask.
+struct QkvCase {
+  int64_t T, H, D;
+  int bias_heads;  // 0: none, 1: [1, T, T], H: one per head
+  double p;
+};
+
+std::string qkv_case_name(const ::testing::TestParamInfo<QkvCase>& info) {
+  const QkvCase& c = info.param;
+  return "T" + std::to_string(c.T) + "_H" + std::to_string(c.H) + "_D" + std::to_string(c.D) + "_bias" +
+         std::to_string(c.bias_heads) + (c.p > 0 ? "_dropout" : "_nodropout");
+}
+
+class FlashQkv : public ::testing::TestWithParam<QkvCase> {};
+
+TEST_P(FlashQkv, EqualsTheSplitHeadsPathForwardAndBackward) {
+  const QkvCase cs = GetParam();
+  const int64_t B = 2, T = cs.T, H = cs.H, D = cs.D;
+  torch::manual_seed(500 + T);
+  torch::Tensor qkv = (torch::randn({B, T, 3 * H * D}) * 1.5).requires_grad_();
+  torch::Tensor bias = cs.bias_heads ? torch::randn({cs.bias_heads, T, T}) : torch::Tensor();
+  const double scale = 0.4;
+
+  torch::manual_seed(9);  // the one dropout seed each path draws
+  torch::Tensor y = egm::flash_causal_attention_qkv(qkv, H, scale, bias, cs.p, /*training=*/true);
+  ASSERT_EQ(y.sizes(), (std::vector<int64_t>{B, T, H * D}));
+  auto heads = qkv.view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4}).unbind(0);
+  torch::manual_seed(9);
+  torch::Tensor y_ref = egm::flash_causal_attention(heads[0], heads[1], heads[2], scale, bias, cs.p, true)
+                            .transpose(1, 2)
+                            .reshape({B, T, H * D});
+  ASSERT_TRUE(close(y, y_ref)) << "forward";
+
+  // An upstream gradient that is not contiguous (a transposed tensor), as well as a plain one.
+  for (bool strided : {false, true}) {
+    torch::Tensor w = strided ? torch::randn({H * D, T, B}).permute({2, 1, 0}) : torch::randn({B, T, H * D});
+    torch::Tensor g = torch::autograd::grad({y}, {qkv}, {w}, /*retain_graph=*/true)[0];
+    torch::Tensor g_ref = torch::autograd::grad({y_ref}, {qkv}, {w}, /*retain_graph=*/true)[0];
+    EXPECT_TRUE(close(g, g_ref, 1e-4, 1e-5)) << "dqkv, strided upstream gradient " << strided;
+    EXPECT_GT(g.abs().sum().item<double>(), 0.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FlashQkv,
+                         ::testing::Values(QkvCase{1, 2, 8, 0, 0.0}, QkvCase{5, 3, 4, 0, 0.1},
+                                           QkvCase{64, 4, 16, 1, 0.0}, QkvCase{100, 2, 32, 2, 0.1},
+                                           QkvCase{130, 3, 8, 0, 0.3}),
+                         qkv_case_name);
+
+TEST(FlashAttention, QkvRejectsBadShapesAndNonFloat32) {
+  EXPECT_THROW(egm::flash_causal_attention_qkv(torch::randn({2, 5, 20}), 3, 1.0, torch::Tensor(), 0.0, false),
+               c10::Error);  // 20 is not 3 * 3 * D
+  EXPECT_THROW(egm::flash_causal_attention_qkv(torch::randn({5, 24}), 2, 1.0, torch::Tensor(), 0.0, false),
+               c10::Error);
+  EXPECT_THROW(egm::flash_causal_attention_qkv(torch::randn({2, 5, 24}, torch::kFloat64), 2, 1.0, torch::Tensor(),
+                                               0.0, false),
+               c10::Error);
+  EXPECT_THROW(egm::flash_causal_attention_qkv(torch::randn({2, 5, 24}), 2, 1.0, torch::randn({3, 5, 5}), 0.0, false),
+               c10::Error);  // bias heads neither 1 nor H
+}
 
 TEST(FlashAttention, WithoutDropoutEqualsSoftmaxOfMaskedScoresTimesV) {
   // Independent of the other kernels: plain LibTorch ops, in eval mode and with p = 0.
@@ -203,6 +266,6 @@ TEST_P(FlashInTheModel, LossAndGradientsMatchThePanelPath) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, FlashInTheModel,
-                         ::testing::Values("base", "ega", "ega_causal", "alibi", "rope", "ega_mope"));
+                         ::testing::Values("base", "ega", "ega_causal", "alibi", "rope", "mope", "ega_mope"));
 
 }  // namespace
