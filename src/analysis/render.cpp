@@ -6,6 +6,10 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/analysis_json.h"
+#include "analysis/grid_analysis.h"
+#include "analysis/number_text.h"
+#include "analysis/paper_table.h"
 #include "analysis/tables.h"
 #include "db/table_format.h"
 #include "util/error.h"
@@ -14,31 +18,13 @@ namespace egm::analysis {
 
 namespace {
 
-using nlohmann::json;
-
-// ---- numbers for people --------------------------------------------------------
-
-std::string loss(double x) { return std::isfinite(x) ? fmt::format("{:.4f}", x) : "-"; }
-std::string signed_loss(double x) { return std::isfinite(x) ? fmt::format("{:+.4f}", x) : "-"; }
-std::string interval(double low, double high) { return fmt::format("[{}, {}]", signed_loss(low), signed_loss(high)); }
-std::string plain_interval(double low, double high) { return fmt::format("[{}, {}]", loss(low), loss(high)); }
-std::string p_text(double p) {
-  if (!std::isfinite(p)) return "-";
-  return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.3g}", p);
-}
-std::string share(double x) { return std::isfinite(x) ? fmt::format("{:.0f}%", 100.0 * x) : "-"; }
-
-// "1.5000 ± 0.0497 (3)", "1.5000 (1 seed, no interval)", "not measured".
-std::string mean_pm(const stats::Summary& s) {
-  if (s.n == 0) return "not measured";
-  if (!s.has_interval) return fmt::format("{} (1 seed, no interval)", loss(s.mean));
-  return fmt::format("{} ± {} ({})", loss(s.mean), loss(s.ci_high - s.mean), s.n);
-}
-
-std::string delta_pm(const Estimate& e) {
-  if (!e.has_interval) return fmt::format("{} (no interval)", signed_loss(e.estimate));
-  return fmt::format("{} ± {}", signed_loss(e.estimate), loss(e.ci_high - e.estimate));
-}
+using human::interval;
+using human::loss;
+using human::mean_pm;
+using human::p_text;
+using human::plain_interval;
+using human::share;
+using human::signed_loss;
 
 std::string estimate_with_interval(const Estimate& e, double level) {
   if (!e.has_interval) return fmt::format("{}  (no interval: one seed)", signed_loss(e.estimate));
@@ -95,25 +81,6 @@ std::string header(const SweepAnalysis& a) {
   return s;
 }
 
-// The 2x2 grid: rows = attention of base / a, columns = position of base / b.
-db::Table grid(const SweepAnalysis& a, const InteractionAnalysis& ia) {
-  const Factors& f = ia.factors;
-  const VariantSummary* base = a.find_variant(f.base);
-  const VariantSummary* va = a.find_variant(f.a);
-  const VariantSummary* vb = a.find_variant(f.b);
-  const VariantSummary* vab = a.find_variant(f.ab);
-  auto label = [](const VariantSummary* v, bool attention, const std::string& fallback) {
-    const std::string& s = attention ? v->attention : v->position;
-    return s == "?" ? fallback : s;
-  };
-  db::Table t;
-  t.columns = {"", label(base, false, f.base + "'s"), label(vb, false, f.b + "'s")};
-  auto cell = [&](const VariantSummary* v) { return str(fmt::format("{}: {}", v->variant, mean_pm(v->at(ia.metric).summary))); };
-  t.rows.push_back({str(label(base, true, f.base + "'s")), cell(base), cell(vb)});
-  t.rows.push_back({str(label(va, true, f.a + "'s")), cell(va), cell(vab)});
-  return t;
-}
-
 std::string short_method(const DeltaResult& d) {
   if (!d.delta.has_interval) return d.method;
   if (d.paired) return fmt::format("paired over {} seeds", d.seeds.size());
@@ -165,23 +132,6 @@ std::string interaction_lines(const SweepAnalysis& a, const InteractionAnalysis&
                      p.source.empty() ? "published values" : p.source, ours, where);
   }
   return s;
-}
-
-// Variant rows with deltas (used when there are no 2x2 factors).
-db::Table variant_delta_table(const SweepAnalysis& a) {
-  db::Table t;
-  t.columns = {"variant", "n", "mean ± half-width", "delta", fmt::format("{} CI", percent(a.level)), "p (Holm)",
-               "method"};
-  for (const auto& v : a.variants) {
-    const stats::Summary& s = v.at(a.metric).summary;
-    const DeltaResult* d = a.find_delta(v.variant);
-    t.rows.push_back({str(v.variant), db::Value(static_cast<int64_t>(s.n)), str(mean_pm(s)),
-                      str(d ? signed_loss(d->delta.estimate) : v.variant == a.baseline ? "baseline" : "-"),
-                      str(d && d->delta.has_interval ? interval(d->delta.ci_low, d->delta.ci_high)
-                                                     : d ? "no interval" : "-"),
-                      str(d ? p_text(d->p_holm) : "-"), str(d ? d->method : "")});
-  }
-  return t;
 }
 
 // ---- sections as (title, table) -------------------------------------------------------
@@ -329,136 +279,15 @@ std::vector<Section> sections(const SweepAnalysis& a) {
   return out;
 }
 
+
+}  // namespace
+
 std::vector<std::string> all_notes(const SweepAnalysis& a) {
   std::vector<std::string> notes = a.notes;
   if (!a.interaction && !a.no_interaction_reason.empty()) notes.push_back("no interaction: " + a.no_interaction_reason);
   notes.insert(notes.end(), a.params.notes.begin(), a.params.notes.end());
   return notes;
 }
-
-// ---- LaTeX ----------------------------------------------------------------------------
-
-std::string latex_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '_': out += "\\_"; break;
-      case '%': out += "\\%"; break;
-      case '&': out += "\\&"; break;
-      case '#': out += "\\#"; break;
-      case '$': out += "\\$"; break;
-      case '{': out += "\\{"; break;
-      case '}': out += "\\}"; break;
-      case '~': out += "\\textasciitilde{}"; break;
-      case '^': out += "\\textasciicircum{}"; break;
-      case '\\': out += "\\textbackslash{}"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string latex_pm(const stats::Summary& s) {
-  if (s.n == 0) return "--";
-  if (!s.has_interval) return fmt::format("${}$ (1)", loss(s.mean));
-  return fmt::format("${} \\pm {}$ ({})", loss(s.mean), loss(s.ci_high - s.mean), s.n);
-}
-
-std::string latex_delta(const Estimate& e) {
-  if (!e.has_interval) return fmt::format("${}$", signed_loss(e.estimate));
-  return fmt::format("${} \\pm {}$", signed_loss(e.estimate), loss(e.ci_high - e.estimate));
-}
-
-// ---- JSON -----------------------------------------------------------------------------
-
-json summary_json(const stats::Summary& s) {
-  return {{"n", s.n},           {"mean", s.mean},       {"sd", s.sd},
-          {"se", s.se},         {"t_crit", s.t_crit},   {"ci_low", s.ci_low},
-          {"ci_high", s.ci_high}, {"has_interval", s.has_interval}, {"level", s.level}};
-}
-
-json estimate_json(const Estimate& e) {
-  return {{"estimate", e.estimate}, {"se", e.se},           {"df", e.df},
-          {"ci_low", e.ci_low},     {"ci_high", e.ci_high}, {"has_interval", e.has_interval},
-          {"n", e.n}};
-}
-
-json seeds_json(const stats::SeedValues& v) {
-  json j = json::object();
-  for (const auto& [seed, value] : v) j[std::to_string(seed)] = value;
-  return j;
-}
-
-json kselection_json(const stats::KSelection& s) {
-  json scores = json::array();
-  for (const auto& k : s.scores)
-    scores.push_back({{"k", k.k},
-                      {"within_ss", k.within_ss},
-                      {"gap", k.gap},
-                      {"gap_se", k.gap_se},
-                      {"bic", k.bic},
-                      {"silhouette", k.silhouette}});
-  json centres = json::array();
-  if (s.chosen_k >= 1) {
-    const stats::KMeansFit& fit = s.chosen();
-    for (size_t c = 0; c < fit.centres.size(); ++c)
-      centres.push_back({{"log_omega", fit.centres[c][0]},
-                         {"log_sigma", fit.centres[c][1]},
-                         {"size", fit.sizes[c]}});
-  }
-  return {{"chosen_k", s.chosen_k},   {"criterion", stats::k_criterion_name(s.criterion)},
-          {"gap_k", s.gap_k},         {"bic_k", s.bic_k},
-          {"silhouette_k", s.silhouette_k}, {"kmax_used", s.kmax_used},
-          {"scores", scores},         {"chosen_centres", centres}};
-}
-
-json regions_json(const std::array<std::size_t, 5>& r) {
-  json j = json::object();
-  for (size_t i = 0; i < r.size(); ++i) j[stats::sigma_region_name(static_cast<stats::SigmaRegion>(i))] = r[i];
-  return j;
-}
-
-json interaction_json(const InteractionAnalysis& ia) {
-  const stats::InteractionResult& r = ia.result;
-  json j = {{"factors", {{"a", ia.factors.a}, {"b", ia.factors.b}, {"ab", ia.factors.ab}, {"base", ia.factors.base}}},
-            {"metric", metric_name(ia.metric)},
-            {"mean_base", r.mean_base},
-            {"mean_a", r.mean_a},
-            {"mean_b", r.mean_b},
-            {"mean_ab", r.mean_ab},
-            {"delta_a", r.delta_a},
-            {"delta_b", r.delta_b},
-            {"delta_ab", r.delta_ab},
-            {"estimate", r.estimate},
-            {"se", r.interval.se},
-            {"df", r.interval.df},
-            {"t_crit", r.interval.t_crit},
-            {"ci_low", r.interval.ci_low},
-            {"ci_high", r.interval.ci_high},
-            {"p", r.interval.p},
-            {"has_interval", r.interval.has_interval},
-            {"paired", r.paired},
-            {"n", r.n},
-            {"n_cells", r.n_cells},
-            {"seeds", r.seeds},
-            {"per_seed", r.per_seed},
-            {"unmatched_seeds", ia.unmatched_seeds},
-            {"method", r.method},
-            {"ratio", {{"estimate", r.ratio_estimate}, {"low", r.ratio_low}, {"high", r.ratio_high}}},
-            {"sum_of_parts", estimate_json(ia.sum_of_parts)},
-            {"verdict", verdict_label(r.verdict)},
-            {"verdict_text", ia.verdict_text}};
-  j["bootstrap"] = r.has_bootstrap ? json{{"low", r.bootstrap.low},
-                                          {"high", r.bootstrap.high},
-                                          {"estimate", r.bootstrap.estimate},
-                                          {"resamples", r.bootstrap.resamples},
-                                          {"seed", r.bootstrap.seed},
-                                          {"level", r.bootstrap.level}}
-                                   : json(nullptr);
-  return j;
-}
-
-}  // namespace
 
 OutputFormat parse_output_format(std::string_view name) {
   if (name == "table") return OutputFormat::table;
@@ -470,12 +299,13 @@ OutputFormat parse_output_format(std::string_view name) {
 
 std::string render_main_table(const SweepAnalysis& a) {
   std::string s = header(a) + "\n";
+  const PaperTable paper = build_paper_table(a);
   if (a.interaction) {
-    s += indent(text_table(grid(a, *a.interaction)), "  ");
+    s += indent(text_table(paper_text_grid(paper)), "  ");
     s += "\n";
     s += indent(interaction_lines(a, *a.interaction), "  ");
   } else {
-    s += indent(text_table(variant_delta_table(a)), "  ");
+    s += indent(text_table(paper_text_variants(paper)), "  ");
     if (!a.no_interaction_reason.empty()) s += fmt::format("  no interaction: {}\n", a.no_interaction_reason);
   }
   if (!a.setup_conflicts.empty())
@@ -489,6 +319,25 @@ std::string render_main_table(db::ResultsDb& db, const std::string& sweep, const
   AnalysisOptions o = options;
   o.analyse_params = false;  // the headline needs no parameters
   return render_main_table(analyze_sweep(db, sweep, o));
+}
+
+std::string render_headline(const SweepData& data, const AnalysisOptions& options) {
+  AnalysisOptions o = options;
+  o.analyse_params = false;  // the headline needs no parameters
+  if (!has_grid(data)) return render_main_table(analyze_sweep(data, o));
+  const GridAnalysis g = analyze_grid(data, o);
+  std::string s;
+  for (const auto& p : g.points) {
+    s += fmt::format("=== grid point {}: {} ===\n\n", p.index, p.label);
+    s += render_main_table(p.analysis) + "\n";
+  }
+  s += "=== across grid points ===\n\n";
+  s += db::format_table(grid_across_table(g), db::Format::table);
+  return s;
+}
+
+std::string render_headline(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options) {
+  return render_headline(load_sweep(db, sweep), options);
 }
 
 std::string render_text(const SweepAnalysis& a) {
@@ -506,49 +355,7 @@ std::string render_text(const SweepAnalysis& a) {
   return s;
 }
 
-std::string render_markdown_main(const SweepAnalysis& a) {
-  const bool published = a.published && a.published->metric == a.metric;
-  db::Table t;
-  t.columns = {"variant", "attention", "position", fmt::format("{} mean ± {} CI (n)", metric_name(a.metric),
-                                                               percent(a.level)),
-               fmt::format("delta ± {} CI", percent(a.level))};
-  if (published) {
-    t.columns.push_back("published");
-    t.columns.push_back("published delta");
-  }
-  for (const auto& v : a.variants) {
-    const DeltaResult* d = a.find_delta(v.variant);
-    std::vector<db::Value> row{str(v.variant), str(v.attention), str(v.position), str(mean_pm(v.at(a.metric).summary)),
-                               str(d ? delta_pm(d->delta) : v.variant == a.baseline ? "baseline" : "-")};
-    if (published) {
-      const PublishedRow* p = nullptr;
-      for (const auto& r : a.published->rows)
-        if (r.variant == v.variant) p = &r;
-      row.push_back(str(p ? loss(p->published) : "-"));
-      row.push_back(str(p && p->published_delta ? signed_loss(*p->published_delta) : "-"));
-    }
-    t.rows.push_back(std::move(row));
-  }
-  if (a.interaction) {
-    const InteractionAnalysis& ia = *a.interaction;
-    Estimate e;
-    e.estimate = ia.result.estimate;
-    e.ci_low = ia.result.interval.ci_low;
-    e.ci_high = ia.result.interval.ci_high;
-    e.has_interval = ia.result.interval.has_interval;
-    std::vector<db::Value> row{
-        str(fmt::format("**interaction** I = Δ({}) − Δ({}) − Δ({})", ia.factors.ab, ia.factors.a, ia.factors.b)),
-        str(""), str(""), str(fmt::format("n = {}", ia.result.n)), str(delta_pm(e))};
-    if (published) {
-      row.push_back(str(""));
-      row.push_back(str(a.published->published_interaction ? signed_loss(*a.published->published_interaction) : "-"));
-    }
-    t.rows.push_back(std::move(row));
-  }
-  std::string s = markdown_table(t);
-  if (a.interaction) s += fmt::format("\nVerdict: **{}**\n", a.interaction->verdict_text);
-  return s;
-}
+std::string render_markdown_main(const SweepAnalysis& a) { return paper_markdown(build_paper_table(a)); }
 
 std::string render_markdown(const SweepAnalysis& a) {
   std::string s = fmt::format("# Sweep `{}`\n\n", a.sweep);
@@ -577,194 +384,7 @@ std::string render_markdown(const SweepAnalysis& a) {
   return s;
 }
 
-std::string render_latex_main(const SweepAnalysis& a) {
-  const bool published = a.published && a.published->metric == a.metric;
-  std::string s;
-  s += "% Generated by egm report from the results database; do not edit.\n";
-  s += "% Requires \\usepackage{booktabs}.\n";
-  s += "\\begin{table}[t]\n\\centering\n";
-  std::string caption = fmt::format(
-      "Sweep \\texttt{{{}}}: {}, mean $\\pm$ half-width of the {} Student-$t$ interval over $n$ seeds",
-      latex_escape(a.sweep), latex_escape(metric_name(a.metric)), latex_escape(percent(a.level)));
-  if (!a.baseline.empty())
-    caption += fmt::format("; $\\Delta$ = \\texttt{{{}}} $-$ variant (positive = better)", latex_escape(a.baseline));
-  if (published) caption += fmt::format("; published: {}", latex_escape(a.published->source));
-  s += "\\caption{" + caption + ".}\n";
-  s += published ? "\\begin{tabular}{llllllr}\n" : "\\begin{tabular}{lllll}\n";
-  s += "\\toprule\n";
-  s += "Variant & Attention & Position & Val loss & $\\Delta$";
-  if (published) s += " & Published & Published $\\Delta$";
-  s += " \\\\\n\\midrule\n";
-  for (const auto& v : a.variants) {
-    const DeltaResult* d = a.find_delta(v.variant);
-    s += fmt::format("{} & {} & {} & {} & {}", latex_escape(v.variant), latex_escape(v.attention),
-                     latex_escape(v.position), latex_pm(v.at(a.metric).summary), d ? latex_delta(d->delta) : "--");
-    if (published) {
-      const PublishedRow* p = nullptr;
-      for (const auto& r : a.published->rows)
-        if (r.variant == v.variant) p = &r;
-      s += fmt::format(" & {} & {}", p ? loss(p->published) : "--",
-                       p && p->published_delta ? fmt::format("${}$", signed_loss(*p->published_delta)) : "--");
-    }
-    s += " \\\\\n";
-  }
-  if (a.interaction) {
-    const InteractionAnalysis& ia = *a.interaction;
-    Estimate e;
-    e.estimate = ia.result.estimate;
-    e.ci_low = ia.result.interval.ci_low;
-    e.ci_high = ia.result.interval.ci_high;
-    e.has_interval = ia.result.interval.has_interval;
-    s += "\\midrule\n";
-    s += fmt::format("\\multicolumn{{3}}{{l}}{{Interaction $I = \\Delta(\\text{{{}}}) - \\Delta(\\text{{{}}}) - "
-                     "\\Delta(\\text{{{}}})$}} & $n = {}$ & {}",
-                     latex_escape(ia.factors.ab), latex_escape(ia.factors.a), latex_escape(ia.factors.b), ia.result.n,
-                     latex_delta(e));
-    if (published)
-      s += fmt::format(" & & {}", a.published->published_interaction
-                                      ? fmt::format("${}$", signed_loss(*a.published->published_interaction))
-                                      : "--");
-    s += " \\\\\n";
-  }
-  s += "\\bottomrule\n\\end{tabular}\n";
-  if (a.interaction)
-    s += fmt::format("% verdict: {}\n", a.interaction->verdict_text);
-  s += "\\end{table}\n";
-  return s;
-}
-
-json to_json(const SweepAnalysis& a) {
-  json j;
-  j["sweep"] = a.sweep;
-  j["description"] = a.description;
-  j["metric"] = metric_name(a.metric);
-  j["level"] = a.level;
-  j["baseline"] = a.baseline;
-  j["rng_seed"] = a.rng_seed;
-  json excluded = json::array();
-  for (const auto& e : a.excluded)
-    excluded.push_back({{"cell", e.key}, {"variant", e.variant}, {"seed", e.seed}, {"status", e.status},
-                        {"reason", e.reason}});
-  j["cells"] = {{"total", a.cells_total}, {"used", a.cells_used}, {"excluded", excluded}};
-
-  json variants = json::array();
-  for (const auto& v : a.variants) {
-    json metrics = json::object();
-    for (const auto& m : v.metrics) {
-      if (m.summary.n == 0) continue;
-      json mj = summary_json(m.summary);
-      mj["seeds"] = seeds_json(m.by_seed);
-      json setups = json::array();
-      for (const auto& s : m.setups) setups.push_back({{"world_size", s.world_size}, {"backend", s.backend}});
-      mj["setups"] = setups;
-      metrics[metric_name(m.metric)] = mj;
-    }
-    variants.push_back({{"variant", v.variant}, {"attention", v.attention}, {"position", v.position},
-                        {"metrics", metrics}});
-  }
-  j["variants"] = variants;
-
-  json deltas = json::array();
-  for (const auto& d : a.deltas) {
-    json dj = estimate_json(d.delta);
-    dj["variant"] = d.variant;
-    dj["metric"] = metric_name(d.metric);
-    dj["paired"] = d.paired;
-    dj["seeds"] = d.seeds;
-    dj["per_seed"] = d.per_seed;
-    dj["unmatched_seeds"] = d.unmatched_seeds;
-    dj["p"] = d.p;
-    dj["p_holm"] = d.p_holm;
-    dj["method"] = d.method;
-    dj["wilcoxon"] = d.has_wilcoxon ? json{{"v", d.wilcoxon.v},
-                                           {"p", d.wilcoxon.p},
-                                           {"n_used", d.wilcoxon.n_used},
-                                           {"n_zeros", d.wilcoxon.n_zeros},
-                                           {"method", stats::wilcoxon_method_name(d.wilcoxon.method)}}
-                                    : json(nullptr);
-    deltas.push_back(dj);
-  }
-  j["deltas"] = deltas;
-  j["interaction"] = a.interaction ? interaction_json(*a.interaction) : json(nullptr);
-  j["no_interaction_reason"] = a.no_interaction_reason;
-
-  if (a.published) {
-    const PublishedComparison& p = *a.published;
-    json rows = json::array();
-    for (const auto& r : p.rows) {
-      json rj = {{"variant", r.variant},
-                 {"published", r.published},
-                 {"ours", summary_json(r.ours)},
-                 {"inside_ci", r.inside_ci},
-                 {"prediction_low", r.prediction_low},
-                 {"prediction_high", r.prediction_high},
-                 {"inside_prediction", r.inside_prediction},
-                 {"has_interval", r.has_interval},
-                 {"delta_inside", r.delta_inside}};
-      rj["published_delta"] = r.published_delta ? json(*r.published_delta) : json(nullptr);
-      rj["our_delta"] = r.our_delta ? estimate_json(*r.our_delta) : json(nullptr);
-      rows.push_back(rj);
-    }
-    json pj = {{"source", p.source}, {"metric", metric_name(p.metric)}, {"rows", rows}};
-    pj["interaction"] = p.published_interaction
-                            ? json{{"published", *p.published_interaction},
-                                   {"ours", p.our_interaction ? interaction_json(*p.our_interaction) : json(nullptr)},
-                                   {"inside", p.interaction_inside}}
-                            : json(nullptr);
-    j["published"] = pj;
-  } else {
-    j["published"] = nullptr;
-  }
-
-  json conflicts = json::array();
-  for (const auto& c : a.setup_conflicts) conflicts.push_back({{"comparison", c.comparison}, {"cells", c.detail}});
-  j["setup_conflicts"] = conflicts;
-
-  json mope = json::array();
-  for (const auto& r : a.params.mope) {
-    json pairs = json::array();
-    for (const auto& p : r.pairs) {
-      json pj = {{"idx", p.idx},       {"omega", p.omega},
-                 {"sigma", p.sigma},   {"region", stats::sigma_region_name(p.region)},
-                 {"on_boundary", p.on_boundary}, {"has_init", p.has_init}};
-      if (p.has_init) {
-        pj["omega0"] = p.omega0;
-        pj["sigma0"] = p.sigma0;
-        pj["region0"] = stats::sigma_region_name(p.region0);
-        pj["on_boundary0"] = p.on_boundary0;
-        pj["log_move"] = p.log_move;
-        pj["sigma_ratio"] = p.sigma_ratio;
-      }
-      pairs.push_back(pj);
-    }
-    json rj = {{"run", r.key},
-               {"variant", r.variant},
-               {"seed", r.seed},
-               {"step", r.step},
-               {"has_init", r.has_init},
-               {"regions", regions_json(r.regions)},
-               {"boundary_share", r.boundary_share},
-               {"boundary_share_init", r.boundary_share_init},
-               {"move_median", r.move_median},
-               {"move_max", r.move_max},
-               {"sigma_ratio_median", r.sigma_ratio_median},
-               {"sigma_ratio_max", r.sigma_ratio_max},
-               {"pairs", pairs}};
-    rj["regions_init"] = r.has_init ? regions_json(r.regions_init) : json(nullptr);
-    rj["clusters"] = r.clustered ? kselection_json(r.clusters) : json(nullptr);
-    rj["clusters_init"] = r.clustered_init ? kselection_json(r.clusters_init) : json(nullptr);
-    mope.push_back(rj);
-  }
-  json gates = json::array();
-  for (const auto& g : a.params.gates)
-    gates.push_back({{"variant", g.variant}, {"module", g.module}, {"layer", g.layer}, {"head", g.idx},
-                     {"name", g.name},       {"n", g.n},           {"mean", g.mean},   {"sd", g.sd},
-                     {"min", g.min},         {"max", g.max},       {"init_mean", g.init_mean}});
-  j["params"] = {{"boundary_tolerance", a.params.boundary_tolerance}, {"mope", mope}, {"gates", gates},
-                 {"notes", a.params.notes}};
-  j["notes"] = all_notes(a);
-  return j;
-}
+std::string render_latex_main(const SweepAnalysis& a) { return paper_latex(build_paper_table(a)); }
 
 std::string render_analysis(const SweepAnalysis& a, OutputFormat format) {
   switch (format) {

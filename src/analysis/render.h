@@ -1,14 +1,15 @@
 // The analysis for people and for scripts: the main 2x2 table with the
-// interaction verdict (what `egm analyze` prints first and what the quick
-// sweep prints at its end), the full text / Markdown report, the LaTeX table
-// in the paper's layout, and JSON with every number.
+// interaction verdict (what `egm analyze` prints first and what a sweep
+// prints at its end), the full text / Markdown report, the LaTeX table in the
+// paper's layout (paper_table.h builds that table once for every format), and
+// JSON with every number (analysis_json.h).
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "analysis/analysis_json.h"
 #include "analysis/sweep_analysis.h"
 #include "db/results_db.h"
 
@@ -29,6 +30,14 @@ std::string render_main_table(const SweepAnalysis& analysis);
 // sweep or for cells run with mixed world sizes / backends).
 std::string render_main_table(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options = {});
 
+// What a sweep prints when it ends (egm-coordinator) and what `egm analyze`
+// prints first: render_main_table; for a sweep with a grid, the main table of
+// each point (under "=== grid point N: LABEL ===") and then the table across
+// points, as `egm analyze` shows them. Parameters are not analysed.
+std::string render_headline(const SweepData& data, const AnalysisOptions& options = {});
+// The same from the database (load_sweep, then the above).
+std::string render_headline(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options = {});
+
 // Every section as aligned text tables (the main table first).
 std::string render_text(const SweepAnalysis& analysis);
 // Every section as Markdown (the main table in the paper's layout first).
@@ -39,8 +48,9 @@ std::string render_markdown(const SweepAnalysis& analysis);
 std::string render_markdown_main(const SweepAnalysis& analysis);
 // The same as a LaTeX table (booktabs), names escaped.
 std::string render_latex_main(const SweepAnalysis& analysis);
-// Every number of the analysis.
-nlohmann::json to_json(const SweepAnalysis& analysis);
+// The notes every rendering ends with: the analysis's own, why there is no
+// interaction, and the parameter analysis's.
+std::vector<std::string> all_notes(const SweepAnalysis& analysis);
 
 // format: table -> render_text, markdown -> render_markdown, csv -> the paper
 // table (tables.h paper_table), json -> to_json (indented).

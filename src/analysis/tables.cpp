@@ -9,6 +9,8 @@
 #include <map>
 #include <tuple>
 
+#include "analysis/paper_table.h"
+
 namespace egm::analysis {
 
 namespace {
@@ -19,57 +21,11 @@ db::Value text(const std::string& s) { return db::Value(s); }
 db::Value yes_no(bool b) { return db::Value(std::string(b ? "yes" : "no")); }
 db::Value opt_num(const std::optional<double>& x) { return x ? num(*x) : db::Value(); }
 
-const PublishedRow* published_row(const SweepAnalysis& a, const std::string& variant) {
-  if (!a.published || a.published->metric != a.metric) return nullptr;
-  for (const auto& r : a.published->rows)
-    if (r.variant == variant) return &r;
-  return nullptr;
-}
-
 std::string seeds_text(const std::vector<int64_t>& seeds) { return fmt::format("{}", fmt::join(seeds, " ")); }
 
 }  // namespace
 
-db::Table paper_table(const SweepAnalysis& a) {
-  db::Table t;
-  t.columns = {"variant", "attention", "position", "n",      "mean",       "sd",     "ci_low",     "ci_high", "delta",
-               "delta_low", "delta_high", "p", "p_holm", "wilcoxon_p", "method", "published", "published_delta"};
-  for (const auto& v : a.variants) {
-    const stats::Summary& s = v.at(a.metric).summary;
-    std::vector<db::Value> row{text(v.variant), text(v.attention), text(v.position), count(s.n)};
-    if (s.n > 0)
-      for (double x : {s.mean, s.sd, s.ci_low, s.ci_high}) row.push_back(num(x));
-    else
-      row.insert(row.end(), 4, db::Value());
-    if (const DeltaResult* d = a.find_delta(v.variant)) {
-      for (double x : {d->delta.estimate, d->delta.ci_low, d->delta.ci_high, d->p, d->p_holm}) row.push_back(num(x));
-      row.push_back(d->has_wilcoxon ? num(d->wilcoxon.p) : db::Value());
-      row.push_back(text(d->method));
-    } else {
-      row.insert(row.end(), 6, db::Value());
-      row.push_back(text(v.variant == a.baseline ? "baseline" : ""));
-    }
-    const PublishedRow* p = published_row(a, v.variant);
-    row.push_back(p ? num(p->published) : db::Value());
-    row.push_back(p ? opt_num(p->published_delta) : db::Value());
-    t.rows.push_back(std::move(row));
-  }
-  if (a.interaction) {
-    const InteractionAnalysis& ia = *a.interaction;
-    const stats::ContrastResult& c = ia.result.interval;
-    std::vector<db::Value> row{text("interaction"), db::Value(), db::Value(), count(ia.result.n)};
-    row.insert(row.end(), 4, db::Value());
-    for (double x : {ia.result.estimate, c.ci_low, c.ci_high, c.p}) row.push_back(num(x));
-    row.push_back(db::Value());
-    row.push_back(db::Value());
-    row.push_back(text(ia.result.method));
-    row.push_back(db::Value());
-    row.push_back(a.published && a.published->metric == a.metric ? opt_num(a.published->published_interaction)
-                                                                  : db::Value());
-    t.rows.push_back(std::move(row));
-  }
-  return t;
-}
+db::Table paper_table(const SweepAnalysis& a) { return paper_number_table(build_paper_table(a)); }
 
 db::Table summary_table(const SweepAnalysis& a) {
   db::Table t;

@@ -170,6 +170,19 @@ TEST(GridAnalysis, RenderersCarryEveryPointAndTheAcrossTable) {
   EXPECT_EQ(grid_paper_table(g).rows.size(), 10u);  // per point 4 variants + the interaction row
 }
 
+// What a grid sweep ends with: each point's main table, then the table
+// across points; never the points' cells pooled into one 2x2.
+TEST(GridAnalysis, HeadlineIsEachPointsMainTableThenTheAcrossTable) {
+  const GridAnalysis g = analyze_grid(grid_data(), options());
+  const std::string expected = "=== grid point 0: train.lr=0.001 ===\n\n" + render_main_table(g.points[0].analysis) +
+                               "\n=== grid point 1: train.lr=0.003 ===\n\n" + render_main_table(g.points[1].analysis) +
+                               "\n=== across grid points ===\n\n" +
+                               egm::db::format_table(grid_across_table(g), egm::db::Format::table);
+  EXPECT_EQ(render_headline(grid_data(), options()), expected);
+  EXPECT_EQ(render_headline(grid_data(/*with_grid=*/false), options()),
+            render_main_table(analyze_sweep(grid_data(false), options())));
+}
+
 TEST(GridAnalysis, ReportWritesAFolderPerPointAndTheComparison) {
   ScratchDir dir;
   ReportOptions o;

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 expect_eq "exit status" 0 $?
 expect_all_done_once "$DB" 8
 expect_in "the 2x2 table (analysis layer)" "Student-t intervals over seeds" "$WORK/out.txt"
-if grep -q "the analysis failed" "$WORK/out.txt"; then fail "the analysis failed: $(grep "the analysis failed" "$WORK/out.txt")"; fi
+if grep -q "^no analysis of sweep" "$WORK/out.txt"; then fail "no analysis: $(grep "^no analysis of sweep" "$WORK/out.txt")"; fi
 expect_in "summary line" "sweep tiny: all 8 cells done" "$WORK/out.txt"
 expect_eq "sweep status" done "$(q "$DB" "SELECT status FROM sweeps WHERE name = 'tiny'")"
 

@@ -9,9 +9,11 @@
 #include "coordinator/failure_injection.h"
 #include "coordinator/live_view.h"
 #include "coordinator/record_mapping.h"
+#include "analysis/render.h"
 #include "coordinator/summary.h"
 #include "db/results_db.h"
 #include "spec/experiment_spec.h"
+#include "fixture.h"
 #include "util/error.h"
 
 namespace ec = egm::coordinator;
@@ -160,47 +162,47 @@ TEST(LiveView, BlockAndPlainLineShowCountsAndRunningCells) {
   EXPECT_THROW(ec::parse_view_mode("fancy"), egm::ConfigError);
 }
 
-TEST(Summary, MeansSdAndDeltaPerVariantInSpecOrder) {
-  const egm::spec::ExperimentSpec spec = egm::spec::parse_spec(
-      R"({"name": "s", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1],
-          "published": {"source": "paper", "values": {"base": 1.4742}}})");
-  auto cell = [](std::string variant, int64_t seed, egm::db::CellStatus status, std::optional<double> final_val) {
-    egm::db::CellRow c;
-    c.variant = std::move(variant);
-    c.key = c.variant + "-s" + std::to_string(seed);
-    c.seed = seed;
-    c.status = status;
-    c.results.final_val = final_val;
-    c.results.full_val = final_val ? std::optional<double>(*final_val + 0.5) : std::nullopt;
-    return c;
-  };
-  std::vector<egm::db::CellRow> cells = {cell("ega", 0, egm::db::CellStatus::done, 0.9),
-                                         cell("base", 0, egm::db::CellStatus::done, 1.0),
-                                         cell("base", 1, egm::db::CellStatus::done, 1.2),
-                                         cell("ega", 1, egm::db::CellStatus::done, 1.0)};
-  auto failed = cell("ega", 2, egm::db::CellStatus::failed, std::nullopt);
+// A sweep ends with the analysis's headline (the same egm analyze prints
+// first), or with one line saying why there is none; then the cells that
+// failed for good.
+TEST(Summary, TheAnalysisHeadlineThenTheCellsFailedForGood) {
+  const std::string path = ::testing::TempDir() + "egm_test_summary.sqlite";
+  std::remove(path.c_str());
+  egm::db::ResultsDb db(path, egm::db::OpenMode::read_write_create);
+  egm::testing::write_fixture(db);
+  egm::db::CellRow failed;
+  failed.key = "ega-s2";
+  failed.variant = "ega";
+  failed.status = egm::db::CellStatus::failed;
   failed.failures = 2;
   failed.max_attempts = 2;
   failed.last_error = "injected failure at step 5";
-  cells.push_back(failed);
-
-  const egm::db::Table t = ec::variant_summary(cells, spec);
-  ASSERT_EQ(t.rows.size(), 2u);
-  EXPECT_EQ(t.columns[4], "delta_vs_base");
-  EXPECT_EQ(std::get<std::string>(t.rows[0][0]), "base");
-  EXPECT_EQ(std::get<int64_t>(t.rows[0][1]), 2);
-  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][2]), 1.1);                    // (1.0 + 1.2) / 2
-  EXPECT_NEAR(std::get<double>(t.rows[0][3]), std::sqrt(0.02), 1e-12);      // sqrt((0.01 + 0.01) / 1)
-  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][4]), 0.0);
-  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][5]), 1.6);
-  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][6]), 1.4742);
-  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[1][2]), 0.95);
-  EXPECT_NEAR(std::get<double>(t.rows[1][4]), -0.15, 1e-12);                // 0.95 - 1.1
-  EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[1][6]));        // no published ega value
-
+  egm::db::CellRow retried = failed;
+  retried.key = "ega-s3";
+  retried.max_attempts = 3;  // a retry is left: not failed for good
+  const std::vector<egm::db::CellRow> cells = {failed, retried};
   const auto lines = ec::failed_cell_lines(cells);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], "ega-s2: failed 2 times, no retries left: injected failure at step 5");
+
+  auto printed = [&](const std::string& name) {
+    egm::spec::ExperimentSpec spec = egm::spec::parse_spec(
+        R"({"name": "x", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1]})");
+    spec.name = name;
+    std::FILE* f = std::tmpfile();
+    ec::print_sweep_summary(db, cells, spec, f);
+    std::rewind(f);
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+    std::fclose(f);
+    return text;
+  };
+  const std::string failed_text = "\n1 cell failed for good:\n  " + lines[0] + "\n";
+  EXPECT_EQ(printed("fixture"), "\n" + egm::analysis::render_headline(db, "fixture") + failed_text);
+  const std::string none = printed("nothing_here");
+  EXPECT_EQ(none.rfind("\nno analysis of sweep nothing_here: ", 0), 0u) << none;
+  EXPECT_NE(none.find(failed_text), std::string::npos) << none;
 }
 
 // The one addition this component made to the results database: the step an
