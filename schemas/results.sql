@@ -142,3 +142,50 @@ UPDATE events SET step = CAST(substr(message, instr(message, 'resumed from step 
   WHERE kind = 'attempt_started' AND instr(message, 'resumed from step ') > 0;
 UPDATE events SET step = CAST(substr(message, instr(message, ' at step ') + length(' at step ')) AS INTEGER)
   WHERE kind = 'attempt_interrupted' AND instr(message, ' at step ') > 0;
+
+-- @migration 5: learned parameters packed
+-- One row per snapshot (a cell's parameters at one step) instead of one per
+-- value: 100,000 cells x 11 evals of the 2x2's parameters were 16 GB as
+-- rows, about 0.9 GB packed (results/BENCHMARKS.md, issue 16). param_layouts holds each snapshot shape once: a
+-- JSON list of [module, layer, name, first_idx, count] series, ordered by
+-- (module, layer, name, idx); param_snapshots.data holds the values in that
+-- order, 4-byte floats when every value is exactly a float, else 8-byte
+-- doubles (little-endian; NULL as NaN). src/db/param_pack.h.
+-- `params` becomes a read-only view with the old columns: egm's connections
+-- register param_values(layout, data), the table-valued function that
+-- unpacks a snapshot (other SQLite clients cannot read the view). Old rows
+-- are packed by the aggregates param_pack_layout/param_pack_data; a snapshot
+-- keeps the latest run_id of its rows.
+CREATE TABLE param_layouts (
+  id     INTEGER PRIMARY KEY,
+  layout TEXT NOT NULL UNIQUE
+);
+-- A rowid table: a snapshot's BLOB (1-3 KB for the 2x2) would spill into
+-- overflow pages in a WITHOUT ROWID table's b-tree (about 1 KB per row).
+CREATE TABLE param_snapshots (
+  id        INTEGER PRIMARY KEY,
+  cell_id   INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step      INTEGER NOT NULL,
+  layout_id INTEGER NOT NULL REFERENCES param_layouts(id),
+  data      BLOB NOT NULL,
+  UNIQUE (cell_id, step)
+);
+CREATE INDEX param_snapshots_by_run ON param_snapshots (run_id);
+CREATE TEMP TABLE packed_params AS
+  SELECT cell_id, max(run_id) AS run_id, step, param_pack_layout(module, layer, idx, name) AS layout,
+         param_pack_data(module, layer, idx, name, value) AS data
+  FROM params GROUP BY cell_id, step;
+INSERT OR IGNORE INTO param_layouts (layout) SELECT layout FROM packed_params ORDER BY cell_id, step;
+INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data)
+  SELECT p.cell_id, p.run_id, p.step, l.id, p.data FROM packed_params p JOIN param_layouts l ON l.layout = p.layout;
+DROP TABLE temp.packed_params;
+DROP INDEX params_by_run;
+DROP TABLE params;
+-- metrics_by_run served only a cascade from a deleted run (egm deletes none;
+-- readers go by cell): 27% of the metrics' bytes (0.27 GB at 100,000 cells).
+DROP INDEX metrics_by_run;
+CREATE VIEW params AS
+  SELECT s.cell_id AS cell_id, s.run_id AS run_id, s.step AS step, v.module AS module, v.layer AS layer,
+         v.idx AS idx, v.name AS name, v.value AS value
+  FROM param_snapshots s JOIN param_layouts l ON l.id = s.layout_id JOIN param_values(l.layout, s.data) v;

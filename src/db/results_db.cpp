@@ -9,6 +9,7 @@
 #include <set>
 
 #include "db/migrations.h"
+#include "db/param_pack.h"
 #include "util/error.h"
 #include "util/eta.h"
 #include "util/process_info.h"
@@ -205,6 +206,10 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
     schema_version_ = version;
     return;
   }
+  // 16 KB pages for a new file (an existing one keeps its own): packed
+  // parameter snapshots (1-3 KB each) and metrics rows fill them with less
+  // waste than 4 KB pages (results/BENCHMARKS.md, issue 16).
+  connection_.exec("PRAGMA page_size = 16384");
   // WAL: readers never block the writer and see only committed transactions.
   connection_.exec("PRAGMA journal_mode = WAL");
   connection_.exec("PRAGMA synchronous = NORMAL");
@@ -610,16 +615,46 @@ void ResultsDb::write_metrics(const std::vector<MetricPoint>& points) {
 
 void ResultsDb::write_params(const std::vector<ParamValue>& values) {
   if (values.empty()) return;
-  CachedStatement s = connection_.cached(
-      "INSERT INTO params (cell_id, run_id, step, module, layer, idx, name, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-      "ON CONFLICT (cell_id, step, module, layer, idx, name) DO UPDATE SET run_id = excluded.run_id, "
-      "value = excluded.value");
+  // One packed snapshot per (cell, step) (schema v5, db/param_pack.h). Values
+  // for a snapshot that exists already are merged into it, value by value, as
+  // the rows of schema v4 were upserted.
+  std::map<std::pair<int64_t, int64_t>, std::vector<const ParamValue*>> snapshots;
   for (const auto& v : values) {
     EGM_CHECK(!v.module.empty() && !v.name.empty(), "record_params: cell {} step {}: empty module or name",
               v.cell_id, v.step);
-    s->reset();
-    s->bind_all(v.cell_id, v.run_id, v.step, v.module, v.layer, v.idx, v.name, v.value);
-    s->run();
+    snapshots[{v.cell_id, v.step}].push_back(&v);
+  }
+  CachedStatement existing = connection_.cached(
+      "SELECT l.layout, s.data FROM param_snapshots s JOIN param_layouts l ON l.id = s.layout_id "
+      "WHERE s.cell_id = ? AND s.step = ?");
+  CachedStatement find_layout = connection_.cached("SELECT id FROM param_layouts WHERE layout = ?");
+  CachedStatement add_layout = connection_.cached("INSERT INTO param_layouts (layout) VALUES (?)");
+  CachedStatement put = connection_.cached(
+      "INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) VALUES (?, ?, ?, ?, ?) "
+      "ON CONFLICT (cell_id, step) DO UPDATE SET run_id = excluded.run_id, layout_id = excluded.layout_id, "
+      "data = excluded.data");
+  for (const auto& [key, group] : snapshots) {
+    std::vector<ParamEntry> entries;
+    existing->reset();
+    existing->bind_all(key.first, key.second);
+    if (existing->step()) entries = unpack_params(existing->text(0), existing->blob(1));
+    entries.reserve(entries.size() + group.size());
+    for (const ParamValue* v : group) entries.push_back({v->module, v->layer, v->idx, v->name, v->value});
+    const PackedParams packed = pack_params(std::move(entries));
+    int64_t layout_id;
+    find_layout->reset();
+    find_layout->bind_all(packed.layout);
+    if (find_layout->step()) {
+      layout_id = find_layout->int64(0);
+    } else {
+      add_layout->reset();
+      add_layout->bind_all(packed.layout);
+      add_layout->run();
+      layout_id = connection_.last_insert_rowid();
+    }
+    put->reset();
+    put->bind_all(key.first, group.back()->run_id, key.second, layout_id, Blob{packed.data});
+    put->run();
   }
 }
 

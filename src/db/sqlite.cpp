@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "db/param_pack.h"
 #include "util/error.h"
 
 namespace egm::db {
@@ -74,6 +75,12 @@ Statement& Statement::bind(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::bind(int index, Blob value) {
+  int rc = sqlite3_bind_blob64(stmt_, index, value.bytes.data(), value.bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) fail(rc);
+  return *this;
+}
+
 Statement& Statement::bind(int index, std::nullptr_t) {
   if (int rc = sqlite3_bind_null(stmt_, index); rc != SQLITE_OK) fail(rc);
   return *this;
@@ -114,6 +121,12 @@ double Statement::real(int column) const { return sqlite3_column_double(stmt_, c
 
 std::string Statement::text(int column) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  if (!p) return {};
+  return std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+std::string Statement::blob(int column) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
   if (!p) return {};
   return std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
@@ -162,6 +175,7 @@ Connection::Connection(const std::string& path, OpenMode mode, int busy_timeout_
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  register_param_functions(db_);  // the `params` view and migration 5 use them (param_pack.h)
   if (mode == OpenMode::read_only) {
     // Belt and braces: even a statement that slips past sqlite3_stmt_readonly
     // cannot write, and no ATTACH reaches another file.

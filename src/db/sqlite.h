@@ -27,6 +27,11 @@ enum class OpenMode {
 
 class Connection;
 
+// Bytes bound as a BLOB (a std::string_view binds as TEXT).
+struct Blob {
+  std::string_view bytes;
+};
+
 class Statement {
  public:
   Statement(Statement&& other) noexcept;
@@ -42,6 +47,7 @@ class Statement {
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
   Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
   Statement& bind(int index, std::nullptr_t);
+  Statement& bind(int index, Blob value);
   template <typename T, typename = std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, int64_t>>>
   Statement& bind(int index, T value) {
     return bind(index, static_cast<int64_t>(value));
@@ -71,6 +77,7 @@ class Statement {
   int64_t int64(int column) const;
   double real(int column) const;
   std::string text(int column) const;
+  std::string blob(int column) const;  // a BLOB's bytes (TEXT as its UTF-8)
   std::optional<int64_t> opt_int64(int column) const;
   std::optional<double> opt_real(int column) const;
   std::optional<std::string> opt_text(int column) const;

@@ -131,11 +131,15 @@ TEST_F(Params, GateOpenShareIsSummarisedLikeTheOtherGateParameters) {
   fx::write_fixture(db, {});
   // As a worker records it: per layer and head at each eval; here 0.5 at step 0 and
   // 0.40 / 0.44 / 0.48 at step 100 for seeds 0 / 1 / 2 (layer 1, head 0 of ega).
-  db.connection().execute(
-      "INSERT INTO params (cell_id, run_id, step, module, layer, idx, name, value) "
-      "SELECT cell_id, run_id, step, 'ega', layer, idx, 'gate_open_share', "
+  std::vector<db::ParamValue> shares;
+  db::Statement taus = db.connection().prepare(
+      "SELECT cell_id, run_id, step, layer, idx, "
       "CASE step WHEN 0 THEN 0.5 ELSE 0.40 + 0.04 * (SELECT seed FROM cells WHERE cells.id = params.cell_id) END "
       "FROM params WHERE module = 'ega' AND name = 'tau'");
+  while (taus.step())
+    shares.push_back({taus.int64(0), taus.int64(1), taus.int64(2), "ega", taus.int64(3), taus.int64(4),
+                      "gate_open_share", taus.real(5)});
+  db.record_params(shares);
   const SweepAnalysis a = analyze_sweep(db, "fixture");
   const GateParamStat* share = nullptr;
   for (const auto& g : a.params.gates)
@@ -152,8 +156,8 @@ TEST_F(Params, NoInitRowsMeansNoComparison) {
   ScratchDir other;
   db::ResultsDb db(other.file("n.sqlite"), db::OpenMode::read_write_create);
   const int64_t cell = fx::write_fixture(db, {}).at("mope-s0");
-  // Remove the step-0 rows of one run through SQL (the coordinator never deletes; a worker may not report step 0).
-  db.connection().execute("DELETE FROM params WHERE cell_id = ? AND step = 0", cell);
+  // Remove the step-0 snapshot of one run through SQL (the coordinator never deletes; a worker may not report step 0).
+  db.connection().execute("DELETE FROM param_snapshots WHERE cell_id = ? AND step = 0", cell);
   const SweepAnalysis a = analyze_sweep(db, "fixture");
   const MopeRun* r = nullptr;
   for (const auto& x : a.params.mope)

@@ -137,8 +137,13 @@ TEST(Migrations, NewFileGetsCurrentSchemaWalAndForeignKeys) {
   ResultsDb db(dir.file("new.sqlite"), OpenMode::read_write_create);
   Connection& c = db.connection();
   EXPECT_EQ(c.user_version(), results_schema_version());
-  const std::set<std::string> expected = {"sweeps", "cells", "runs", "metrics", "params", "events"};
+  const std::set<std::string> expected = {"sweeps", "cells", "runs", "metrics", "param_layouts", "param_snapshots",
+                                          "events"};
   EXPECT_EQ(table_names(c), expected);
+  // Learned parameters are packed (schema v5); `params` reads them as rows.
+  Statement view = c.prepare("SELECT type FROM sqlite_master WHERE name = 'params'");
+  ASSERT_TRUE(view.step());
+  EXPECT_EQ(view.text(0), "view");
   Statement jm = c.prepare("PRAGMA journal_mode");
   ASSERT_TRUE(jm.step());
   EXPECT_EQ(jm.text(0), "wal");

@@ -116,7 +116,8 @@ Options parse(int argc, char** argv) {
 
 // The learned parameters one eval reports at the paper preset (L6 H8 d256):
 // EGA tau, alpha and gate_open_share per layer and head; MoPE omega and sigma
-// per pair (d/2 = 128 pairs).
+// per pair (d/2 = 128 pairs). Floats, as the models report them (float32
+// tensors read as doubles).
 std::vector<json> learned_params(const std::string& variant, int64_t step) {
   std::vector<json> out;
   if (variant == "ega" || variant == "ega_mope")
@@ -124,12 +125,13 @@ std::vector<json> learned_params(const std::string& variant, int64_t step) {
       for (int head = 0; head < 8; ++head)
         for (const char* name : {"tau", "alpha", "gate_open_share"})
           out.push_back({{"module", "ega"}, {"layer", layer}, {"index", head}, {"name", name},
-                         {"value", 0.5 + 1e-4 * static_cast<double>(step + head)}});
+                         {"value", static_cast<float>(0.5 + 1e-4 * static_cast<double>(step + head))}});
   if (variant == "mope" || variant == "ega_mope")
     for (int pair = 0; pair < 128; ++pair)
       for (const char* name : {"omega", "sigma"})
         out.push_back({{"module", "mope"}, {"layer", -1}, {"index", pair}, {"name", name},
-                       {"value", 1.0 + 1e-3 * static_cast<double>(pair) + 1e-6 * static_cast<double>(step)}});
+                       {"value", static_cast<float>(1.0 + 1e-3 * static_cast<double>(pair) +
+                                                    1e-6 * static_cast<double>(step))}});
   return out;
 }
 
