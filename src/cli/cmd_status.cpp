@@ -80,7 +80,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   if (p.failed > 0) {
     db::CellFilter filter;
     filter.sweep_id = sweep.id;
-    filter.statuses = {"failed"};
+    filter.statuses = {db::to_string(db::CellStatus::failed)};
     for (const db::CellRow& c : results.list_cells(filter))
       fmt::print("  failed  {} (failure {} of {} allowed; {}): {}\n", c.key, c.failures, c.max_attempts,
                  c.failures >= c.max_attempts ? "given up" : "will retry",

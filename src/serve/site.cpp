@@ -159,16 +159,18 @@ struct Context {
 struct SweepState {
   db::SweepProgress progress;
   std::optional<double> stale;
-  std::string status;
+  std::string status;  // the sweep's status, or "stale"
+  db::SweepStatus sweep_status = db::SweepStatus::pending;
   double fraction = 1;
   int64_t steps_to_run = 0;
-  bool live() const { return status == "running"; }
+  bool live() const { return !stale && sweep_status == db::SweepStatus::running; }
 };
 
 SweepState sweep_state(Context& c, const db::SweepRow& sweep) {
   SweepState s;
   s.progress = c.db.sweep_progress(sweep.id);
   s.stale = db::stale_since(sweep, c.now);
+  s.sweep_status = sweep.status;
   s.status = s.stale ? "stale" : db::to_string(sweep.status);
   if (s.stale) {
     s.progress.interrupted += s.progress.running;
