@@ -172,6 +172,14 @@ TEST_F(Serve, EveryTableDownloadsAsCsvAndJson) {
     EXPECT_TRUE(nlohmann::json::parse(r.body).is_array()) << t;
   }
   EXPECT_EQ(nlohmann::json::parse(get("/sweep/fixture/cell/mope-s0/attempts.json").body).size(), 1u);
+  // Events carry their step (schema v4): the attempt ended at the cell's final step, 100.
+  const auto events = nlohmann::json::parse(get("/sweep/fixture/cell/mope-s0/events.json").body);
+  bool done_at_100 = false;
+  for (const auto& e : events) {
+    ASSERT_TRUE(e.contains("step")) << e.dump();
+    done_at_100 |= e["kind"] == "attempt_done" && e["step"] == 100;
+  }
+  EXPECT_TRUE(done_at_100) << events.dump();
 }
 
 TEST_F(Serve, CellPageShowsAttemptsCurvesAndLearnedParameters) {
