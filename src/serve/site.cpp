@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "analysis/grid_analysis.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "analysis/sweep_analysis.h"
@@ -380,7 +381,16 @@ struct GridInfo {
   std::map<int64_t, std::string> label;      // point -> "train.lr=0.001 ..."
 };
 
-GridInfo grid_info(Context& c, int64_t sweep_id) {
+// Labels name the axes in the spec's order (as egm analyze does), then any
+// other key a point carries.
+GridInfo grid_info(Context& c, const db::SweepRow& sweep) {
+  const int64_t sweep_id = sweep.id;
+  std::vector<std::string> axes;
+  try {
+    axes = analysis::read_spec_view(sweep.spec_json).grid_axes;
+  } catch (const Error&) {
+    // an unreadable stored spec: the points' own key order
+  }
   GridInfo g;
   bool has_column = false;
   {
@@ -398,7 +408,15 @@ GridInfo grid_info(Context& c, int64_t sweep_id) {
     std::string label;
     try {
       const nlohmann::json j = parse_json(s.opt_text(2).value_or("{}"), JsonLimits::user(), "cells.grid_json");
-      for (const auto& [k, v] : j.items()) label += (label.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      std::vector<std::string> keys;
+      for (const auto& a : axes)
+        if (j.contains(a)) keys.push_back(a);
+      for (const auto& [k, v] : j.items())
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      for (const auto& k : keys) {
+        const nlohmann::json& v = j.at(k);
+        label += (label.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      }
     } catch (const Error&) {
       label = "(unreadable grid_json)";
     }
@@ -486,7 +504,8 @@ db::Table running_table(const SweepState& st) {
 
 const char* const kSweepTables[] = {"paper",     "summary",   "per_seed",  "deltas",     "interaction",
                                     "published", "excluded",  "conflicts", "mope_runs",  "mope_pairs",
-                                    "gates",     "gates_by_layer", "cells", "running", "grid", nullptr};
+                                    "gates",     "gates_by_layer", "cells", "running", "grid", "grid_across",
+                                    nullptr};
 
 std::vector<std::string> table_names() {
   std::vector<std::string> names;
@@ -508,6 +527,35 @@ db::Table analysis_table(const std::string& name, const analysis::SweepAnalysis&
   if (name == "gates") return analysis::gate_table(a);
   if (name == "gates_by_layer") return analysis::gate_layer_table(a);
   return {};
+}
+
+// The across-points comparison as egm analyze prints it: one row per quantity
+// (means, deltas against the baseline, the interaction), one column per
+// point ("+0.0521 [+0.0312, +0.0730]"), then on which side of 0 it holds.
+db::Table grid_across_wide(const analysis::GridAnalysis& g) {
+  db::Table t;
+  t.columns = {"quantity"};
+  for (const auto& p : g.points) t.columns.push_back(fmt::format("point {}: {}", p.index, p.label));
+  t.columns.push_back("holds");
+  for (const auto& r : g.across) {
+    std::vector<db::Value> row{r.quantity};
+    const bool signed_quantity = r.quantity != "mean" && r.quantity.rfind("mean(", 0) != 0;
+    for (const auto& c : r.points) {
+      if (!c) {
+        row.push_back(db::Value());
+        continue;
+      }
+      const char* number = signed_quantity ? "{:+.4f}" : "{:.4f}";
+      std::string text = fmt::format(fmt::runtime(number), c->estimate);
+      if (c->has_interval)
+        text += fmt::format(fmt::runtime(signed_quantity ? " [{:+.4f}, {:+.4f}]" : " [{:.4f}, {:.4f}]"), c->ci_low,
+                            c->ci_high);
+      row.push_back(text + fmt::format(" (n {})", c->n));
+    }
+    row.push_back(r.holds);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
 }
 
 std::string verdict_html(const analysis::SweepAnalysis& a) {
@@ -567,7 +615,7 @@ std::string analysis_sections(const analysis::SweepData& data, const analysis::S
 Response sweep_page(Context& c, const std::string& name, const std::string& table_segment, const Params& params) {
   const db::SweepRow sweep = require_sweep(c, name);
   const analysis::AnalysisOptions options = analysis_options(params);
-  const GridInfo grid = grid_info(c, sweep.id);
+  const GridInfo grid = grid_info(c, sweep);
   const std::optional<int64_t> point = point_param(params, grid);
   const std::string base = "/sweep/" + url_encode(name);
   std::string suffix;
@@ -602,6 +650,14 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
       t.columns = {"grid_point", "label"};
       for (const auto& [p, label] : grid.label) t.rows.push_back({p, label});
       return download(t, dl->second, filename);
+    }
+    if (table == "grid_across") {
+      if (grid.label.empty()) fail(404, fmt::format("sweep '{}' has no grid points", name));
+      try {
+        return download(analysis::grid_across_table(analysis::analyze_grid(all, options)), dl->second, filename);
+      } catch (const Error& e) {
+        fail(400, fmt::format("sweep '{}' cannot be analysed: {}", name, e.what()));
+      }
     }
     if (per_point)
       fail(400, fmt::format("sweep '{}' has a grid: choose a point (?point=0..{}) for table '{}'", name,
@@ -648,12 +704,19 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
   if (per_point) {
     body += "<h2>Grid points</h2>\n<p class=\"note\">Each point is its own 2x2: cells of different points never "
             "pair. Open a point for its tables and plots.</p>\n";
+    analysis::GridAnalysis g;
+    try {
+      g = analysis::analyze_grid(all, options);
+    } catch (const Error& e) {
+      fail(400, fmt::format("sweep '{}' cannot be analysed: {}", name, e.what()));
+    }
     db::Table t;
     t.columns = {"point", "values", "cells", "used", "interaction", "ci_low", "ci_high", "verdict"};
     std::string sections;
-    for (const auto& [pt, label] : grid.label) {
-      const analysis::SweepData d = only_point(all, grid, pt);
-      const analysis::SweepAnalysis a = analyse(d);
+    for (const auto& point_analysis : g.points) {
+      const int64_t pt = point_analysis.index;
+      const std::string& label = point_analysis.label;
+      const analysis::SweepAnalysis& a = point_analysis.analysis;
       const auto* ia = a.interaction ? &*a.interaction : nullptr;
       t.rows.push_back({pt, label, static_cast<int64_t>(a.cells_total), static_cast<int64_t>(a.cells_used),
                         ia ? db::Value(ia->result.estimate) : db::Value(),
@@ -669,7 +732,15 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
     TableOptions o;
     o.id = "table-grid";
     o.links = base + "/grid";
-    body += html_table(t, o) + sections;
+    body += html_table(t, o);
+    body += "<h2 id=\"across\">Across points</h2>\n<p class=\"note\">Does it hold at every point? Each variant's "
+            "mean, each delta against the baseline (positive = better) and the interaction (positive = "
+            "superadditive), with " + escape(fmt::format("{:.0f}%", 100 * options.level)) +
+            " intervals over seeds; the download is the long form, one row per point and quantity.</p>\n";
+    TableOptions across;
+    across.id = "table-grid-across";
+    across.links = base + "/grid_across";
+    body += html_table(grid_across_wide(g), across) + sections;
   } else {
     body += analysis_sections(data, analyse(data), base, suffix);
   }
@@ -747,7 +818,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     return download(cell_query(c, sql, *cell_id), dl->second, sweep_name + "-" + key + "-" + table);
   }
   const std::string base = "/sweep/" + url_encode(sweep_name) + "/cell/" + url_encode(key);
-  const GridInfo grid = grid_info(c, sweep.id);
+  const GridInfo grid = grid_info(c, sweep);
   const bool live = cell.status == db::CellStatus::running && !db::stale_since(sweep, c.now);
   std::string body = fmt::format("<h1>Cell {} {}</h1>\n<p>sweep <a href=\"/sweep/{}\">{}</a>, variant {}, seed {}",
                                  escape(key), status_span(db::to_string(cell.status)), escape(url_encode(sweep_name)),

@@ -146,7 +146,10 @@ TEST_F(Serve, EveryTableDownloadsAsCsvAndJson) {
   snapshot();
   for (const char* const* t = egm::serve::sweep_table_names(); *t; ++t) {
     const std::string name = *t;
-    if (name == "grid") continue;  // the fixture has no grid points
+    if (name == "grid" || name == "grid_across") {  // the fixture has no grid points
+      if (name == "grid_across") EXPECT_EQ(get("/sweep/fixture/grid_across.csv").status, 404);
+      continue;
+    }
     const Response csv = get("/sweep/fixture/" + name + ".csv");
     ASSERT_EQ(csv.status, 200) << name << ": " << csv.body;
     EXPECT_EQ(csv.filename, "fixture-" + name + ".csv");
@@ -328,6 +331,17 @@ TEST_F(Serve, AGridSweepIsAnalysedPerPoint) {
   EXPECT_TRUE(has(r.body, "<table id=\"table-grid\">"));
   EXPECT_TRUE(has(r.body, "point 0: train.lr=0.001"));
   EXPECT_TRUE(has(r.body, "point 1: train.lr=0.002"));
+  // Across points, as egm analyze prints it: base's mean at point 0 is seeds 0 and 1.
+  EXPECT_TRUE(has(r.body, "<table id=\"table-grid-across\">"));
+  EXPECT_TRUE(has(r.body, "<td>mean(base)</td><td>1.4900 ")) << r.body.substr(r.body.find("table-grid-across"), 800);
+  const auto across = nlohmann::json::parse(get("/sweep/fixture/grid_across.json").body);
+  bool found = false;
+  for (const auto& row : across)
+    if (row["quantity"] == "mean(base)" && row["grid_point"] == 0) {
+      EXPECT_NEAR(row["estimate"].get<double>(), 1.49, 1e-12);
+      found = true;
+    }
+  EXPECT_TRUE(found) << across.dump();
   const Response p1 = get("/sweep/fixture?point=1");
   ASSERT_EQ(p1.status, 200);
   EXPECT_TRUE(has(p1.body, "4 of 4 cells used")) << "point 1 holds seed 2: one cell per variant";
