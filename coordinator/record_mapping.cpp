@@ -30,6 +30,9 @@ std::string text(const json& r, const char* key) {
   return r[key].get<std::string>();
 }
 
+// A record's split, checked: a name the trainer does not write is a ProtocolError.
+std::string metric_split(const json& r) { return to_string(parse_metric_split(text(r, "split"))); }
+
 db::EventKind event_kind(TrainerEvent event) {
   switch (event) {
     case TrainerEvent::resumed: return db::EventKind::resumed;
@@ -85,7 +88,7 @@ MappedRecords map_records(const std::vector<json>& records, const RecordContext&
     }
     switch (kind) {
       case RecordKind::progress: {
-        db::MetricPoint m = metric(integer(r, "step"), "train", number(r, "train_loss"), time);
+        db::MetricPoint m = metric(integer(r, "step"), to_string(MetricSplit::train), number(r, "train_loss"), time);
         m.lr = number(r, "lr");
         m.tokens_per_s = number(r, "tokens_per_s");
         out.progress = ProgressPoint{m.step, m.loss, m.tokens_per_s, time};
@@ -94,10 +97,10 @@ MappedRecords map_records(const std::vector<json>& records, const RecordContext&
         break;
       }
       case RecordKind::eval:
-        out.batch.metrics.push_back(metric(integer(r, "step"), text(r, "split"), number(r, "loss"), time));
+        out.batch.metrics.push_back(metric(integer(r, "step"), metric_split(r), number(r, "loss"), time));
         break;
       case RecordKind::final_eval:
-        out.batch.metrics.push_back(metric(ctx.final_step, text(r, "split"), number(r, "loss"), time));
+        out.batch.metrics.push_back(metric(ctx.final_step, metric_split(r), number(r, "loss"), time));
         break;
       case RecordKind::params: {
         const int64_t step = integer(r, "step");

@@ -32,7 +32,7 @@ void ProgressPrinter::emit(const nlohmann::json& r) {
   const RecordKind kind = parse_record_kind(r.value("kind", ""));
   if (kind == RecordKind::progress) {
     last_progress_ = r;
-  } else if (kind == RecordKind::eval && r.value("split", "") == "eval_val") {
+  } else if (kind == RecordKind::eval && r.value("split", "") == to_string(MetricSplit::eval_val)) {
     const int64_t step = r["step"].get<int64_t>();
     double train = last_progress_.value("train_loss", std::nan(""));
     double tps = last_progress_.value("tokens_per_s", 0.0);

@@ -1,7 +1,7 @@
 // Where a run's records go. A record is one JSON object with a "kind"
 // (RecordKind in train/run_records.h, which names each kind and outcome once):
 //   progress   {step, train_loss, lr, tokens_per_s, elapsed_s}      every log_interval steps
-//   eval       {step, split: "eval_train"|"eval_val", loss}          paper protocol
+//   eval       {step, split: "eval_train"|"eval_val", loss}          paper protocol (MetricSplit)
 //   final_eval {split: "val_full"|"val_ar"|"val_ar_ref", loss, windows}
 //   params     {step, params: [{module, layer, index, name, value}]} learned parameters
 //   checkpoint {step}

@@ -15,6 +15,8 @@ namespace {
 constexpr std::array<const char*, 3> kOutcomes = {"done", "diverged", "interrupted"};
 constexpr std::array<const char*, 7> kRecordKinds = {"progress",   "eval",   "final_eval", "params",
                                                      "checkpoint", "status", "event"};
+constexpr std::array<const char*, 6> kMetricSplits = {"train",    "eval_train", "eval_val",
+                                                      "val_full", "val_ar",     "val_ar_ref"};
 constexpr std::array<const char*, 3> kTrainerEvents = {"resumed", "checkpoint_skipped", "restart_from_scratch"};
 
 template <typename Enum, std::size_t N>
@@ -31,6 +33,11 @@ Outcome parse_outcome(std::string_view name) { return parse<Outcome>(name, kOutc
 
 const char* to_string(RecordKind kind) { return kRecordKinds.at(static_cast<std::size_t>(kind)); }
 RecordKind parse_record_kind(std::string_view name) { return parse<RecordKind>(name, kRecordKinds, "record kind"); }
+
+const char* to_string(MetricSplit split) { return kMetricSplits.at(static_cast<std::size_t>(split)); }
+MetricSplit parse_metric_split(std::string_view name) {
+  return parse<MetricSplit>(name, kMetricSplits, "metric split");
+}
 
 const char* to_string(TrainerEvent event) { return kTrainerEvents.at(static_cast<std::size_t>(event)); }
 TrainerEvent parse_trainer_event(std::string_view name) {

@@ -38,6 +38,19 @@ enum class RecordKind {
 const char* to_string(RecordKind kind);
 RecordKind parse_record_kind(std::string_view name);
 
+// The "split" of a metric (metrics.split in the results database): where a
+// loss was measured.
+enum class MetricSplit {
+  train,       // progress records: the training loss of the step
+  eval_train,  // paper protocol on random training batches
+  eval_val,    // paper protocol on random validation batches (the paper's number)
+  val_full,    // final: every validation window
+  val_ar,      // final: autoregressive (prefix-only) loss
+  val_ar_ref,  // final: the full-window loss on val_ar's windows
+};
+const char* to_string(MetricSplit split);
+MetricSplit parse_metric_split(std::string_view name);
+
 // The "event" of an event record.
 enum class TrainerEvent {
   resumed,               // loaded a checkpoint ("step": the step it resumed from)

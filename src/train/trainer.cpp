@@ -191,11 +191,11 @@ void Trainer::evaluate_and_record(double elapsed) {
   last_val_ = evaluate_random_batches(ctx, Split::val, state_.step, t.eval_batches, t.batch_size);
   emit({{"kind", to_string(RecordKind::eval)},
         {"step", state_.step},
-        {"split", "eval_train"},
+        {"split", to_string(MetricSplit::eval_train)},
         {"loss", number_or_null(last_train_)}});
   emit({{"kind", to_string(RecordKind::eval)},
         {"step", state_.step},
-        {"split", "eval_val"},
+        {"split", to_string(MetricSplit::eval_val)},
         {"loss", number_or_null(last_val_)},
         {"elapsed_s", elapsed}});
   if (std::isfinite(last_val_) && last_val_ < state_.best_val) {
@@ -214,7 +214,7 @@ void Trainer::record_final_measurements(RunResult& r) {
     WindowsLoss full = evaluate_all_windows(ctx, Split::val, t.batch_size);
     r.full_val = full.loss;
     emit({{"kind", to_string(RecordKind::final_eval)},
-          {"split", "val_full"},
+          {"split", to_string(MetricSplit::val_full)},
           {"loss", number_or_null(full.loss)},
           {"windows", full.windows}});
   }
@@ -223,11 +223,11 @@ void Trainer::record_final_measurements(RunResult& r) {
     r.ar_val = ar.prefix_loss;
     r.ar_ref_val = ar.window_loss;
     emit({{"kind", to_string(RecordKind::final_eval)},
-          {"split", "val_ar"},
+          {"split", to_string(MetricSplit::val_ar)},
           {"loss", number_or_null(ar.prefix_loss)},
           {"windows", ar.windows}});
     emit({{"kind", to_string(RecordKind::final_eval)},
-          {"split", "val_ar_ref"},
+          {"split", to_string(MetricSplit::val_ar_ref)},
           {"loss", number_or_null(ar.window_loss)},
           {"windows", ar.windows}});
   }

@@ -82,6 +82,11 @@ TEST(RecordMapping, EveryTrainerRecordKindBecomesItsRows) {
 TEST(RecordMapping, AKnownKindWithoutItsFieldsIsAProtocolError) {
   EXPECT_THROW(ec::map_records({{{"kind", "eval"}, {"split", "eval_val"}}}, {1, 2, 3, 60}), egm::ProtocolError);
   EXPECT_THROW(ec::map_records({{{"step", 1}}}, {1, 2, 3, 60}), egm::ProtocolError);
+  // A split the trainer does not write is not stored under a made-up name.
+  EXPECT_THROW(ec::map_records({{{"kind", "eval"}, {"step", 1}, {"split", "eval_test"}, {"loss", 1.0}}}, {1, 2, 3, 60}),
+               egm::ProtocolError);
+  EXPECT_THROW(ec::map_records({{{"kind", "final_eval"}, {"split", "val"}, {"loss", 1.0}}}, {1, 2, 3, 60}),
+               egm::ProtocolError);
 }
 
 TEST(FailureInjection, ParsesEntriesAndMatchesTheFirstAttempts) {

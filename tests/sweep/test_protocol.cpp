@@ -244,6 +244,11 @@ TEST(RunRecords, NamesRoundTripAndUnknownNamesAreErrors) {
                  egm::RecordKind::params, egm::RecordKind::checkpoint, egm::RecordKind::status,
                  egm::RecordKind::event})
     EXPECT_EQ(egm::parse_record_kind(egm::to_string(k)), k);
+  for (auto s : {egm::MetricSplit::train, egm::MetricSplit::eval_train, egm::MetricSplit::eval_val,
+                 egm::MetricSplit::val_full, egm::MetricSplit::val_ar, egm::MetricSplit::val_ar_ref})
+    EXPECT_EQ(egm::parse_metric_split(egm::to_string(s)), s);
+  EXPECT_STREQ(egm::to_string(egm::MetricSplit::val_ar_ref), "val_ar_ref");  // metrics.split, unchanged
+  EXPECT_THROW(egm::parse_metric_split("val"), egm::ProtocolError);
   for (auto e : {egm::TrainerEvent::resumed, egm::TrainerEvent::checkpoint_skipped,
                  egm::TrainerEvent::restart_from_scratch})
     EXPECT_EQ(egm::parse_trainer_event(egm::to_string(e)), e);
