@@ -561,7 +561,9 @@ TEST(OpenSweep, ExtendKeepsTheCellsAndRefusesDroppedOrChangedOnes) {
     ASSERT_EQ(ext.cell_ids.size(), 9u);
     for (size_t i = 0; i < ext.cells.size(); ++i) {
       auto it = ids.find(ext.cells[i].key);
-      if (it != ids.end()) EXPECT_EQ(ext.cell_ids[i], it->second) << ext.cells[i].key;
+      if (it != ids.end()) {
+        EXPECT_EQ(ext.cell_ids[i], it->second) << ext.cells[i].key;
+      }
     }
     // Listed in the new expansion's order.
     const auto rows = ext.db.list_cells();
