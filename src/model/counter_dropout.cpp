@@ -67,6 +67,12 @@ void scale_kept(const uint32_t* bits, uint32_t threshold, float scale, int64_t n
   for (int64_t j = 0; j < n; ++j) out[j] = x[j] * (bits[j] < threshold ? scale : 0.0f);  // NaN stays NaN
 }
 
+// out[j] = bits[j] < threshold ? scale : 0: the factors scale_kept multiplies by.
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+void kept_factors(const uint32_t* bits, uint32_t threshold, float scale, int64_t n, float* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = bits[j] < threshold ? scale : 0.0f;
+}
+
 constexpr int64_t kCountersPerChunk = 256;  // 512 elements: the bits stay in L1
 
 }  // namespace
@@ -90,6 +96,25 @@ void DropoutMask::apply(int64_t start, int64_t n, const float* x, float* out) co
     const int64_t count = std::min<int64_t>(n - done, 2 * kCountersPerChunk - first);
     counter_bits(seed_, static_cast<uint64_t>(i >> 1), (first + count + 1) / 2, words);
     scale_kept(halves + first, threshold, scale_, count, x + done, out + done);
+    done += count;
+  }
+}
+
+void DropoutMask::factors(int64_t start, int64_t n, float* f) const {
+  if (!active_ || threshold_ > 0xffffffffULL) {  // as apply: one factor for every element
+    std::fill_n(f, n, active_ ? scale_ : 1.0f);
+    return;
+  }
+  alignas(64) uint64_t words[kCountersPerChunk];
+  const auto* halves = reinterpret_cast<const uint32_t*>(words);
+  const uint32_t threshold = static_cast<uint32_t>(threshold_);
+  int64_t done = 0;
+  while (done < n) {  // the same chunks and bit halves as apply
+    const int64_t i = start + done;
+    const int64_t first = i & 1;
+    const int64_t count = std::min<int64_t>(n - done, 2 * kCountersPerChunk - first);
+    counter_bits(seed_, static_cast<uint64_t>(i >> 1), (first + count + 1) / 2, words);
+    kept_factors(halves + first, threshold, scale_, count, f + done);
     done += count;
   }
 }

@@ -39,6 +39,9 @@ class DropoutMask {
   // out[j] = x[j] * factor(start + j), factor = scale when kept else 0, for
   // elements [start, start + n) of the tensor's contiguous index space.
   void apply(int64_t start, int64_t n, const float* x, float* out) const;
+  // The factors themselves for the same elements: f[j] = factor(start + j), so that
+  // x[j] * f[j] is exactly apply's out[j]. For a kernel that applies one mask twice.
+  void factors(int64_t start, int64_t n, float* f) const;
 
  private:
   bool active_ = false;

@@ -170,8 +170,10 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
   float* dd = gate.on() ? g.dd.data_ptr<float>() : nullptr;
   SingleThreadedBlas one_blas_thread;
   at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-    // p: probabilities, then dS; m: mixing weights M; a/gv: dropout(P) and the gate (gate only); dm: dM -> dP.
-    std::vector<float> p_panel(kBlock * T), m_panel(kBlock * T), a_panel, g_panel, dm_panel(kBlock * T);
+    // p: probabilities, then dS; m: mixing weights M; a/gv: dropout(P) and the gate (gate only); dm: dM -> dP;
+    // f: the dropout factors, drawn once per row and used for both M and dP.
+    std::vector<float> p_panel(kBlock * T), m_panel(kBlock * T), a_panel, g_panel, dm_panel(kBlock * T),
+        f_panel(kBlock * T);
     if (gate.on()) {
       a_panel.resize(kBlock * T);
       g_panel.resize(kBlock * T);
@@ -193,18 +195,20 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
           float* p = p_panel.data() + o;
           exp_shifted(p, lse_data[bh_t + i], n, p);
           std::fill(p + n, p + r1, 0.0f);
+          const float* f = f_panel.data() + o;
+          mask.factors(bh * T * T + i * T, n, f_panel.data() + o);
+          float* m = m_panel.data() + o;
           if (gate.on()) {
             // Keep dropout(P) and G apart: the gate's gradient needs both.
             float* a = a_panel.data() + o;
             float* gv = g_panel.data() + o;
-            mask.apply(bh * T * T + i * T, n, p, a);
+            for (int64_t j = 0; j < n; ++j) a[j] = p[j] * f[j];
             affine_sigmoid(gate.a[bh_t + i], gate.c[bh_t + i], gate.d + bh_t, n, gv);
-            float* m = m_panel.data() + o;
             for (int64_t j = 0; j < n; ++j) m[j] = a[j] * gv[j];
-            std::fill(m + n, m + r1, 0.0f);
           } else {
-            mixing_row(p, n, r1, bh * T * T + i * T, mask, gate, bh_t + i, bh_t, m_panel.data() + o, nullptr);
+            for (int64_t j = 0; j < n; ++j) m[j] = p[j] * f[j];
           }
+          std::fill(m + n, m + r1, 0.0f);
         }
         // dv rows 0..r1 (as keys) take this block's queries; dM for the block.
         cpu_sgemm(true, false, r1, pr.E, rows, 1.0f, m_panel.data(), r1, dyp + r0 * dys.ld, dys.ld, 1.0f, dvs.at(bh),
@@ -230,7 +234,8 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
             da[bh_t + i] = sum_d;
             dc[bh_t + i] = sum;
           }
-          mask.apply(bh * T * T + i * T, n, dm, dm);  // dA -> dP: the forward's factors
+          const float* f = f_panel.data() + o;
+          for (int64_t j = 0; j < n; ++j) dm[j] *= f[j];  // dA -> dP: the forward's factors
           float* p = p_panel.data() + o;
           const float rowdot = dot_of(p, dm, n);
           for (int64_t j = 0; j < n; ++j) p[j] *= dm[j] - rowdot;  // p now holds dS; zero above the diagonal

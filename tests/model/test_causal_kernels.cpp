@@ -468,6 +468,33 @@ TEST(CounterDropout, KeepsElementIWhenItsHalfOfSplitMix64CounterIOver2IsBelowThe
   for (int64_t j = 0; j < n; ++j) ASSERT_TRUE(std::isnan(nan_out[j])) << j;
 }
 
+TEST(CounterDropout, FactorsAreWhatApplyMultipliesBy) {
+  // x * factors(start, n) == apply(start, n, x) bit for bit: offsets even and odd, across the
+  // 512-element chunks, past 2^32; and the constant factor of an inactive mask (p = 0, default).
+  const int64_t n = 1500;
+  std::vector<float> x(n), f(n), out(n);
+  for (int64_t j = 0; j < n; ++j) x[j] = 0.5f + static_cast<float>(j % 17) * 0.37f;
+  for (const egm::DropoutMask& mask : {egm::DropoutMask(0.3, 2024), egm::DropoutMask(0.0, 7), egm::DropoutMask()}) {
+    for (int64_t start : {int64_t{0}, int64_t{1}, int64_t{511}, int64_t{5000000001}}) {
+      for (int64_t len : {int64_t{1}, int64_t{513}, n}) {
+        mask.factors(start, len, f.data());
+        mask.apply(start, len, x.data(), out.data());
+        int64_t zeros = 0;
+        for (int64_t j = 0; j < len; ++j) {
+          ASSERT_EQ(x[j] * f[j], out[j]) << "p " << mask.p() << " element " << start + j;
+          zeros += f[j] == 0.0f;
+        }
+        if (mask.active() && len == n) {
+          EXPECT_NEAR(static_cast<double>(zeros) / n, 0.3, 0.05);
+        }
+        if (!mask.active()) {
+          EXPECT_EQ(zeros, 0);
+        }
+      }
+    }
+  }
+}
+
 // ---- cpu_sgemm ----------------------------------------------------------------------------------
 
 TEST(CpuSgemm, MatchesTorchForEveryTransposeWithPaddedRows) {
