@@ -56,9 +56,10 @@ const char* signal_name(int sig) {
   }
 }
 
-// The transaction of one pass of the main loop: begun by the first write,
-// committed at the end of the pass, and committed too (not rolled back) when
-// an error leaves the pass, so what was written before the error stays.
+// The main loop's write transaction: begun by the first write, committed
+// when the loop goes idle, when it has been open kGroupCommit, at once after a
+// checkpoint record, and before the loop returns; committed too (not rolled
+// back) when an error leaves the loop, so what was written before it stays.
 class PassTransaction {
  public:
   explicit PassTransaction(db::Connection& connection) : connection_(connection) {}
@@ -72,17 +73,24 @@ class PassTransaction {
     }
   }
   void begin() {
-    if (!tx_) tx_.emplace(connection_);
+    if (tx_) return;
+    tx_.emplace(connection_);
+    begun_ = std::chrono::steady_clock::now();
   }
   void commit() {
     if (!tx_) return;
     tx_->commit();
     tx_.reset();
   }
+  // How long the open transaction has been open (zero when none is).
+  std::chrono::steady_clock::duration age() const {
+    return tx_ ? std::chrono::steady_clock::now() - begun_ : std::chrono::steady_clock::duration::zero();
+  }
 
  private:
   db::Connection& connection_;
   std::optional<db::Transaction> tx_;
+  std::chrono::steady_clock::time_point begun_;
 };
 
 }  // namespace
@@ -204,17 +212,26 @@ void Coordinator::setup() {
 // ---- the loop ----------------------------------------------------------------------
 
 int Coordinator::main_loop() {
+  // Messages handled per pass at most: a full mailbox (1,000 busy workers)
+  // then commits once per 256 messages; 64 made the commits (the WAL's page
+  // writes) a quarter of the coordinator's time (results/BENCHMARKS.md).
+  constexpr int kBurst = 256;
+  // Writes are committed once they are this old (group commit; the loop
+  // passes every 5 ms when idle): one commit per pass was about one per
+  // finished cell with 1,000 workers, and its WAL writes a quarter of the
+  // coordinator's time. Readers see records up to this much later; a
+  // checkpoint record still commits before the next message.
+  constexpr auto kGroupCommit = std::chrono::milliseconds(50);
+  // One transaction for what the passes write (bursts of messages, the
+  // heartbeat, the assignments), begun at the first write: each message's
+  // writes stay whole for readers (every ResultsDb method is a savepoint
+  // inside it). An error commits what was written before it, as the
+  // per-message commits did.
+  PassTransaction pass(db().connection());
   while (true) {
     if (!stopping_ && stop_requested()) begin_stop(stop_signal());
     bool got = false;
-    // One transaction for what one pass writes (a burst of messages, the
-    // heartbeat, the assignments after it), begun at its first message:
-    // each message's writes stay whole for readers (every ResultsDb method is
-    // a savepoint inside it), and a busy sweep commits once per pass instead
-    // of once per message. An error commits what the pass wrote before it,
-    // as the per-message commits did.
-    PassTransaction pass(db().connection());
-    for (int i = 0; i < 64; ++i) {  // drain a burst, then look after the rest
+    for (int i = 0; i < kBurst; ++i) {  // drain a burst, then look after the rest
       std::optional<Received> r = sweep::try_receive_message(transport_);
       if (!r) break;
       pass.begin();
@@ -227,10 +244,14 @@ int Coordinator::main_loop() {
     beat();
     if (!stopping_ && !queue_.empty() && idle_workers() > 0) pass.begin();
     if (!stopping_) assign_idle_workers();
-    pass.commit();
-    if (!stopping_ && queue_.empty() && busy_workers() == 0) return finish_normally();
+    if (stopping_ || pass.age() >= kGroupCommit) pass.commit();
+    if (!stopping_ && queue_.empty() && busy_workers() == 0) {
+      pass.commit();
+      return finish_normally();
+    }
     if (stopping_) {
       if (Clock::now() >= stop_deadline_) stop_overdue_jobs();
+      pass.commit();
       if (busy_workers() == 0) return finish_interrupted();
     }
     if (!stopping_ && live_workers() == 0)

@@ -337,7 +337,7 @@ std::string render_headline(const SweepData& data, const AnalysisOptions& option
 }
 
 std::string render_headline(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options) {
-  return render_headline(load_sweep(db, sweep), options);
+  return render_headline(load_sweep(db, sweep, /*with_params=*/false), options);
 }
 
 std::string render_text(const SweepAnalysis& a) {

@@ -135,7 +135,7 @@ std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attemp
 
 }  // namespace
 
-SweepData load_sweep(db::ResultsDb& results, const std::string& name) {
+SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_params) {
   // One read snapshot for everything below.
   db::Transaction snapshot(results.connection(), db::Transaction::Kind::deferred);
   std::optional<db::SweepRow> sweep = results.find_sweep(name);
@@ -168,14 +168,16 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name) {
   curves.bind(1, sweep->id);
   while (curves.step()) data.val_curves[curves.int64(0)].push_back({curves.int64(1), curves.real(2)});
 
-  db::Statement params = results.connection().prepare(
-      "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
-      "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "
-      "ORDER BY p.cell_id, p.step, p.module, p.layer, p.idx, p.name");
-  params.bind(1, sweep->id);
-  while (params.step())
-    data.params[params.int64(0)].push_back(
-        {params.int64(1), params.text(2), params.int64(3), params.int64(4), params.text(5), params.real(6)});
+  if (with_params) {
+    db::Statement params = results.connection().prepare(
+        "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
+        "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "
+        "ORDER BY p.cell_id, p.step, p.module, p.layer, p.idx, p.name");
+    params.bind(1, sweep->id);
+    while (params.step())
+      data.params[params.int64(0)].push_back(
+          {params.int64(1), params.text(2), params.int64(3), params.int64(4), params.text(5), params.real(6)});
+  }
   snapshot.commit();  // nothing was written; ends the read snapshot
   return data;
 }

@@ -99,7 +99,9 @@ struct SweepData {
 };
 
 // Reads sweep `name` (a superseded one by its NAME@ID). ConfigError naming the
-// sweeps that exist when there is no such sweep.
-SweepData load_sweep(db::ResultsDb& db, const std::string& name);
+// sweeps that exist when there is no such sweep. Without `with_params`,
+// `params` stays empty (the coordinator's closing headline needs none, and a
+// large sweep's parameters are most of what there is to read).
+SweepData load_sweep(db::ResultsDb& db, const std::string& name, bool with_params = true);
 
 }  // namespace egm::analysis

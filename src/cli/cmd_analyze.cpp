@@ -37,7 +37,7 @@ void run_analyze(const AnalyzeOptions& o) {
   options.analyse_params = !o.no_params;
   const analysis::OutputFormat format = analysis::parse_output_format(o.format);
   db::ResultsDb results = db::open_for_reading(o.db);
-  const analysis::SweepData data = analysis::load_sweep(results, o.sweep);
+  const analysis::SweepData data = analysis::load_sweep(results, o.sweep, !o.no_params);
   if (analysis::has_grid(data)) {  // every section per grid point, then across points
     std::cout << analysis::render_grid(analysis::analyze_grid(data, options), format);
     return;
