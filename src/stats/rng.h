@@ -10,6 +10,25 @@
 
 namespace egm::stats {
 
+// uniform_index for one n drawn many times (the bootstrap's inner loop): the
+// rejection limit computed once; the same draws as uniform_index.
+class UniformIndex {
+ public:
+  explicit UniformIndex(std::size_t n)
+      : range_(static_cast<std::uint64_t>(n)), limit_(UINT64_MAX - (UINT64_MAX % range_ + 1) % range_) {}
+  std::size_t operator()(std::mt19937_64& rng) const {
+    std::uint64_t draw;
+    do {
+      draw = rng();
+    } while (draw > limit_);
+    return static_cast<std::size_t>(draw % range_);
+  }
+
+ private:
+  std::uint64_t range_;
+  std::uint64_t limit_;
+};
+
 // Uniform in [0, n) by rejection (no modulo bias). n must be > 0.
 inline std::size_t uniform_index(std::mt19937_64& rng, std::size_t n) {
   const std::uint64_t range = static_cast<std::uint64_t>(n);
