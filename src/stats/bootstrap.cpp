@@ -46,7 +46,9 @@ BootstrapInterval bootstrap_mean(const std::vector<double>& values, std::uint64_
   // bootstrap_statistic with the mean, without its per-resample copy and
   // call: the same draws in the same order, each resample summed in draw
   // order, so every interval is the same to the bit (tests/stats:
-  // Bootstrap.MeanIsTheGenericPathToTheBit). About 3x faster on 25,000 seeds.
+  // Bootstrap.MeanIsTheGenericPathToTheBit). The generator itself is about
+  // 80% of the time (25,000 values x 2,000 resamples: 0.35 of 0.45 s), so
+  // this saves about a tenth; the stream is the result and stays sequential.
   require_level(level);
   EGM_REQUIRE(!values.empty(), ConfigError, "cannot bootstrap an empty sample");
   require_finite(values, "bootstrap sample");
