@@ -12,7 +12,7 @@ set xrange [-0.6:4.6]
 set key outside bottom center horizontal
 set offsets 0, 0, graph 0.08, graph 0.08
 set ylabel 'val loss difference (nats), positive = better than base'
-set title 'sweep findings_lr_grid: is ega_mope more than the sum of its parts? verdict: additive-consistent'
+set title 'sweep findings_lr_grid: is ega_mope more than the sum of its parts? verdict: superadditive'
 set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb 'gray30'
 plot 'interaction.dat' using 1:3:xticlabels(2) with points pt 7 ps 1.4 lc rgb '#1f77b4' title 'ours (mean over seeds)', \
      '' using 1:3:4:5 with yerrorbars pt 7 ps 1.4 lc rgb '#1f77b4' title 'ours: 95% t interval', \
@@ -27,7 +27,7 @@ set xrange [-0.6:4.6]
 set key outside bottom center horizontal
 set offsets 0, 0, graph 0.08, graph 0.08
 set ylabel 'val loss difference (nats), positive = better than base'
-set title 'sweep findings_lr_grid: is ega_mope more than the sum of its parts? verdict: additive-consistent'
+set title 'sweep findings_lr_grid: is ega_mope more than the sum of its parts? verdict: superadditive'
 set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb 'gray30'
 plot 'interaction.dat' using 1:3:xticlabels(2) with points pt 7 ps 1.4 lc rgb '#1f77b4' title 'ours (mean over seeds)', \
      '' using 1:3:4:5 with yerrorbars pt 7 ps 1.4 lc rgb '#1f77b4' title 'ours: 95% t interval', \

@@ -27,8 +27,8 @@ set samples 400
 plot 5/x with lines lw 1.5 lc rgb 'black' title 'omega*sigma = 5 (boundary)', \
      0.95*pi with lines dt 3 lc rgb 'gray40' title 'omega = 0.95 pi (clamp)', \
      'omega_sigma.dat' index 0 using 1:2 with points pt 6 ps 0.9 lc rgb 'gray55' title 'initial', \
-     'omega_sigma.dat' index 1 using 1:2 with points pt 7 ps 0.7 lc rgb '#d62728' title 'learned: mope (2 runs)', \
-     'omega_sigma.dat' index 2 using 1:2 with points pt 5 ps 0.7 lc rgb '#2ca02c' title 'learned: ega_mope (2 runs)'
+     'omega_sigma.dat' index 1 using 1:2 with points pt 7 ps 0.7 lc rgb '#d62728' title 'learned: mope (5 runs)', \
+     'omega_sigma.dat' index 2 using 1:2 with points pt 5 ps 0.7 lc rgb '#2ca02c' title 'learned: ega_mope (5 runs)'
 unset arrow
 unset label
 unset output
@@ -54,8 +54,8 @@ set samples 400
 plot 5/x with lines lw 1.5 lc rgb 'black' title 'omega*sigma = 5 (boundary)', \
      0.95*pi with lines dt 3 lc rgb 'gray40' title 'omega = 0.95 pi (clamp)', \
      'omega_sigma.dat' index 0 using 1:2 with points pt 6 ps 0.9 lc rgb 'gray55' title 'initial', \
-     'omega_sigma.dat' index 1 using 1:2 with points pt 7 ps 0.7 lc rgb '#d62728' title 'learned: mope (2 runs)', \
-     'omega_sigma.dat' index 2 using 1:2 with points pt 5 ps 0.7 lc rgb '#2ca02c' title 'learned: ega_mope (2 runs)'
+     'omega_sigma.dat' index 1 using 1:2 with points pt 7 ps 0.7 lc rgb '#d62728' title 'learned: mope (5 runs)', \
+     'omega_sigma.dat' index 2 using 1:2 with points pt 5 ps 0.7 lc rgb '#2ca02c' title 'learned: ega_mope (5 runs)'
 unset arrow
 unset label
 unset output

@@ -16,23 +16,23 @@ set style fill transparent solid 0.18 noborder
 set title 'all steps'
 set autoscale x
 plot 'val_curves.dat' index 0 using 1:5:6 with filledcurves lc rgb '#1f77b4' notitle, \
-     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (2 seeds)', \
+     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (5 seeds)', \
      'val_curves.dat' index 1 using 1:5:6 with filledcurves lc rgb '#d62728' notitle, \
-     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (2 seeds)', \
+     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (5 seeds)', \
      'val_curves.dat' index 2 using 1:5:6 with filledcurves lc rgb '#2ca02c' notitle, \
-     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (2 seeds)', \
+     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (5 seeds)', \
      'val_curves.dat' index 3 using 1:5:6 with filledcurves lc rgb '#9467bd' notitle, \
-     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (2 seeds)'
+     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (5 seeds)'
 set title 'second half (zoom)'
 set xrange [500:1000]
 plot 'val_curves.dat' index 0 using 1:5:6 with filledcurves lc rgb '#1f77b4' notitle, \
-     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (2 seeds)', \
+     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (5 seeds)', \
      'val_curves.dat' index 1 using 1:5:6 with filledcurves lc rgb '#d62728' notitle, \
-     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (2 seeds)', \
+     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (5 seeds)', \
      'val_curves.dat' index 2 using 1:5:6 with filledcurves lc rgb '#2ca02c' notitle, \
-     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (2 seeds)', \
+     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (5 seeds)', \
      'val_curves.dat' index 3 using 1:5:6 with filledcurves lc rgb '#9467bd' notitle, \
-     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (2 seeds)'
+     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (5 seeds)'
 unset multiplot
 set autoscale x
 unset output
@@ -47,23 +47,23 @@ set style fill transparent solid 0.18 noborder
 set title 'all steps'
 set autoscale x
 plot 'val_curves.dat' index 0 using 1:5:6 with filledcurves lc rgb '#1f77b4' notitle, \
-     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (2 seeds)', \
+     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (5 seeds)', \
      'val_curves.dat' index 1 using 1:5:6 with filledcurves lc rgb '#d62728' notitle, \
-     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (2 seeds)', \
+     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (5 seeds)', \
      'val_curves.dat' index 2 using 1:5:6 with filledcurves lc rgb '#2ca02c' notitle, \
-     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (2 seeds)', \
+     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (5 seeds)', \
      'val_curves.dat' index 3 using 1:5:6 with filledcurves lc rgb '#9467bd' notitle, \
-     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (2 seeds)'
+     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (5 seeds)'
 set title 'second half (zoom)'
 set xrange [500:1000]
 plot 'val_curves.dat' index 0 using 1:5:6 with filledcurves lc rgb '#1f77b4' notitle, \
-     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (2 seeds)', \
+     'val_curves.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#1f77b4' title 'base (5 seeds)', \
      'val_curves.dat' index 1 using 1:5:6 with filledcurves lc rgb '#d62728' notitle, \
-     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (2 seeds)', \
+     'val_curves.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d62728' title 'ega (5 seeds)', \
      'val_curves.dat' index 2 using 1:5:6 with filledcurves lc rgb '#2ca02c' notitle, \
-     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (2 seeds)', \
+     'val_curves.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#2ca02c' title 'mope (5 seeds)', \
      'val_curves.dat' index 3 using 1:5:6 with filledcurves lc rgb '#9467bd' notitle, \
-     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (2 seeds)'
+     'val_curves.dat' index 3 using 1:3 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#9467bd' title 'ega_mope (5 seeds)'
 unset multiplot
 set autoscale x
 unset output
