@@ -145,7 +145,7 @@ TEST(CudaCheckpoint, WrittenOnCudaResumesOnTheCpuAndBack) {
     const int limit = stop_after;
     const egm::RunResult r = egm::Trainer(c, runtime(device, out), corpus, legs).run([&] { return ++polls > limit; });
     EXPECT_EQ(r.resumed_from_step, expect_resume) << device;
-    EXPECT_EQ(r.status, limit == 99 ? "done" : "interrupted") << device;
+    EXPECT_EQ(r.status, limit == 99 ? egm::Outcome::done : egm::Outcome::interrupted) << device;
     expect_resume = r.step;
   }
   EXPECT_EQ(expect_resume, 9);
