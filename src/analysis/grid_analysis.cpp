@@ -84,6 +84,10 @@ db::Value num(double x) { return std::isfinite(x) ? db::Value(x) : db::Value(); 
 
 }  // namespace
 
+std::string across_cell_text(const AcrossRow& row, size_t point) {
+  return cell_text(row.points.at(point), row.quantity.rfind("mean(", 0) == 0);
+}
+
 const char* interval_sign_text(IntervalSign sign) {
   switch (sign) {
     case IntervalSign::above: return "above 0";
@@ -259,9 +263,8 @@ std::string render_grid_across_markdown(const GridAnalysis& g) {
   for (size_t i = 0; i < g.points.size(); ++i) s += "---|";
   s += "---|\n";
   for (const auto& row : g.across) {
-    const bool is_mean = row.quantity.rfind("mean(", 0) == 0;
     s += fmt::format("| {} |", row.quantity);
-    for (const auto& c : row.points) s += fmt::format(" {} |", cell_text(c, is_mean));
+    for (size_t i = 0; i < row.points.size(); ++i) s += fmt::format(" {} |", across_cell_text(row, i));
     s += fmt::format(" {} |\n", row.holds);
   }
   return s;

@@ -64,6 +64,10 @@ struct AcrossRow {
   std::string holds;
 };
 
+// One cell of the wide across-points table: "+0.0521 [+0.0312, +0.0730]"
+// (means unsigned), "-" where the point has no value.
+std::string across_cell_text(const AcrossRow& row, size_t point);
+
 struct GridAnalysis {
   std::string sweep;
   std::string description;

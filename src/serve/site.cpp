@@ -539,19 +539,7 @@ db::Table grid_across_wide(const analysis::GridAnalysis& g) {
   t.columns.push_back("holds");
   for (const auto& r : g.across) {
     std::vector<db::Value> row{r.quantity};
-    const bool signed_quantity = r.quantity != "mean" && r.quantity.rfind("mean(", 0) != 0;
-    for (const auto& c : r.points) {
-      if (!c) {
-        row.push_back(db::Value());
-        continue;
-      }
-      const char* number = signed_quantity ? "{:+.4f}" : "{:.4f}";
-      std::string text = fmt::format(fmt::runtime(number), c->estimate);
-      if (c->has_interval)
-        text += fmt::format(fmt::runtime(signed_quantity ? " [{:+.4f}, {:+.4f}]" : " [{:.4f}, {:.4f}]"), c->ci_low,
-                            c->ci_high);
-      row.push_back(text + fmt::format(" (n {})", c->n));
-    }
+    for (size_t i = 0; i < r.points.size(); ++i) row.push_back(analysis::across_cell_text(r, i));
     row.push_back(r.holds);
     t.rows.push_back(std::move(row));
   }
