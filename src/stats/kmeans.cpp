@@ -53,6 +53,26 @@ FlatPoints flatten(const Points& points) {
 
 namespace {
 
+// The loops below take the dimension as a template argument D for one and
+// two coordinates (what the analysis clusters), so the compiler unrolls the
+// distance; D = 0 reads it from the points. The same arithmetic in the same
+// order either way, so the same fit to the bit.
+template <std::size_t D>
+inline std::size_t dim_of(const FlatPoints& p) {
+  return D != 0 ? D : p.dim;
+}
+
+template <std::size_t D>
+inline double sq_dist(const double* a, const double* b, std::size_t dim) {
+  if constexpr (D == 0) {
+    return squared_distance(a, b, dim);
+  } else {
+    double s = 0.0;
+    for (std::size_t j = 0; j < D; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
+    return s;
+  }
+}
+
 struct Start {
   std::vector<double> centres;  // k * dim
   std::vector<std::size_t> assignments;
@@ -62,13 +82,15 @@ struct Start {
 
 // k-means++: each next centre is drawn with probability proportional to the
 // squared distance to the nearest centre chosen so far.
+template <std::size_t D>
 std::vector<double> seed_centres(const FlatPoints& p, std::size_t k, std::mt19937_64& rng) {
+  const std::size_t dim = dim_of<D>(p);
   std::vector<double> centres;
-  centres.reserve(k * p.dim);
+  centres.reserve(k * dim);
   std::size_t first = uniform_index(rng, p.n);
-  centres.insert(centres.end(), p.row(first), p.row(first) + p.dim);
+  centres.insert(centres.end(), p.row(first), p.row(first) + dim);
   std::vector<double> nearest(p.n);
-  for (std::size_t i = 0; i < p.n; ++i) nearest[i] = squared_distance(p.row(i), p.row(first), p.dim);
+  for (std::size_t i = 0; i < p.n; ++i) nearest[i] = sq_dist<D>(p.row(i), p.row(first), dim);
   for (std::size_t c = 1; c < k; ++c) {
     double total = std::accumulate(nearest.begin(), nearest.end(), 0.0);
     std::size_t pick = 0;
@@ -86,23 +108,25 @@ std::vector<double> seed_centres(const FlatPoints& p, std::size_t k, std::mt1993
     } else {
       pick = uniform_index(rng, p.n);  // all points coincide with chosen centres
     }
-    centres.insert(centres.end(), p.row(pick), p.row(pick) + p.dim);
+    centres.insert(centres.end(), p.row(pick), p.row(pick) + dim);
     for (std::size_t i = 0; i < p.n; ++i) {
-      nearest[i] = std::min(nearest[i], squared_distance(p.row(i), p.row(pick), p.dim));
+      nearest[i] = std::min(nearest[i], sq_dist<D>(p.row(i), p.row(pick), dim));
     }
   }
   return centres;
 }
 
 // Nearest centre (lowest index on ties). Returns whether anything changed.
+template <std::size_t D>
 bool assign(const FlatPoints& p, const std::vector<double>& centres, std::size_t k,
             std::vector<std::size_t>& assignments) {
+  const std::size_t dim = dim_of<D>(p);
   bool changed = false;
   for (std::size_t i = 0; i < p.n; ++i) {
     std::size_t best = 0;
     double best_d = std::numeric_limits<double>::infinity();
     for (std::size_t c = 0; c < k; ++c) {
-      double d = squared_distance(p.row(i), centres.data() + c * p.dim, p.dim);
+      double d = sq_dist<D>(p.row(i), centres.data() + c * dim, dim);
       if (d < best_d) {
         best_d = d;
         best = c;
@@ -118,8 +142,10 @@ bool assign(const FlatPoints& p, const std::vector<double>& centres, std::size_t
 
 // Centres := cluster means. An emptied cluster takes the point farthest from
 // its centre (from a cluster with more than one point), so k stays k.
+template <std::size_t D>
 void update_centres(const FlatPoints& p, std::size_t k, std::vector<std::size_t>& assignments,
                     std::vector<double>& centres) {
+  const std::size_t dim = dim_of<D>(p);
   std::vector<std::size_t> counts(k, 0);
   for (std::size_t a : assignments) ++counts[a];
   for (std::size_t c = 0; c < k; ++c) {
@@ -128,7 +154,7 @@ void update_centres(const FlatPoints& p, std::size_t k, std::vector<std::size_t>
     double far_d = -1.0;
     for (std::size_t i = 0; i < p.n; ++i) {
       if (counts[assignments[i]] < 2) continue;
-      double d = squared_distance(p.row(i), centres.data() + assignments[i] * p.dim, p.dim);
+      double d = sq_dist<D>(p.row(i), centres.data() + assignments[i] * dim, dim);
       if (d > far_d) {
         far_d = d;
         farthest = i;
@@ -141,28 +167,30 @@ void update_centres(const FlatPoints& p, std::size_t k, std::vector<std::size_t>
   }
   std::fill(centres.begin(), centres.end(), 0.0);
   for (std::size_t i = 0; i < p.n; ++i) {
-    for (std::size_t j = 0; j < p.dim; ++j) centres[assignments[i] * p.dim + j] += p.row(i)[j];
+    for (std::size_t j = 0; j < dim; ++j) centres[assignments[i] * dim + j] += p.row(i)[j];
   }
   for (std::size_t c = 0; c < k; ++c) {
-    for (std::size_t j = 0; j < p.dim; ++j) centres[c * p.dim + j] /= static_cast<double>(counts[c]);
+    for (std::size_t j = 0; j < dim; ++j) centres[c * dim + j] /= static_cast<double>(counts[c]);
   }
 }
 
+template <std::size_t D>
 Start lloyd(const FlatPoints& p, std::size_t k, std::size_t max_iterations, std::mt19937_64& rng) {
+  const std::size_t dim = dim_of<D>(p);
   Start s;
-  s.centres = seed_centres(p, k, rng);
+  s.centres = seed_centres<D>(p, k, rng);
   s.assignments.assign(p.n, k);  // k = "unassigned", so the first pass counts as a change
-  assign(p, s.centres, k, s.assignments);
+  assign<D>(p, s.centres, k, s.assignments);
   for (std::size_t iter = 0; iter < max_iterations; ++iter) {
-    update_centres(p, k, s.assignments, s.centres);
-    if (!assign(p, s.centres, k, s.assignments)) {
+    update_centres<D>(p, k, s.assignments, s.centres);
+    if (!assign<D>(p, s.centres, k, s.assignments)) {
       s.converged = true;
       break;
     }
   }
-  update_centres(p, k, s.assignments, s.centres);
+  update_centres<D>(p, k, s.assignments, s.centres);
   for (std::size_t i = 0; i < p.n; ++i) {
-    s.within_ss += squared_distance(p.row(i), s.centres.data() + s.assignments[i] * p.dim, p.dim);
+    s.within_ss += sq_dist<D>(p.row(i), s.centres.data() + s.assignments[i] * dim, dim);
   }
   return s;
 }
@@ -176,7 +204,9 @@ KMeansFit kmeans_flat(const FlatPoints& p, std::size_t k, std::size_t restarts, 
   Start best;
   best.within_ss = std::numeric_limits<double>::infinity();
   for (std::size_t r = 0; r < restarts; ++r) {
-    Start s = lloyd(p, k, max_iterations, rng);
+    Start s = p.dim == 1   ? lloyd<1>(p, k, max_iterations, rng)
+              : p.dim == 2 ? lloyd<2>(p, k, max_iterations, rng)
+                           : lloyd<0>(p, k, max_iterations, rng);
     if (s.within_ss < best.within_ss) best = std::move(s);
   }
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <random>
+#include <tuple>
 
 #include "stats/kmeans_internal.h"
 #include "stats/rng.h"
@@ -20,11 +23,15 @@ const char* k_criterion_name(KCriterion criterion) {
   return "?";
 }
 
-double silhouette(const Points& points, const std::vector<std::size_t>& assignments, std::size_t k) {
-  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  detail::FlatPoints p = detail::flatten(points);
-  EGM_REQUIRE(assignments.size() == p.n, ConfigError, "{} assignments for {} points", assignments.size(), p.n);
-  if (k < 2) return nan;
+namespace {
+
+// The mean silhouette width; distance(i, j) is the Euclidean distance of
+// points i and j. select_k passes a matrix computed once for every k, the
+// public function computes each as it goes: the same values summed in the
+// same order, so the same result to the bit.
+template <class Distance>
+double silhouette_with(std::size_t n, const std::vector<std::size_t>& assignments, std::size_t k,
+                       const Distance& distance) {
   std::vector<std::size_t> sizes(k, 0);
   for (std::size_t a : assignments) {
     EGM_REQUIRE(a < k, ConfigError, "assignment {} out of range for k = {}", a, k);
@@ -32,11 +39,11 @@ double silhouette(const Points& points, const std::vector<std::size_t>& assignme
   }
   double total = 0.0;
   std::vector<double> sum_to(k);
-  for (std::size_t i = 0; i < p.n; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     if (sizes[assignments[i]] < 2) continue;  // singleton: s(i) = 0
     std::fill(sum_to.begin(), sum_to.end(), 0.0);
-    for (std::size_t j = 0; j < p.n; ++j) {
-      if (j != i) sum_to[assignments[j]] += std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j != i) sum_to[assignments[j]] += distance(i, j);
     }
     double a = sum_to[assignments[i]] / static_cast<double>(sizes[assignments[i]] - 1);
     double b = std::numeric_limits<double>::infinity();
@@ -46,7 +53,19 @@ double silhouette(const Points& points, const std::vector<std::size_t>& assignme
     double denom = std::max(a, b);
     if (std::isfinite(b) && denom > 0.0) total += (b - a) / denom;
   }
-  return total / static_cast<double>(p.n);
+  return total / static_cast<double>(n);
+}
+
+}  // namespace
+
+double silhouette(const Points& points, const std::vector<std::size_t>& assignments, std::size_t k) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  detail::FlatPoints p = detail::flatten(points);
+  EGM_REQUIRE(assignments.size() == p.n, ConfigError, "{} assignments for {} points", assignments.size(), p.n);
+  if (k < 2) return nan;
+  return silhouette_with(p.n, assignments, k, [&p](std::size_t i, std::size_t j) {
+    return std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
+  });
 }
 
 double kmeans_bic(std::size_t n, std::size_t dim, const KMeansFit& fit) {
@@ -118,6 +137,11 @@ std::vector<double> principal_axes(std::vector<double> a, std::size_t dim) {
 // (distances are rotation invariant, so no need to rotate back).
 struct Box {
   std::vector<double> lo, hi;
+  std::vector<double> length() const {
+    std::vector<double> out(lo.size());
+    for (std::size_t j = 0; j < lo.size(); ++j) out[j] = hi[j] - lo[j];
+    return out;
+  }
 };
 Box principal_box(const detail::FlatPoints& p) {
   const std::size_t d = p.dim;
@@ -144,6 +168,102 @@ Box principal_box(const detail::FlatPoints& p) {
     }
   }
   return box;
+}
+
+// Mean and SD (1/B, as in the paper) of log W_k, k = 1 .. kmax, over B
+// reference sets drawn uniformly in the box [lo_j, lo_j + length_j].
+struct ReferenceLogW {
+  std::vector<double> mean, sd;
+};
+ReferenceLogW draw_reference(std::size_t n, const std::vector<double>& lo, const std::vector<double>& length,
+                             std::size_t kmax, std::size_t refs, const KMeansOptions& km) {
+  const std::size_t dim = lo.size();
+  std::vector<std::vector<double>> log_w(kmax, std::vector<double>(refs));
+  std::mt19937_64 ref_rng(km.seed ^ 0x9E3779B97F4A7C15ULL);  // a stream apart from the data fits
+  detail::FlatPoints ref;
+  ref.n = n;
+  ref.dim = dim;
+  ref.x.resize(n * dim);
+  for (std::size_t b = 0; b < refs; ++b) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < dim; ++j) ref.x[i * dim + j] = lo[j] + uniform01(ref_rng) * length[j];
+    }
+    for (std::size_t k = 1; k <= kmax; ++k) {
+      log_w[k - 1][b] = std::log(detail::kmeans_flat(ref, k, km.restarts, km.max_iterations, ref_rng).within_ss);
+    }
+  }
+  ReferenceLogW out;
+  for (std::size_t k = 1; k <= kmax; ++k) {
+    const std::vector<double>& lw = log_w[k - 1];
+    double mean = 0.0;
+    for (double v : lw) mean += v / static_cast<double>(refs);
+    double var = 0.0;
+    for (double v : lw) var += (v - mean) * (v - mean) / static_cast<double>(refs);  // 1/B as in the paper
+    out.mean.push_back(mean);
+    out.sd.push_back(std::sqrt(var));
+  }
+  return out;
+}
+
+// The shared reference (GapReference::shared). k-means is equivariant under
+// a common scaling of every coordinate (k-means++ draws in proportion to
+// squared distances, Lloyd moves to means) and draws the same random numbers
+// whatever the scale, so with the same stream a box of sides (L, rL) gives
+// log W_k = 2 log L + log W_k of the box (1, r). In one dimension that is
+// exact: every data set of n points shares one table, computed once. In two,
+// log W_k of the box (1, r) (or (r, 1), whichever axis of the data's box is
+// the longest) is tabulated at r = 0, 1/32, .., 1 with the same stream at
+// every r, and read between grid points by linear interpolation: the per-call
+// value up to that interpolation (tests/stats/test_kmeans.cpp bounds it).
+// Tables live for the process, keyed by everything they depend on; more
+// dimensions draw per call.
+constexpr std::size_t kShapeGrid = 32;
+
+const ReferenceLogW& reference_table(std::size_t n, std::size_t dim, std::size_t grid_index, std::size_t kmax,
+                                     std::size_t refs, const KMeansOptions& km) {
+  using Key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t,
+                         std::uint64_t>;
+  static std::mutex mutex;
+  static std::map<Key, ReferenceLogW> tables;
+  const Key key{n, dim, grid_index, kmax, refs, km.restarts, km.max_iterations, km.seed};
+  std::lock_guard<std::mutex> lock(mutex);  // std::map keeps references valid across inserts
+  auto it = tables.find(key);
+  if (it != tables.end()) return it->second;
+  std::vector<double> length(dim, 1.0);
+  if (dim == 2)  // grid_index r * 32 with the first side the longest, 33 + r * 32 with the second
+    length[grid_index <= kShapeGrid ? 1 : 0] = static_cast<double>(grid_index % (kShapeGrid + 1)) /
+                                               static_cast<double>(kShapeGrid);
+  return tables.emplace(key, draw_reference(n, std::vector<double>(dim, 0.0), length, kmax, refs, km)).first->second;
+}
+
+ReferenceLogW shared_reference(std::size_t n, const Box& box, std::size_t kmax, std::size_t refs,
+                               const KMeansOptions& km) {
+  std::vector<double> length = box.length();
+  const double longest = length.empty() ? 0.0 : *std::max_element(length.begin(), length.end());
+  if (length.size() > 2 || !(longest > 0.0) || !std::isfinite(longest))
+    return draw_reference(n, box.lo, length, kmax, refs, km);
+  const double shift = 2.0 * std::log(longest);
+  if (length.size() == 1) {
+    ReferenceLogW out = reference_table(n, 1, 0, kmax, refs, km);
+    for (double& m : out.mean) m += shift;
+    return out;
+  }
+  const double r = std::min(length[0], length[1]) / longest;
+  const double at = r * static_cast<double>(kShapeGrid);
+  const std::size_t i = std::min(static_cast<std::size_t>(at), kShapeGrid - 1);
+  const double w = at - static_cast<double>(i);
+  const std::size_t orientation = length[0] >= length[1] ? 0 : kShapeGrid + 1;
+  const ReferenceLogW& lower = reference_table(n, 2, orientation + i, kmax, refs, km);
+  ReferenceLogW out = lower;
+  if (w > 0.0) {
+    const ReferenceLogW& upper = reference_table(n, 2, orientation + i + 1, kmax, refs, km);
+    for (std::size_t k = 0; k < kmax; ++k) {
+      out.mean[k] = (1.0 - w) * lower.mean[k] + w * upper.mean[k];
+      out.sd[k] = (1.0 - w) * lower.sd[k] + w * upper.sd[k];
+    }
+  }
+  for (double& m : out.mean) m += shift;
+  return out;
 }
 
 // scores[k - 1] holds k = 1 .. kmax.
@@ -192,46 +312,44 @@ KSelection select_k(const Points& points, const KSelectOptions& options) {
   sel.kmax_used = std::min(options.kmax, count_distinct(p));
   const std::size_t kmax = sel.kmax_used;
 
+  // Distances between points once for every k's silhouette (not for very
+  // many points, where the matrix would be large).
+  constexpr std::size_t kMatrixMaxPoints = 2048;
+  std::vector<double> distances;
+  if (p.n <= kMatrixMaxPoints) {
+    distances.resize(p.n * p.n);
+    for (std::size_t i = 0; i < p.n; ++i)
+      for (std::size_t j = 0; j < p.n; ++j)
+        distances[i * p.n + j] = std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
+  }
   std::mt19937_64 rng(km.seed);
   for (std::size_t k = 1; k <= kmax; ++k) {
     sel.fits.push_back(detail::kmeans_flat(p, k, km.restarts, km.max_iterations, rng));
     KScore s;
     s.k = k;
     s.within_ss = sel.fits.back().within_ss;
-    s.silhouette = silhouette(points, sel.fits.back().assignments, k);
+    if (k < 2)
+      s.silhouette = std::numeric_limits<double>::quiet_NaN();
+    else if (!distances.empty())
+      s.silhouette = silhouette_with(p.n, sel.fits.back().assignments, k, [&](std::size_t i, std::size_t j) {
+        return distances[i * p.n + j];
+      });
+    else
+      s.silhouette = silhouette(points, sel.fits.back().assignments, k);
     s.bic = kmeans_bic(p.n, p.dim, sel.fits.back());
     sel.scores.push_back(s);
   }
 
   // Gap statistic: B uniform reference sets in the principal-axis box.
   const std::size_t refs = options.gap_references;
-  Box box = principal_box(p);
-  std::vector<std::vector<double>> ref_log_w(kmax, std::vector<double>(refs));
-  std::mt19937_64 ref_rng(km.seed ^ 0x9E3779B97F4A7C15ULL);  // a stream apart from the data fits
-  detail::FlatPoints ref;
-  ref.n = p.n;
-  ref.dim = p.dim;
-  ref.x.resize(p.n * p.dim);
-  for (std::size_t b = 0; b < refs; ++b) {
-    for (std::size_t i = 0; i < p.n; ++i) {
-      for (std::size_t j = 0; j < p.dim; ++j) {
-        ref.x[i * p.dim + j] = box.lo[j] + uniform01(ref_rng) * (box.hi[j] - box.lo[j]);
-      }
-    }
-    for (std::size_t k = 1; k <= kmax; ++k) {
-      double w = detail::kmeans_flat(ref, k, km.restarts, km.max_iterations, ref_rng).within_ss;
-      ref_log_w[k - 1][b] = std::log(w);
-    }
-  }
+  const Box box = principal_box(p);
+  const ReferenceLogW ref = options.gap_reference == GapReference::shared
+                                ? shared_reference(p.n, box, kmax, refs, km)
+                                : draw_reference(p.n, box.lo, box.length(), kmax, refs, km);
   for (std::size_t k = 1; k <= kmax; ++k) {
-    const std::vector<double>& lw = ref_log_w[k - 1];
-    double mean = 0.0;
-    for (double v : lw) mean += v / static_cast<double>(refs);
-    double var = 0.0;
-    for (double v : lw) var += (v - mean) * (v - mean) / static_cast<double>(refs);  // 1/B as in the paper
     KScore& s = sel.scores[k - 1];
-    s.gap = mean - std::log(s.within_ss);
-    s.gap_se = std::sqrt(var) * std::sqrt(1.0 + 1.0 / static_cast<double>(refs));
+    s.gap = ref.mean[k - 1] - std::log(s.within_ss);
+    s.gap_se = ref.sd[k - 1] * std::sqrt(1.0 + 1.0 / static_cast<double>(refs));
   }
 
   sel.gap_k = gap_choice(sel.scores, options.gap_rule);

@@ -37,10 +37,24 @@ enum class GapRule {
   tibshirani_2001,
 };
 
+// Where the gap statistic's reference log W_k comes from.
+enum class GapReference {
+  // B sets drawn in a box of the data's shape, shared by every data set of
+  // the same number of points (and options) in the process: in one dimension
+  // exactly the per-call value up to rounding (k-means is scale-equivariant),
+  // in two read off a table over the box's aspect ratio (33 shapes) by linear
+  // interpolation; more dimensions draw per call. The default: thousands of
+  // runs' pairs cost a few tables instead of B x kmax fits each.
+  shared,
+  // B sets drawn in this data's own box on every call.
+  per_call,
+};
+
 struct KSelectOptions {
   std::size_t kmax = 8;
   KMeansOptions kmeans;              // its seed also drives the gap reference draws
   std::size_t gap_references = 20;   // B reference data sets
+  GapReference gap_reference = GapReference::shared;
   GapRule gap_rule = GapRule::first_se_max;
   KCriterion criterion = KCriterion::gap;
 };

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -175,6 +176,69 @@ TEST(SelectK, FourScalesInOneDimension) {
   // at k = 1, which is why first_se_max is the default.
   opt.gap_rule = GapRule::tibshirani_2001;
   EXPECT_EQ(select_k(points_1d(log_sigma), opt).gap_k, 1u);
+}
+
+TEST(SelectK, SilhouetteScoresAreThePublicFunctionsToTheBit) {
+  // select_k computes the distances once for every k; silhouette() each time.
+  Points p = blobs({{0, 0}, {3, 1}, {1, 4}}, 20, 0.7, 5);
+  KSelection sel = select_k(p, {});
+  for (std::size_t k = 2; k <= sel.kmax_used; ++k)
+    EXPECT_EQ(sel.scores[k - 1].silhouette, silhouette(p, sel.fits[k - 1].assignments, k)) << "k = " << k;
+}
+
+TEST(SelectK, SharedReferenceInOneDimensionIsThePerCallOne) {
+  // One table of log W_k for the unit interval serves every scale: the
+  // per-call reference drawn in [lo, lo + L] with the same stream is the
+  // table shifted by 2 log L, up to rounding, and the same k is chosen.
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    Gaussian g(seed);
+    std::vector<double> v;
+    const double scale = std::pow(10.0, static_cast<double>(seed) - 2.0);  // 0.1, 1, 10
+    for (int i = 0; i < 40; ++i) v.push_back(scale * (static_cast<double>(i % 3) * 4.0 + g()));
+    KSelectOptions shared, per_call;
+    per_call.gap_reference = GapReference::per_call;
+    KSelection a = select_k(points_1d(v), shared), b = select_k(points_1d(v), per_call);
+    ASSERT_EQ(a.scores.size(), b.scores.size());
+    for (std::size_t k = 0; k < a.scores.size(); ++k) {
+      EXPECT_NEAR(a.scores[k].gap, b.scores[k].gap, 1e-9) << "seed " << seed << " k = " << k + 1;
+      EXPECT_NEAR(a.scores[k].gap_se, b.scores[k].gap_se, 1e-9) << "seed " << seed << " k = " << k + 1;
+    }
+    EXPECT_EQ(a.gap_k, b.gap_k);
+  }
+}
+
+TEST(SelectK, SharedReferenceInTwoDimensionsIsCloseToDrawingInTheBox) {
+  // MoPE-like pairs: along omega * sigma = 5 in (log omega, log sigma), off it
+  // by a spread that sets the box's aspect ratio, in 1, 2 or 4 groups. The
+  // shared table, read between its shapes, against B draws in each data
+  // set's own box (the same stream): the Gap(k) curves differ by a small
+  // fraction of their standard errors, and the same k is chosen. (Four
+  // evenly spaced groups on a line give k = 2 by the first-SE-max rule,
+  // either way.)
+  double worst = 0.0;  // largest |difference| / s_k
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    Gaussian g(100 + seed);
+    const double off = 0.02 * static_cast<double>(seed);  // aspect ratios from ~0.01 to ~0.6
+    const int groups = seed % 3 == 0 ? 4 : seed % 3 == 1 ? 1 : 2;
+    Points p;
+    for (int i = 0; i < 128; ++i) {
+      const double along = static_cast<double>(i % groups) * 3.0 + 0.3 * g();
+      const double across = off * g();
+      p.push_back({along + across, std::log(5.0) - along + across});
+    }
+    KSelectOptions shared, per_call;
+    per_call.gap_reference = GapReference::per_call;
+    KSelection a = select_k(p, shared), b = select_k(p, per_call);
+    ASSERT_EQ(a.scores.size(), b.scores.size());
+    for (std::size_t k = 0; k < a.scores.size(); ++k) {
+      worst = std::max(worst, std::fabs(a.scores[k].gap - b.scores[k].gap) / b.scores[k].gap_se);
+      EXPECT_NEAR(a.scores[k].gap_se, b.scores[k].gap_se, 0.25 * b.scores[k].gap_se);
+    }
+    EXPECT_EQ(a.gap_k, b.gap_k) << "seed " << seed << ", " << groups << " groups";
+    if (groups < 4) EXPECT_EQ(a.gap_k, static_cast<std::size_t>(groups)) << "seed " << seed;
+  }
+  std::printf("largest |shared - per-call Gap(k)| / s_k: %.3f\n", worst);
+  EXPECT_LT(worst, 0.25);
 }
 
 TEST(SelectK, FewDistinctPointsClipKmax) {
