@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "stats/descriptive.h"
@@ -33,18 +37,68 @@ struct OmegaSigma {
   bool complete() const { return omega && sigma; }
 };
 
-std::optional<stats::KSelection> cluster(const std::vector<std::array<double, 2>>& points, const ParamOptions& options,
-                                         std::uint64_t rng_seed) {
-  if (points.size() < 3) return std::nullopt;
-  stats::KSelectOptions k;
-  k.kmax = options.kmax;
-  k.gap_references = options.gap_references;
-  k.kmeans.seed = rng_seed;
-  return stats::select_k(stats::points_2d(points), k);
-}
+// The point sets to cluster: each distinct set once (every run's initial
+// pairs are the same when the models initialise them the same way), the
+// sets spread over the machine's cores. Each clustering depends only on its
+// points and the seed, so the result does not depend on the threads.
+class ClusterJobs {
+ public:
+  using PointSet = std::vector<std::array<double, 2>>;
+  // Where the clustering of `points` goes (nothing below 3 points).
+  void add(PointSet points, std::size_t run, bool init) {
+    if (points.size() < 3) return;
+    auto [it, fresh] = index_.emplace(std::move(points), sets_.size());
+    if (fresh) sets_.push_back(&it->first);
+    targets_.push_back({it->second, run, init});
+  }
+
+  void run(const ParamOptions& options, std::uint64_t rng_seed, std::vector<MopeRun>& runs) const {
+    std::vector<stats::KSelection> results(sets_.size());
+    stats::KSelectOptions k;
+    k.kmax = options.kmax;
+    k.gap_references = options.gap_references;
+    k.gap_reference = options.gap_reference;
+    k.kmeans.seed = rng_seed;
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto work = [&] {
+      for (std::size_t i = next++; i < sets_.size(); i = next++) {
+        try {
+          results[i] = stats::select_k(stats::points_2d(*sets_[i]), k);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+    };
+    const std::size_t threads =
+        std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), (sets_.size() + 15) / 16);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    for (const Target& t : targets_) {
+      MopeRun& r = runs[t.run];
+      (t.init ? r.clustered_init : r.clustered) = true;
+      (t.init ? r.clusters_init : r.clusters) = results[t.set];
+    }
+  }
+
+ private:
+  struct Target {
+    std::size_t set;
+    std::size_t run;
+    bool init;
+  };
+  std::map<PointSet, std::size_t> index_;
+  std::vector<const PointSet*> sets_;  // into index_'s keys, in order of first appearance
+  std::vector<Target> targets_;
+};
 
 void analyse_mope_run(const CellData& cell, const std::vector<ParamRow>& rows, const ParamOptions& options,
-                      std::uint64_t rng_seed, ParamAnalysis& out) {
+                      ClusterJobs& jobs, ParamAnalysis& out) {
   std::map<int64_t, std::map<int64_t, OmegaSigma>> by_step;  // step -> idx -> pair
   for (const auto& r : rows) {
     if (r.module != "mope") continue;
@@ -117,15 +171,8 @@ void analyse_mope_run(const CellData& cell, const std::vector<ParamRow>& rows, c
     out.notes.push_back(fmt::format("{}: no step-0 MoPE values for every pair: no comparison with initialisation",
                                     run.key));
   if (options.cluster) {
-    if (auto c = cluster(learned_points, options, rng_seed)) {
-      run.clustered = true;
-      run.clusters = std::move(*c);
-    }
-    if (run.has_init)
-      if (auto c = cluster(init_points, options, rng_seed)) {
-        run.clustered_init = true;
-        run.clusters_init = std::move(*c);
-      }
+    jobs.add(std::move(learned_points), out.mope.size(), false);
+    if (run.has_init) jobs.add(std::move(init_points), out.mope.size(), true);
   }
   out.mope.push_back(std::move(run));
 }
@@ -146,11 +193,12 @@ ParamAnalysis analyze_params(const SweepData& data, const std::vector<const Cell
   // (variant order, variant, module, layer, idx, name) -> final values and init values over seeds
   using GateKey = std::tuple<size_t, std::string, std::string, int64_t, int64_t, std::string>;
   std::map<GateKey, std::pair<std::vector<double>, std::vector<double>>> gates;
+  ClusterJobs jobs;
   for (const CellData* cell : cells) {
     auto it = data.params.find(cell->row.id);
     if (it == data.params.end()) continue;
     const std::vector<ParamRow>& rows = it->second;
-    analyse_mope_run(*cell, rows, options, rng_seed, out);
+    analyse_mope_run(*cell, rows, options, jobs, out);
     std::map<std::string, int64_t> last_step;  // per module
     for (const auto& r : rows)
       if (r.module != "mope") last_step[r.module] = std::max(last_step[r.module], r.step);
@@ -161,6 +209,7 @@ ParamAnalysis analyze_params(const SweepData& data, const std::vector<const Cell
       if (r.step == 0 && last_step[r.module] != 0) gates[key].second.push_back(r.value);
     }
   }
+  jobs.run(options, rng_seed, out.mope);
   for (const auto& [key, values] : gates) {
     const auto& [order, variant, module, layer, idx, name] = key;
     if (values.first.empty()) continue;

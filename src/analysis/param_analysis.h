@@ -33,6 +33,9 @@ struct ParamOptions {
   std::size_t kmax = 8;
   std::size_t gap_references = 20;
   bool cluster = true;               // k-means (the slowest part); off for quick summaries
+  // The gap statistic's reference: shared tables (stats/kmeans_select.h), or
+  // B draws per run's pairs as before 2026-12-02 (tests compare the two).
+  stats::GapReference gap_reference = stats::GapReference::shared;
 };
 
 struct MopePair {

@@ -5,7 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
 
+#include "db/param_pack.h"
 #include "db/sqlite.h"
 #include "util/error.h"
 #include "util/json_limits.h"
@@ -133,6 +137,65 @@ std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attemp
   return setups;
 }
 
+// The learned parameters the analysis reads (packed snapshots, schema v5):
+// per cell the snapshot at step 0 and, for every module, the last snapshot
+// with a value of it (param_analysis.cpp reads the values at step 0 and at
+// each module's last step, nothing in between). Usually two snapshots of a
+// run's many evals: the rest are neither read nor unpacked. The rows are
+// those `params` gives for these steps, in its order (step, module, layer,
+// idx, name), NULLs left out.
+void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id, std::map<int64_t, std::vector<ParamRow>>& out) {
+  db::Connection& c = results.connection();
+  std::map<int64_t, std::vector<db::ParamSeries>> layouts;
+  db::Statement layout_rows = c.prepare("SELECT id, layout FROM param_layouts");
+  while (layout_rows.step()) layouts.emplace(layout_rows.int64(0), db::parse_param_layout(layout_rows.text(1)));
+  struct Snapshot {
+    int64_t id, step, layout;
+  };
+  std::map<int64_t, std::vector<Snapshot>> by_cell;  // steps ascending
+  db::Statement list = c.prepare(
+      "SELECT s.cell_id, s.id, s.step, s.layout_id FROM param_snapshots s JOIN cells c ON c.id = s.cell_id "
+      "WHERE c.sweep_id = ? ORDER BY s.cell_id, s.step");
+  list.bind(1, sweep_id);
+  while (list.step()) by_cell[list.int64(0)].push_back({list.int64(1), list.int64(2), list.int64(3)});
+  db::Statement data = c.prepare("SELECT data FROM param_snapshots WHERE id = ?");
+  auto unpack = [&](const Snapshot& s) {
+    data.bind(1, s.id);
+    EGM_REQUIRE(data.step(), DbError, "param snapshot {} vanished while reading", s.id);
+    auto layout = layouts.find(s.layout);
+    EGM_REQUIRE(layout != layouts.end(), DbError, "param snapshot {} has no layout {}", s.id, s.layout);
+    std::vector<db::ParamEntry> entries = db::unpack_params(layout->second, data.blob(0));
+    data.reset();
+    return entries;
+  };
+  auto key = [](const db::ParamEntry& e) { return std::tie(e.module, e.layer, e.idx, e.name); };
+  for (auto& [cell, snapshots] : by_cell) {
+    std::set<std::string> modules;  // every module any snapshot of the cell has
+    for (const Snapshot& s : snapshots)
+      for (const db::ParamSeries& series : layouts.at(s.layout)) modules.insert(series.module);
+    std::map<int64_t, std::vector<db::ParamEntry>> used;  // step -> its values
+    if (snapshots.front().step == 0) used.emplace(0, unpack(snapshots.front()));
+    // From the last snapshot back until every module has its last value.
+    std::set<std::string> found;
+    for (auto s = snapshots.rbegin(); s != snapshots.rend() && found.size() < modules.size(); ++s) {
+      auto it = used.find(s->step);
+      if (it == used.end()) it = used.emplace(s->step, unpack(*s)).first;
+      bool adds = false;
+      for (const db::ParamEntry& e : it->second)
+        if (e.value && found.insert(e.module).second) adds = true;
+      if (!adds && s->step != 0) used.erase(it);  // nothing of it is any module's last value
+    }
+    std::vector<ParamRow>& rows = out[cell];
+    for (auto& [step, entries] : used) {
+      std::sort(entries.begin(), entries.end(),
+                [&](const db::ParamEntry& a, const db::ParamEntry& b) { return key(a) < key(b); });
+      for (db::ParamEntry& e : entries)
+        if (e.value) rows.push_back({step, std::move(e.module), e.layer, e.idx, std::move(e.name), *e.value});
+    }
+    if (rows.empty()) out.erase(cell);
+  }
+}
+
 }  // namespace
 
 SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_params) {
@@ -168,7 +231,9 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   curves.bind(1, sweep->id);
   while (curves.step()) data.val_curves[curves.int64(0)].push_back({curves.int64(1), curves.real(2)});
 
-  if (with_params) {
+  if (with_params && results.schema_version() >= 5) {
+    read_used_snapshots(results, sweep->id, data.params);
+  } else if (with_params) {
     db::Statement params = results.connection().prepare(
         "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
         "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "

@@ -95,7 +95,9 @@ struct SweepData {
   SpecView spec;
   std::vector<CellData> cells;                             // every cell, in spec order
   std::map<int64_t, std::vector<CurvePoint>> val_curves;   // cell id -> eval_val points by step (NULL losses skipped)
-  std::map<int64_t, std::vector<ParamRow>> params;         // cell id -> learned parameters, every step
+  // cell id -> learned parameters at step 0 and at each module's last step
+  // (what the analysis reads; the evals between are not loaded)
+  std::map<int64_t, std::vector<ParamRow>> params;
 };
 
 // Reads sweep `name` (a superseded one by its NAME@ID). ConfigError naming the

@@ -20,13 +20,7 @@
 namespace egm::db {
 namespace {
 
-struct Segment {
-  std::string module;
-  int64_t layer = -1;
-  std::string name;
-  int64_t first = 0;
-  int64_t count = 0;
-};
+using Segment = ParamSeries;
 
 std::vector<Segment> parse_layout(std::string_view layout) {
   std::vector<Segment> segments;
@@ -127,6 +121,12 @@ PackedParams pack_params(std::vector<ParamEntry> entries) {
 
 std::vector<ParamEntry> unpack_params(std::string_view layout, std::string_view data) {
   return unpack(parse_layout(layout), data);
+}
+
+std::vector<ParamSeries> parse_param_layout(std::string_view layout) { return parse_layout(layout); }
+
+std::vector<ParamEntry> unpack_params(const std::vector<ParamSeries>& layout, std::string_view data) {
+  return unpack(layout, data);
 }
 
 // ---- SQL: param_values(layout, data), an eponymous table-valued function ----------

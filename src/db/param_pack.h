@@ -40,6 +40,21 @@ struct PackedParams {
   std::string data;    // count x float32, or count x float64 (little-endian)
 };
 
+// One series of a layout: values idx = first .. first + count - 1 of
+// (module, layer, name).
+struct ParamSeries {
+  std::string module;
+  int64_t layer = -1;
+  std::string name;
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+// A layout parsed once, for unpacking many snapshots of one shape (a
+// layout that is not one is a DbError).
+std::vector<ParamSeries> parse_param_layout(std::string_view layout);
+std::vector<ParamEntry> unpack_params(const std::vector<ParamSeries>& layout, std::string_view data);
+
 // Packs one snapshot. Order does not matter; of two entries with the same
 // (module, layer, idx, name) the later wins.
 PackedParams pack_params(std::vector<ParamEntry> entries);

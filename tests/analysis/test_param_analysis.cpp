@@ -100,6 +100,32 @@ TEST_F(Params, ClusteringFindsTheFourBuiltInScales) {
   EXPECT_EQ(r.clusters_init.scores.size(), 8u);
 }
 
+TEST_F(Params, SharedGapReferenceChoosesAsDrawingPerRun) {
+  // The default shared reference tables against B draws in each run's own
+  // box (the way every run was clustered before): the same k for every run's
+  // learned and initial pairs, Gap(k) within a fraction of its standard error.
+  db::ResultsDb db(dir_.file("r.sqlite"), db::OpenMode::read_only);
+  AnalysisOptions per_run;
+  per_run.params.gap_reference = stats::GapReference::per_call;
+  const SweepAnalysis other = analyze_sweep(db, "fixture", per_run);
+  ASSERT_EQ(other.params.mope.size(), analysis_.params.mope.size());
+  for (std::size_t i = 0; i < other.params.mope.size(); ++i) {
+    const MopeRun& a = analysis_.params.mope[i];
+    const MopeRun& b = other.params.mope[i];
+    for (const auto& [x, y] : {std::pair{&a.clusters, &b.clusters}, std::pair{&a.clusters_init, &b.clusters_init}}) {
+      EXPECT_EQ(x->gap_k, y->gap_k) << a.key;
+      EXPECT_EQ(x->chosen_k, y->chosen_k) << a.key;
+      EXPECT_EQ(x->bic_k, y->bic_k) << a.key;                // the data's own fits are the same
+      EXPECT_EQ(x->silhouette_k, y->silhouette_k) << a.key;
+      ASSERT_EQ(x->scores.size(), y->scores.size());
+      for (std::size_t k = 0; k < x->scores.size(); ++k) {
+        EXPECT_EQ(x->scores[k].within_ss, y->scores[k].within_ss) << a.key;
+        EXPECT_LT(std::fabs(x->scores[k].gap - y->scores[k].gap), 0.25 * y->scores[k].gap_se) << a.key << " k " << k;
+      }
+    }
+  }
+}
+
 TEST_F(Params, EgaTauAndAlphaPerLayerAndHeadOverSeeds) {
   // 2 variants (ega, ega_mope) x 2 layers x 2 heads x {tau, alpha}.
   ASSERT_EQ(analysis_.params.gates.size(), 16u);
@@ -150,6 +176,54 @@ TEST_F(Params, GateOpenShareIsSummarisedLikeTheOtherGateParameters) {
   EXPECT_NEAR(share->sd, 0.04, kTol);
   EXPECT_NEAR(share->init_mean, 0.5, kTol);
   for (const auto& n : a.params.notes) EXPECT_EQ(n.find("gate threshold"), std::string::npos) << n;
+}
+
+TEST_F(Params, ReadsStepZeroAndEachModulesLastSnapshot) {
+  // An eval between init and the end with wild values changes nothing (only
+  // step 0 and each module's last step are read), and a module whose last
+  // value sits in an earlier snapshot than another module's is still read
+  // at its own last step.
+  ScratchDir other;
+  db::ResultsDb db(other.file("m.sqlite"), db::OpenMode::read_write_create);
+  fx::write_fixture(db);
+  std::vector<db::ParamValue> middle, later;
+  db::Statement rows = db.connection().prepare(
+      "SELECT cell_id, run_id, module, layer, idx, name FROM params WHERE step = 100");
+  while (rows.step()) {
+    middle.push_back({rows.int64(0), rows.int64(1), 50, rows.text(2), rows.int64(3), rows.int64(4), rows.text(5),
+                      1000.0});
+    if (rows.text(2) == "ega" && rows.text(5) == "tau" && rows.int64(3) == 0 && rows.int64(4) == 0)
+      later.push_back({rows.int64(0), rows.int64(1), 150, "extra", -1, 0, "knob", 7.0});
+  }
+  ASSERT_FALSE(middle.empty());
+  ASSERT_EQ(later.size(), 6u);  // ega and ega_mope, 3 seeds each
+  db.record_params(middle);
+  db.record_params(later);
+  const SweepAnalysis a = analyze_sweep(db, "fixture");
+  ASSERT_EQ(a.params.mope.size(), analysis_.params.mope.size());
+  for (std::size_t i = 0; i < a.params.mope.size(); ++i) {
+    EXPECT_EQ(a.params.mope[i].step, 100);
+    EXPECT_EQ(a.params.mope[i].boundary_share, analysis_.params.mope[i].boundary_share);
+    EXPECT_EQ(a.params.mope[i].move_median, analysis_.params.mope[i].move_median);
+  }
+  std::size_t extra = 0;
+  for (const GateParamStat& g : a.params.gates) {
+    if (g.module == "extra") {
+      ++extra;
+      EXPECT_EQ(g.mean, 7.0);
+      EXPECT_EQ(g.n, 3u);
+      continue;
+    }
+    bool matched = false;
+    for (const GateParamStat& b : analysis_.params.gates)
+      if (b.variant == g.variant && b.module == g.module && b.layer == g.layer && b.idx == g.idx && b.name == g.name) {
+        matched = true;
+        EXPECT_EQ(g.mean, b.mean) << g.variant << " " << g.name;  // step 100's values, not step 50's 1000
+        EXPECT_EQ(g.init_mean, b.init_mean);
+      }
+    EXPECT_TRUE(matched) << g.variant << " " << g.module << " " << g.name;
+  }
+  EXPECT_EQ(extra, 2u);  // ega and ega_mope
 }
 
 TEST_F(Params, NoInitRowsMeansNoComparison) {
