@@ -117,8 +117,16 @@ Options parse(int argc, char** argv) {
 // The learned parameters one eval reports at the paper preset (L6 H8 d256):
 // EGA tau, alpha and gate_open_share per layer and head; MoPE omega and sigma
 // per pair (d/2 = 128 pairs). Floats, as the models report them (float32
-// tensors read as doubles).
-std::vector<json> learned_params(const std::string& variant, int64_t step) {
+// tensors read as doubles). The values at step 0 are the same in every cell,
+// as the models' initialisation is; later MoPE values carry a jitter of up to
+// 5% drawn from (cell, pair, name), so that no two runs' learned pairs are
+// the same and `egm analyze` has to cluster each run's own.
+double jitter(int64_t cell_id, int pair, int name) {
+  std::mt19937_64 rng(static_cast<uint64_t>(cell_id) * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(pair * 2 + name));
+  return 1.0 + 0.05 * (2.0 * std::uniform_real_distribution<double>(0.0, 1.0)(rng) - 1.0);
+}
+
+std::vector<json> learned_params(const std::string& variant, int64_t step, int64_t cell_id) {
   std::vector<json> out;
   if (variant == "ega" || variant == "ega_mope")
     for (int layer = 0; layer < 6; ++layer)
@@ -128,10 +136,11 @@ std::vector<json> learned_params(const std::string& variant, int64_t step) {
                          {"value", static_cast<float>(0.5 + 1e-4 * static_cast<double>(step + head))}});
   if (variant == "mope" || variant == "ega_mope")
     for (int pair = 0; pair < 128; ++pair)
-      for (const char* name : {"omega", "sigma"})
-        out.push_back({{"module", "mope"}, {"layer", -1}, {"index", pair}, {"name", name},
-                       {"value", static_cast<float>(1.0 + 1e-3 * static_cast<double>(pair) +
-                                                    1e-6 * static_cast<double>(step))}});
+      for (int name = 0; name < 2; ++name)
+        out.push_back({{"module", "mope"}, {"layer", -1}, {"index", pair}, {"name", name == 0 ? "omega" : "sigma"},
+                       {"value", static_cast<float>((1.0 + 1e-3 * static_cast<double>(pair) +
+                                                     1e-6 * static_cast<double>(step)) *
+                                                    (step == 0 ? 1.0 : jitter(cell_id, pair, name)))}});
   return out;
 }
 
@@ -226,7 +235,7 @@ class Simulator {
     records.push_back({{"kind", "eval"}, {"step", w.step}, {"split", "eval_val"}, {"loss", 2.1}, {"time", t}});
     json list = json::array();
     if (o_.params)
-      for (json& p : learned_params(w.assign.variant, w.step)) list.push_back(std::move(p));
+      for (json& p : learned_params(w.assign.variant, w.step, w.assign.cell_id)) list.push_back(std::move(p));
     if (!list.empty()) records.push_back({{"kind", "params"}, {"step", w.step}, {"params", list}, {"time", t}});
   }
 
