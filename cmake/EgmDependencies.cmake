@@ -67,7 +67,7 @@ if(EGM_TORCH_PCH)
   # undefines __cpp_runtime_arrays): the predefined macros must match the users'.
   target_link_libraries(egm_torch_pch PRIVATE egm::torch fmt::fmt nlohmann_json::nlohmann_json egm::warnings)
   target_precompile_headers(egm_torch_pch PRIVATE <torch/torch.h>)
-  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache")
+  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # ccache's preprocessor mode must see the header the unit was compiled with
     # (the launcher sets the sloppiness ccache needs for precompiled headers).
     target_compile_options(egm_torch_pch PRIVATE -fpch-preprocess)
@@ -79,7 +79,7 @@ function(egm_torch_pch target)
   endif()
   cmake_parse_arguments(ARG "" "" "ONLY" ${ARGN})
   target_precompile_headers(${target} REUSE_FROM egm_torch_pch)
-  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache")
+  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE -fpch-preprocess)
   endif()
   if(ARG_ONLY)

@@ -3,4 +3,6 @@
 add_library(egm_warnings INTERFACE)
 add_library(egm::warnings ALIAS egm_warnings)
 target_compile_options(egm_warnings INTERFACE
-  -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor -Wno-unused-parameter)
+  -Wall -Wextra -Wpedantic -Wnon-virtual-dtor -Wno-unused-parameter
+  # GCC's local-only shadowing warning; Clang has no such level (its -Wshadow also flags members).
+  $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <set>
 
 #include "config/run_config.h"
@@ -346,8 +347,10 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
     s.baseline = "base";
   if (s.factors) {
     const Factors& f = *s.factors;
-    bool all = check_member("$.factors.a", f.a) & check_member("$.factors.b", f.b) &
-               check_member("$.factors.ab", f.ab) & check_member("$.factors.base", f.base);
+    // Every member is checked (each unknown name gets its own error), then all must hold.
+    const bool known[] = {check_member("$.factors.a", f.a), check_member("$.factors.b", f.b),
+                          check_member("$.factors.ab", f.ab), check_member("$.factors.base", f.base)};
+    bool all = std::all_of(std::begin(known), std::end(known), [](bool k) { return k; });
     if (all) {
       // A 2x2: a changes one factor of base, b the other, ab both.
       VariantInfo a = resolve_variant(f.a), b = resolve_variant(f.b), ab = resolve_variant(f.ab),

@@ -122,7 +122,7 @@ TEST(GridArg, MalformedArgumentsAreOneLineErrorsNamingTheAxis) {
       {"train.warmup_steps=range(0,1000000)", "more than 10000"},
   };
   for (const auto& [arg, expected] : cases) {
-    const std::string what = error_of([&] { parse_grid_arg(arg); });
+    const std::string what = error_of([&arg = arg] { parse_grid_arg(arg); });
     EXPECT_TRUE(mentions(what, expected)) << arg << " -> " << what;
     EXPECT_TRUE(mentions(what, "--grid")) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
