@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/table_cells.h"
 #include "analysis/tables.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -80,7 +81,7 @@ std::string cell_text(const std::optional<AcrossCell>& c, bool is_mean) {
   return fmt::format("{} [{}, {}]", f(c->estimate), f(c->ci_low), f(c->ci_high));
 }
 
-db::Value num(double x) { return std::isfinite(x) ? db::Value(x) : db::Value(); }
+using cells::num;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/number_text.h"
+#include "analysis/table_cells.h"
 #include "analysis/tables.h"
 #include "util/error.h"
 
@@ -22,9 +23,9 @@ using human::mean_pm;
 using human::p_text;
 using human::signed_loss;
 
-db::Value num(double x) { return std::isfinite(x) ? db::Value(x) : db::Value(); }
-db::Value opt_num(const std::optional<double>& x) { return x ? num(*x) : db::Value(); }
-db::Value str(std::string s) { return db::Value(std::move(s)); }
+using cells::num;
+using cells::opt_num;
+using cells::str;
 
 }  // namespace
 

@@ -13,13 +13,14 @@
 #include <thread>
 #include <tuple>
 
+#include "analysis/table_cells.h"
 #include "stats/descriptive.h"
 
 namespace egm::analysis {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using cells::kNaN;
 constexpr double kAdmissibility = 5.0;  // MoPE keeps omega * sigma >= 5 (SPEC section 2)
 
 bool on_boundary(double omega, double sigma, double tolerance) {

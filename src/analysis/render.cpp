@@ -10,6 +10,7 @@
 #include "analysis/grid_analysis.h"
 #include "analysis/number_text.h"
 #include "analysis/paper_table.h"
+#include "analysis/table_cells.h"
 #include "analysis/tables.h"
 #include "db/table_format.h"
 #include "util/error.h"
@@ -31,7 +32,7 @@ std::string estimate_with_interval(const Estimate& e, double level) {
   return fmt::format("{}  {} CI {}", signed_loss(e.estimate), percent(level), interval(e.ci_low, e.ci_high));
 }
 
-db::Value str(std::string s) { return db::Value(std::move(s)); }
+using cells::str;
 
 std::string indent(const std::string& text, const std::string& prefix) {
   std::string out;

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/table_cells.h"
 #include "config/variants.h"
 #include "stats/distributions.h"
 #include "stats/multiple.h"
@@ -20,7 +21,7 @@ namespace egm::analysis {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using cells::kNaN;
 
 // Why a cell does not count for `metric`, or nullopt when it counts.
 std::optional<std::string> exclusion_reason(const CellData& cell, Metric metric) {

@@ -10,16 +10,17 @@
 #include <tuple>
 
 #include "analysis/paper_table.h"
+#include "analysis/table_cells.h"
 
 namespace egm::analysis {
 
 namespace {
 
-db::Value num(double x) { return std::isfinite(x) ? db::Value(x) : db::Value(); }
+using cells::num;
+using cells::opt_num;
 db::Value count(std::size_t n) { return db::Value(static_cast<int64_t>(n)); }
 db::Value text(const std::string& s) { return db::Value(s); }
 db::Value yes_no(bool b) { return db::Value(std::string(b ? "yes" : "no")); }
-db::Value opt_num(const std::optional<double>& x) { return x ? num(*x) : db::Value(); }
 
 std::string seeds_text(const std::vector<int64_t>& seeds) { return fmt::format("{}", fmt::join(seeds, " ")); }
 

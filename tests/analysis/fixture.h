@@ -26,6 +26,9 @@
 
 namespace egm::testing {
 
+// How close a computed number must be to the one a test works out by hand.
+inline constexpr double kTol = 1e-10;
+
 // The table above; seeds 0..2.
 double fixture_final(const std::string& variant, int64_t seed);
 

@@ -16,7 +16,7 @@ using namespace egm::analysis;
 namespace fx = egm::testing;
 using egm::testing::ScratchDir;
 
-constexpr double kTol = 1e-10;
+using egm::testing::kTol;
 
 class Params : public ::testing::Test {
  protected:

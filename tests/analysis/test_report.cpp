@@ -26,7 +26,7 @@ using namespace egm::analysis;
 namespace fx = egm::testing;
 using egm::testing::ScratchDir;
 
-constexpr double kTol = 1e-10;
+using egm::testing::kTol;
 
 // RFC 4180 rows (quoted fields with doubled quotes); enough for our CSVs.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {

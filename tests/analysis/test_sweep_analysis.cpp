@@ -25,7 +25,7 @@ using egm::testing::FixtureOptions;
 using egm::testing::Outcome;
 using egm::testing::ScratchDir;
 
-constexpr double kTol = 1e-10;
+using egm::testing::kTol;
 
 // t_{0.975, 2} from the closed form for 2 degrees of freedom.
 double t975_df2() {
