@@ -220,7 +220,7 @@ int Coordinator::main_loop() {
   // passes every 5 ms when idle): one commit per pass was about one per
   // finished cell with 1,000 workers, and its WAL writes a quarter of the
   // coordinator's time. Readers see records up to this much later; a
-  // checkpoint record still commits before the next message.
+  // checkpoint record is committed at the end of the burst it came in.
   constexpr auto kGroupCommit = std::chrono::milliseconds(50);
   // One transaction for what the passes write (bursts of messages, the
   // heartbeat, the assignments), begun at the first write: each message's
@@ -237,9 +237,13 @@ int Coordinator::main_loop() {
       pass.begin();
       handle(*r);
       got = true;
-      if (commit_now_) pass.commit();  // a checkpoint record: visible at once, as its file is
-      commit_now_ = false;
     }
+    // A checkpoint record: committed before the loop does anything but read
+    // on (its file is on disk already). At the end of the burst rather than
+    // before the next message: a run's last checkpoint and its RESULT, which
+    // follows at once, then share a commit instead of one commit per cell.
+    if (commit_now_) pass.commit();
+    commit_now_ = false;
     if (!stopping_ && stop_requested()) begin_stop(stop_signal());
     beat();
     if (!stopping_ && !queue_.empty() && idle_workers() > 0) pass.begin();
@@ -383,8 +387,10 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
   }
   if (mapped.resumed_from_step) job->resumed_recorded = true;
   // The checkpoint is on disk already; its record (and the steps before it)
-  // are committed before the next message, so a job killed now leaves no
-  // gap between what the database holds and where the run resumes.
+  // are committed at the end of this burst of messages, before anything
+  // else, so only a coordinator killed within that burst (at most kBurst
+  // messages, milliseconds) leaves a gap between what the database holds and
+  // where the run resumes.
   if (mapped.checkpoint_step) commit_now_ = true;
   if (mapped.progress) {
     const ProgressPoint& p = *mapped.progress;

@@ -219,6 +219,38 @@ TEST_F(CoordinatorInProcess, EveryCellDoneOnceInSpecOrderByWhicheverWorkerIsIdle
   EXPECT_EQ(db2.list_runs().size(), 8u);
 }
 
+TEST_F(CoordinatorInProcess, ACheckpointRecordIsCommittedBeforeTheNextAssignment) {
+  // Group commit holds writes up to 50 ms, but a message with a checkpoint
+  // record is committed at the end of its burst, before the loop assigns
+  // anything: when a worker gets its next cell, a reader already sees the
+  // steps up to the previous cell's checkpoint (its RESULT may still wait).
+  std::vector<FakeWorker> workers(1);
+  std::vector<int64_t> visible;  // train rows of the previous cell seen at each later ASSIGN
+  workers[0].on_assign = [&](es::Transport& t, const es::Assign& a) {
+    if (workers[0].assigned.size() >= 2) {
+      edb::ResultsDb reader(db_path(), edb::OpenMode::read_only);
+      edb::Statement s =
+          reader.connection().prepare("SELECT count(*) FROM metrics WHERE cell_id = ? AND split = 'train'");
+      s.bind(1, workers[0].assigned[workers[0].assigned.size() - 2].cell_id);
+      visible.push_back(s.step() ? s.int64(0) : -1);
+    }
+    es::Records r{a.cell_id, a.run_id, {}};
+    for (int64_t step : {10, 20})
+      r.records.push_back({{"kind", "progress"}, {"step", step}, {"train_loss", 2.0}, {"lr", 1e-3},
+                           {"tokens_per_s", 1000.0}, {"time", 1000.0}});
+    r.records.push_back({{"kind", "checkpoint"}, {"step", 20}, {"time", 1000.0}});
+    es::send_message(t, 0, r);
+    es::Result res{a.cell_id, a.run_id, {}, 0};
+    res.result.status = egm::Outcome::done;
+    res.result.step = 20;
+    res.result.final_val = scripted_loss(a);
+    es::send_message(t, 0, res);
+  };
+  ASSERT_EQ(run_sweep(workers, options()), ec::kExitDone);
+  ASSERT_EQ(visible.size(), 7u);  // 8 cells, one worker
+  for (int64_t n : visible) EXPECT_EQ(n, 2);
+}
+
 TEST_F(CoordinatorInProcess, InjectedFailureIsRecordedRetriedAndGivenUpWhenTheBudgetIsSpent) {
   ec::CoordinatorOptions o = options();
   // ega-s1 fails on its first attempt only; mope-s0 on every attempt (retries 1: two failures allowed).
