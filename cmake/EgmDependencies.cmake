@@ -71,6 +71,10 @@ if(EGM_TORCH_PCH)
     # ccache's preprocessor mode must see the header the unit was compiled with
     # (the launcher sets the sloppiness ccache needs for precompiled headers).
     target_compile_options(egm_torch_pch PRIVATE -fpch-preprocess)
+  elseif(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache" AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    # Clang stamps a precompiled header with its mtime and refuses it once the
+    # file is newer; ccache restores files with new mtimes, so no stamp.
+    target_compile_options(egm_torch_pch PRIVATE -Xclang -fno-pch-timestamp)
   endif()
 endif()
 function(egm_torch_pch target)

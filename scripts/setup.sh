@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake ninja-build ccache git pkg-config
+  build-essential clang cmake ninja-build ccache git pkg-config
   python3-venv libtcmalloc-minimal4
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
@@ -35,6 +35,11 @@ source scripts/torch_env.sh
 
 BUILD_DIR=${EGM_BUILD_DIR:-build}
 BUILD_TYPE=${EGM_BUILD_TYPE:-Release}  # -g costs ~55% more compile time per LibTorch unit
+# Clang by default: from its precompiled <torch/torch.h> a LibTorch unit costs
+# ~6 CPU-s instead of GCC's ~16, and the header itself ~20 s instead of ~90
+# (results/BENCHMARKS.md, "Compile cost"). CXX=g++ scripts/setup.sh builds with GCC;
+# either way the choice is made when build/ is first configured.
+CXX_COMPILER=${CXX:-clang++}
 # Outside the checkout, like the torch install: fresh clones (and CI) on this
 # machine reuse the compiled units (paths inside the checkout are hashed relative
 # to it, so a clone elsewhere hits the same entries).
@@ -48,7 +53,8 @@ if [ -f "$BUILD_DIR/CMakeCache.txt" ] && [ "$EGM_TORCH" = pypi ] &&
   rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
 fi
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${EGM_TORCH_CMAKE_ARGS[@]}" ${EGM_CMAKE_ARGS:-}
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_CXX_COMPILER="$CXX_COMPILER" \
+    "${EGM_TORCH_CMAKE_ARGS[@]}" ${EGM_CMAKE_ARGS:-}
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
