@@ -50,13 +50,15 @@ endif()
 if(TORCH_CXX_FLAGS)
   target_compile_options(egm_torch INTERFACE ${TORCH_CXX_FLAGS})
 endif()
-# One precompiled <torch/torch.h> for the whole build. Parsing it costs ~20 s
-# of CPU per translation unit (Release, GCC 12, LibTorch 2.11); from a
-# precompiled header a unit pays ~7 s (template instantiations GCC defers to
-# the end of every unit) plus its own code. egm_torch_pch builds the header
-# once (~45 s, ~700 MB) and every torch-heavy target reuses it (REUSE_FROM):
-# their flags match it (same build type, same torch/fmt definitions; GCC
-# ignores include paths and warning flags, and -Winvalid-pch says when a unit
+# One precompiled <torch/torch.h> for the whole build. Parsing it costs 20-28 s
+# of CPU per translation unit (Release, LibTorch 2.11, Clang 14 or GCC 12);
+# from a precompiled header a unit pays ~1.5 s with Clang (CMake passes
+# -fpch-instantiate-templates, so the header's template instantiations are
+# done once) and ~7 s with GCC (it defers them to the end of every unit), plus
+# its own code. egm_torch_pch builds the header once (Clang ~20 s and 150 MB,
+# GCC ~90 s and 700 MB) and every torch-heavy target reuses it (REUSE_FROM):
+# their flags match it (same build type, same torch/fmt definitions; warning
+# flags and include paths may differ, and -Winvalid-pch says when a unit
 # falls back to parsing). egm_torch_pch(TARGET [ONLY src...]) applies it to a
 # target, or to the named sources only (the others do not need torch).
 # Measurements: results/BENCHMARKS.md, "Compile cost".
