@@ -3,21 +3,29 @@
 # LibTorch from PyPI (scripts/torch_env.sh: once per machine, outside the
 # checkout) and builds the project into build/. Both README commands start here.
 #   scripts/setup.sh                  install + configure + build everything
-#   scripts/setup.sh egm egm-worker   ... build only these targets
+#   scripts/setup.sh egm egm-worker   ... build only these targets (and skip the
+#                                     packages only the tests need)
 #   EGM_SKIP_APT=1 scripts/setup.sh   build only (packages already present)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What building and running egm needs.
 PACKAGES=(
   build-essential clang cmake ninja-build ccache git pkg-config
   python3-venv libtcmalloc-minimal4
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
   libvalijson-dev libboost-math-dev libssl-dev libcurl4-openssl-dev
-  gnuplot-nox slurm-wlm munge iproute2
-  libcpp-httplib-dev chromium chromium-driver
+  gnuplot-nox libcpp-httplib-dev
 )
-# libcpp-httplib-dev: egm serve; chromium + chromium-driver: its browser tests (tests/serve).
+# libcpp-httplib-dev: egm serve. What only the test suite needs: a local Slurm
+# (tests/slurm, tests/cluster), network namespaces (tests/cluster) and a headless
+# browser (tests/serve). Installed when setup.sh builds everything (scripts/test.sh)
+# or with EGM_TEST_PACKAGES=1; a build of named targets (scripts/quick.sh) skips them.
+TEST_PACKAGES=(slurm-wlm munge iproute2 chromium chromium-driver)
+if [ $# -eq 0 ] || [ "${EGM_TEST_PACKAGES:-0}" = 1 ]; then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -234,7 +234,7 @@ def main():
         print(__doc__)
         return 2
     if not shutil.which("chromium") or not shutil.which("chromedriver"):
-        print("SKIP: no chromium/chromedriver (scripts/setup.sh installs them)")
+        print("SKIP: no chromium/chromedriver (scripts/test.sh installs them)")
         return 77
     mode, url, sweep, out = sys.argv[1:]
     os.makedirs(out, exist_ok=True)

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/../sweep/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v chromium >/dev/null && command -v chromedriver >/dev/null ||
-  { echo "SKIP: no chromium/chromedriver (scripts/setup.sh installs them)"; exit 77; }
+  { echo "SKIP: no chromium/chromedriver (scripts/test.sh installs them)"; exit 77; }
 SHOTS=$WORK/shots
 mkdir -p "$SHOTS"
 serve_pid=""
