@@ -82,14 +82,23 @@ struct Start {
 
 // k-means++: each next centre is drawn with probability proportional to the
 // squared distance to the nearest centre chosen so far.
+// Buffers one k-means call reuses across its restarts (no allocation per
+// restart or iteration; the arithmetic is the same).
+struct Workspace {
+  std::vector<double> nearest;
+  std::vector<std::size_t> counts;
+};
+
 template <std::size_t D>
-std::vector<double> seed_centres(const FlatPoints& p, std::size_t k, std::mt19937_64& rng) {
+void seed_centres(const FlatPoints& p, std::size_t k, std::mt19937_64& rng, std::vector<double>& centres,
+                  Workspace& w) {
   const std::size_t dim = dim_of<D>(p);
-  std::vector<double> centres;
+  centres.clear();
   centres.reserve(k * dim);
   std::size_t first = uniform_index(rng, p.n);
   centres.insert(centres.end(), p.row(first), p.row(first) + dim);
-  std::vector<double> nearest(p.n);
+  std::vector<double>& nearest = w.nearest;
+  nearest.resize(p.n);
   for (std::size_t i = 0; i < p.n; ++i) nearest[i] = sq_dist<D>(p.row(i), p.row(first), dim);
   for (std::size_t c = 1; c < k; ++c) {
     double total = std::accumulate(nearest.begin(), nearest.end(), 0.0);
@@ -113,7 +122,6 @@ std::vector<double> seed_centres(const FlatPoints& p, std::size_t k, std::mt1993
       nearest[i] = std::min(nearest[i], sq_dist<D>(p.row(i), p.row(pick), dim));
     }
   }
-  return centres;
 }
 
 // Nearest centre (lowest index on ties). Returns whether anything changed.
@@ -144,9 +152,10 @@ bool assign(const FlatPoints& p, const std::vector<double>& centres, std::size_t
 // its centre (from a cluster with more than one point), so k stays k.
 template <std::size_t D>
 void update_centres(const FlatPoints& p, std::size_t k, std::vector<std::size_t>& assignments,
-                    std::vector<double>& centres) {
+                    std::vector<double>& centres, Workspace& w) {
   const std::size_t dim = dim_of<D>(p);
-  std::vector<std::size_t> counts(k, 0);
+  std::vector<std::size_t>& counts = w.counts;
+  counts.assign(k, 0);
   for (std::size_t a : assignments) ++counts[a];
   for (std::size_t c = 0; c < k; ++c) {
     if (counts[c] > 0) continue;
@@ -174,25 +183,30 @@ void update_centres(const FlatPoints& p, std::size_t k, std::vector<std::size_t>
   }
 }
 
+// One start into s (its buffers reused).
 template <std::size_t D>
-Start lloyd(const FlatPoints& p, std::size_t k, std::size_t max_iterations, std::mt19937_64& rng) {
+void lloyd(const FlatPoints& p, std::size_t k, std::size_t max_iterations, std::mt19937_64& rng, Start& s,
+           Workspace& w) {
   const std::size_t dim = dim_of<D>(p);
-  Start s;
-  s.centres = seed_centres<D>(p, k, rng);
+  seed_centres<D>(p, k, rng, s.centres, w);
   s.assignments.assign(p.n, k);  // k = "unassigned", so the first pass counts as a change
+  s.within_ss = 0.0;
+  s.converged = false;
   assign<D>(p, s.centres, k, s.assignments);
   for (std::size_t iter = 0; iter < max_iterations; ++iter) {
-    update_centres<D>(p, k, s.assignments, s.centres);
+    update_centres<D>(p, k, s.assignments, s.centres, w);
     if (!assign<D>(p, s.centres, k, s.assignments)) {
       s.converged = true;
       break;
     }
   }
-  update_centres<D>(p, k, s.assignments, s.centres);
+  // Converged, the centres are already the means of these assignments (no
+  // cluster is empty after an update, and recomputing them gives the same
+  // sums in the same order); otherwise move them to the means once more.
+  if (!s.converged) update_centres<D>(p, k, s.assignments, s.centres, w);
   for (std::size_t i = 0; i < p.n; ++i) {
     s.within_ss += sq_dist<D>(p.row(i), s.centres.data() + s.assignments[i] * dim, dim);
   }
-  return s;
 }
 
 }  // namespace
@@ -201,13 +215,17 @@ KMeansFit kmeans_flat(const FlatPoints& p, std::size_t k, std::size_t restarts, 
                       std::mt19937_64& rng) {
   EGM_REQUIRE(k >= 1 && k <= p.n, ConfigError, "k-means needs 1 <= k <= number of points ({}), got k = {}", p.n, k);
   EGM_REQUIRE(restarts >= 1, ConfigError, "k-means needs at least one restart");
-  Start best;
+  Start best, s;
   best.within_ss = std::numeric_limits<double>::infinity();
+  Workspace w;
   for (std::size_t r = 0; r < restarts; ++r) {
-    Start s = p.dim == 1   ? lloyd<1>(p, k, max_iterations, rng)
-              : p.dim == 2 ? lloyd<2>(p, k, max_iterations, rng)
-                           : lloyd<0>(p, k, max_iterations, rng);
-    if (s.within_ss < best.within_ss) best = std::move(s);
+    if (p.dim == 1)
+      lloyd<1>(p, k, max_iterations, rng, s, w);
+    else if (p.dim == 2)
+      lloyd<2>(p, k, max_iterations, rng, s, w);
+    else
+      lloyd<0>(p, k, max_iterations, rng, s, w);
+    if (s.within_ss < best.within_ss) std::swap(best, s);
   }
 
   // Canonical order: centres sorted lexicographically, labels remapped.

@@ -83,12 +83,19 @@ double kmeans_bic(std::size_t n, std::size_t dim, const KMeansFit& fit) {
 
 namespace {
 
+// Rows sorted by index (lexicographic order of their coordinates, as
+// std::vector<double> compares), then counted: no copy of each row.
 std::size_t count_distinct(const detail::FlatPoints& p) {
-  std::vector<std::vector<double>> rows;
-  rows.reserve(p.n);
-  for (std::size_t i = 0; i < p.n; ++i) rows.emplace_back(p.row(i), p.row(i) + p.dim);
-  std::sort(rows.begin(), rows.end());
-  return static_cast<std::size_t>(std::unique(rows.begin(), rows.end()) - rows.begin());
+  std::vector<std::size_t> order(p.n);
+  for (std::size_t i = 0; i < p.n; ++i) order[i] = i;
+  auto less = [&](std::size_t a, std::size_t b) {
+    return std::lexicographical_compare(p.row(a), p.row(a) + p.dim, p.row(b), p.row(b) + p.dim);
+  };
+  std::sort(order.begin(), order.end(), less);
+  std::size_t distinct = p.n == 0 ? 0 : 1;
+  for (std::size_t i = 1; i < p.n; ++i)
+    if (!std::equal(p.row(order[i - 1]), p.row(order[i - 1]) + p.dim, p.row(order[i]))) ++distinct;
+  return distinct;
 }
 
 // Eigenvectors (columns of the returned row-major dim x dim matrix) of a
@@ -317,10 +324,14 @@ KSelection select_k(const Points& points, const KSelectOptions& options) {
   constexpr std::size_t kMatrixMaxPoints = 2048;
   std::vector<double> distances;
   if (p.n <= kMatrixMaxPoints) {
+    // Symmetric to the bit ((a - b)^2 = (b - a)^2, summed in the same order): each pair once.
     distances.resize(p.n * p.n);
-    for (std::size_t i = 0; i < p.n; ++i)
-      for (std::size_t j = 0; j < p.n; ++j)
-        distances[i * p.n + j] = std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
+    for (std::size_t i = 0; i < p.n; ++i) {
+      distances[i * p.n + i] = 0.0;
+      for (std::size_t j = i + 1; j < p.n; ++j)
+        distances[i * p.n + j] = distances[j * p.n + i] =
+            std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
+    }
   }
   std::mt19937_64 rng(km.seed);
   for (std::size_t k = 1; k <= kmax; ++k) {
