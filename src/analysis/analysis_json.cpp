@@ -226,7 +226,14 @@ json to_json(const SweepAnalysis& a) {
     gates.push_back({{"variant", g.variant}, {"module", g.module}, {"layer", g.layer}, {"head", g.idx},
                      {"name", g.name},       {"n", g.n},           {"mean", g.mean},   {"sd", g.sd},
                      {"min", g.min},         {"max", g.max},       {"init_mean", g.init_mean}});
-  j["params"] = {{"boundary_tolerance", a.params.boundary_tolerance}, {"mope", mope}, {"gates", gates},
+  json samples = json::array();
+  for (const auto& c : a.params.cluster_samples)
+    samples.push_back({{"variant", c.variant}, {"clustered", c.clustered}, {"runs", c.runs}});
+  j["params"] = {{"boundary_tolerance", a.params.boundary_tolerance},
+                 {"cluster_runs_per_variant", a.params.cluster_runs == 0 ? json("all") : json(a.params.cluster_runs)},
+                 {"cluster_samples", samples},
+                 {"mope", mope},
+                 {"gates", gates},
                  {"notes", a.params.notes}};
   j["notes"] = all_notes(a);
   return j;

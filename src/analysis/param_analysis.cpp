@@ -1,9 +1,11 @@
 #include "analysis/param_analysis.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -15,6 +17,7 @@
 
 #include "analysis/table_cells.h"
 #include "stats/descriptive.h"
+#include "util/error.h"
 
 namespace egm::analysis {
 
@@ -37,6 +40,18 @@ struct OmegaSigma {
   std::optional<double> sigma;
   bool complete() const { return omega && sigma; }
 };
+
+// Of a clustering, what the analysis reports: every k's scores and the
+// chosen fit's centres and sizes. The other fits, and every fit's
+// assignments, are dropped (thousands of runs would hold them all).
+void keep_what_is_read(stats::KSelection& s) {
+  for (stats::KMeansFit& f : s.fits) {
+    std::vector<std::size_t>().swap(f.assignments);
+    if (f.k != s.chosen_k) f = stats::KMeansFit{};
+  }
+  if (s.chosen_k < s.fits.size()) s.fits.resize(s.chosen_k);
+  s.fits.shrink_to_fit();
+}
 
 // The point sets to cluster: each distinct set once (every run's initial
 // pairs are the same when the models initialise them the same way), the
@@ -67,6 +82,7 @@ class ClusterJobs {
       for (std::size_t i = next++; i < sets_.size(); i = next++) {
         try {
           results[i] = stats::select_k(stats::points_2d(*sets_[i]), k);
+          keep_what_is_read(results[i]);
         } catch (...) {
           std::lock_guard<std::mutex> lock(error_mutex);
           if (!error) error = std::current_exception();
@@ -98,28 +114,58 @@ class ClusterJobs {
   std::vector<Target> targets_;
 };
 
-void analyse_mope_run(const CellData& cell, const std::vector<ParamRow>& rows, const ParamOptions& options,
-                      ClusterJobs& jobs, ParamAnalysis& out) {
-  std::map<int64_t, std::map<int64_t, OmegaSigma>> by_step;  // step -> idx -> pair
-  for (const auto& r : rows) {
-    if (r.module != "mope") continue;
-    if (r.name == "omega") by_step[r.step][r.idx].omega = r.value;
-    if (r.name == "sigma") by_step[r.step][r.idx].sigma = r.value;
+// The (omega, sigma) pairs of a snapshot by idx ascending; empty when it has
+// no MoPE omega or sigma.
+std::vector<std::pair<int64_t, OmegaSigma>> mope_pairs_of(const ParamSnapshot& snapshot) {
+  std::vector<std::pair<int64_t, OmegaSigma>> out;
+  std::size_t at = 0;
+  for (const db::ParamSeries& s : *snapshot.layout) {
+    const bool omega = s.name == "omega", sigma = s.name == "sigma";
+    if (s.module == "mope" && (omega || sigma))
+      for (int64_t i = 0; i < s.count; ++i) {
+        const double v = snapshot.value(at + static_cast<std::size_t>(i));
+        if (std::isnan(v)) continue;
+        out.push_back({s.first + i, OmegaSigma{}});
+        (omega ? out.back().second.omega : out.back().second.sigma) = v;
+      }
+    at += static_cast<std::size_t>(s.count);
   }
-  if (by_step.empty()) return;
+  // One entry per idx: omega and sigma of the same idx merged.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<int64_t, OmegaSigma>> merged;
+  for (auto& e : out) {
+    if (!merged.empty() && merged.back().first == e.first) {
+      if (e.second.omega) merged.back().second.omega = e.second.omega;
+      if (e.second.sigma) merged.back().second.sigma = e.second.sigma;
+    } else {
+      merged.push_back(e);
+    }
+  }
+  return merged;
+}
+
+void analyse_mope_run(const CellData& cell, const std::vector<ParamSnapshot>& snapshots, const ParamOptions& options,
+                      ParamAnalysis& out) {
+  // The last step with MoPE values, and step 0 (snapshots are by step ascending).
+  std::vector<std::pair<int64_t, OmegaSigma>> last, at_zero;
+  int64_t last_step = 0;
+  for (auto s = snapshots.rbegin(); s != snapshots.rend() && last.empty(); ++s) {
+    last = mope_pairs_of(*s);
+    last_step = s->step;
+  }
+  if (last.empty()) return;
+  if (last_step != 0 && snapshots.front().step == 0) at_zero = mope_pairs_of(snapshots.front());
   MopeRun run;
   run.variant = cell.row.variant;
   run.key = cell.row.key;
   run.seed = cell.row.seed;
-  run.step = by_step.rbegin()->first;
-  const std::map<int64_t, OmegaSigma>* init = nullptr;
-  if (auto it = by_step.find(0); it != by_step.end() && run.step != 0) init = &it->second;
+  run.step = last_step;
+  const bool init = !at_zero.empty();
   if (run.step == 0) out.notes.push_back(fmt::format("{}: only step-0 MoPE values recorded", run.key));
 
-  std::vector<std::array<double, 2>> learned_points, init_points;
   std::vector<double> moves, ratios;
   std::size_t skipped = 0, with_init = 0, boundary = 0, boundary0 = 0;
-  for (const auto& [idx, now] : by_step.rbegin()->second) {
+  for (const auto& [idx, now] : last) {
     const bool usable = now.complete() && *now.omega > 0 && *now.sigma > 0 && std::isfinite(*now.omega) &&
                         std::isfinite(*now.sigma);
     if (!usable) {
@@ -134,11 +180,12 @@ void analyse_mope_run(const CellData& cell, const std::vector<ParamRow>& rows, c
     p.on_boundary = on_boundary(p.omega, p.sigma, options.boundary_tolerance);
     boundary += p.on_boundary;
     ++run.regions[static_cast<size_t>(p.region)];
-    learned_points.push_back({std::log(p.omega), std::log(p.sigma)});
     p.omega0 = p.sigma0 = p.log_move = p.sigma_ratio = kNaN;
     if (init) {
-      auto it = init->find(idx);
-      if (it != init->end() && it->second.complete() && *it->second.omega > 0 && *it->second.sigma > 0) {
+      auto it = std::lower_bound(at_zero.begin(), at_zero.end(), idx,
+                                 [](const auto& e, int64_t i) { return e.first < i; });
+      if (it != at_zero.end() && it->first == idx && it->second.complete() && *it->second.omega > 0 &&
+          *it->second.sigma > 0) {
         p.has_init = true;
         p.omega0 = *it->second.omega;
         p.sigma0 = *it->second.sigma;
@@ -151,7 +198,6 @@ void analyse_mope_run(const CellData& cell, const std::vector<ParamRow>& rows, c
         p.sigma_ratio = p.sigma / p.sigma0;
         moves.push_back(p.log_move);
         ratios.push_back(p.sigma_ratio);
-        init_points.push_back({std::log(p.omega0), std::log(p.sigma0)});
         ++with_init;
       }
     }
@@ -171,14 +217,73 @@ void analyse_mope_run(const CellData& cell, const std::vector<ParamRow>& rows, c
   if (!run.has_init)
     out.notes.push_back(fmt::format("{}: no step-0 MoPE values for every pair: no comparison with initialisation",
                                     run.key));
-  if (options.cluster) {
-    jobs.add(std::move(learned_points), out.mope.size(), false);
-    if (run.has_init) jobs.add(std::move(init_points), out.mope.size(), true);
-  }
   out.mope.push_back(std::move(run));
 }
 
+// Which runs are clustered (ParamOptions::cluster_runs): per variant, the
+// runs with at least 3 pairs in seed order, all of them or `limit` evenly
+// spaced (positions floor(i * M / limit)). Their points are rebuilt from the
+// pairs: the same logarithms of the same values as analyse_mope_run took.
+void plan_clustering(const ParamOptions& options, ClusterJobs& jobs, ParamAnalysis& out) {
+  std::vector<std::string> variants;  // in the order of out.mope
+  std::map<std::string, std::vector<std::size_t>> candidates;
+  for (std::size_t i = 0; i < out.mope.size(); ++i) {
+    const MopeRun& r = out.mope[i];
+    if (r.pairs.size() < 3) continue;
+    auto [it, fresh] = candidates.try_emplace(r.variant);
+    if (fresh) variants.push_back(r.variant);
+    it->second.push_back(i);
+  }
+  out.cluster_runs = options.cluster_runs;
+  for (const std::string& variant : variants) {
+    std::vector<std::size_t>& runs = candidates[variant];
+    std::stable_sort(runs.begin(), runs.end(), [&](std::size_t a, std::size_t b) {
+      return std::tie(out.mope[a].seed, out.mope[a].key) < std::tie(out.mope[b].seed, out.mope[b].key);
+    });
+    const std::size_t m = runs.size();
+    const std::size_t n = options.cluster_runs == 0 ? m : std::min(options.cluster_runs, m);
+    out.cluster_samples.push_back({variant, n, m});
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t run = runs[i * m / n];
+      const MopeRun& r = out.mope[run];
+      ClusterJobs::PointSet learned, init;
+      for (const MopePair& p : r.pairs) {
+        learned.push_back({std::log(p.omega), std::log(p.sigma)});
+        if (r.has_init) init.push_back({std::log(p.omega0), std::log(p.sigma0)});
+      }
+      jobs.add(std::move(learned), run, false);
+      if (r.has_init) jobs.add(std::move(init), run, true);
+    }
+  }
+}
+
+// A note per variant whose runs were not all clustered: how many were, and
+// the gap statistic's k over them.
+void note_samples(ParamAnalysis& out) {
+  for (const ClusterSample& s : out.cluster_samples) {
+    if (s.clustered == s.runs) continue;
+    std::map<std::size_t, std::size_t> gap_k;
+    for (const MopeRun& r : out.mope)
+      if (r.variant == s.variant && r.clustered) ++gap_k[r.clusters.gap_k];
+    std::vector<std::string> counts;
+    for (const auto& [k, runs] : gap_k) counts.push_back(fmt::format("k = {} in {}", k, runs));
+    out.notes.push_back(fmt::format(
+        "{}: k-means on {} of its {} MoPE runs (evenly spaced in seed order; --cluster-runs all clusters every "
+        "run); the gap statistic chose {}",
+        s.variant, s.clustered, s.runs, fmt::join(counts, ", ")));
+  }
+}
+
 }  // namespace
+
+std::size_t parse_cluster_runs(std::string_view text) {
+  if (text == "all") return 0;
+  std::size_t n = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+  EGM_REQUIRE(error == std::errc() && end == text.data() + text.size() && n > 0 && !text.empty(), ConfigError,
+              "--cluster-runs: '{}' is neither 'all' nor a positive number of runs per variant", std::string(text));
+  return n;
+}
 
 ParamAnalysis analyze_params(const SweepData& data, const std::vector<const CellData*>& cells,
                              const ParamOptions& options, std::uint64_t rng_seed) {
@@ -193,24 +298,61 @@ ParamAnalysis analyze_params(const SweepData& data, const std::vector<const Cell
 
   // (variant order, variant, module, layer, idx, name) -> final values and init values over seeds
   using GateKey = std::tuple<size_t, std::string, std::string, int64_t, int64_t, std::string>;
-  std::map<GateKey, std::pair<std::vector<double>, std::vector<double>>> gates;
+  using GateValues = std::pair<std::vector<double>, std::vector<double>>;
+  std::map<GateKey, GateValues> gates;
+  // (variant, a series of a layout) -> its values' entries in `gates`, idx by idx:
+  // layouts are shared, so each series is looked up once per variant.
+  std::map<std::pair<std::string, const db::ParamSeries*>, std::vector<GateValues*>> series_slots;
+  auto slots_of = [&](const std::string& variant, const db::ParamSeries& s) -> const std::vector<GateValues*>& {
+    auto [it, fresh] = series_slots.try_emplace({variant, &s});
+    if (fresh)
+      for (int64_t i = 0; i < s.count; ++i)
+        it->second.push_back(&gates[GateKey{order_of(variant), variant, s.module, s.layer, s.first + i, s.name}]);
+    return it->second;
+  };
   ClusterJobs jobs;
   for (const CellData* cell : cells) {
     auto it = data.params.find(cell->row.id);
     if (it == data.params.end()) continue;
-    const std::vector<ParamRow>& rows = it->second;
-    analyse_mope_run(*cell, rows, options, jobs, out);
-    std::map<std::string, int64_t> last_step;  // per module
-    for (const auto& r : rows)
-      if (r.module != "mope") last_step[r.module] = std::max(last_step[r.module], r.step);
-    for (const auto& r : rows) {
-      if (r.module == "mope") continue;
-      const GateKey key{order_of(cell->row.variant), cell->row.variant, r.module, r.layer, r.idx, r.name};
-      if (r.step == last_step[r.module]) gates[key].first.push_back(r.value);
-      if (r.step == 0 && last_step[r.module] != 0) gates[key].second.push_back(r.value);
-    }
+    const std::vector<ParamSnapshot>& snapshots = it->second;
+    analyse_mope_run(*cell, snapshots, options, out);
+    std::map<std::string, int64_t> last_step;  // per module: the last step with a value of it
+    auto each_gate_series = [&](const ParamSnapshot& p, auto&& f) {
+      std::size_t at = 0;
+      for (const db::ParamSeries& s : *p.layout) {
+        if (s.module != "mope") f(s, at);
+        at += static_cast<std::size_t>(s.count);
+      }
+    };
+    for (const ParamSnapshot& p : snapshots)
+      each_gate_series(p, [&](const db::ParamSeries& s, std::size_t at) {
+        for (int64_t i = 0; i < s.count; ++i)
+          if (!std::isnan(p.value(at + static_cast<std::size_t>(i)))) {
+            int64_t& last = last_step.try_emplace(s.module, p.step).first->second;
+            last = std::max(last, p.step);
+            break;
+          }
+      });
+    for (const ParamSnapshot& p : snapshots)
+      each_gate_series(p, [&](const db::ParamSeries& s, std::size_t at) {
+        auto last = last_step.find(s.module);
+        if (last == last_step.end()) return;  // no value of the module anywhere
+        const bool final_values = p.step == last->second, init_values = p.step == 0 && last->second != 0;
+        if (!final_values && !init_values) return;
+        const std::vector<GateValues*>& slots = slots_of(cell->row.variant, s);
+        for (int64_t i = 0; i < s.count; ++i) {
+          const double v = p.value(at + static_cast<std::size_t>(i));
+          if (std::isnan(v)) continue;
+          GateValues& g = *slots[static_cast<std::size_t>(i)];
+          (final_values ? g.first : g.second).push_back(v);
+        }
+      });
   }
-  jobs.run(options, rng_seed, out.mope);
+  if (options.cluster) {
+    plan_clustering(options, jobs, out);
+    jobs.run(options, rng_seed, out.mope);
+    note_samples(out);
+  }
   for (const auto& [key, values] : gates) {
     const auto& [order, variant, module, layer, idx, name] = key;
     if (values.first.empty()) continue;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/sweep_data.h"
@@ -33,6 +34,13 @@ struct ParamOptions {
   std::size_t kmax = 8;
   std::size_t gap_references = 20;
   bool cluster = true;               // k-means (the slowest part); off for quick summaries
+  // Runs clustered per variant: at most this many, evenly spaced in seed
+  // order (every run when a variant has no more); 0: every run. Each
+  // clustered run's numbers are those of clustering every run; the others
+  // have none, and ParamAnalysis::cluster_samples and a note say how many
+  // of how many were clustered. ~1-2 ms of CPU per run: a 100,000-cell
+  // sweep's 50,000 MoPE runs would take minutes.
+  std::size_t cluster_runs = 256;
   // The gap statistic's reference: shared tables (stats/kmeans_select.h), or
   // B draws per run's pairs as before 2026-12-02 (tests compare the two).
   stats::GapReference gap_reference = stats::GapReference::shared;
@@ -69,6 +77,10 @@ struct MopeRun {
   double move_max = 0.0;
   double sigma_ratio_median = 0.0;
   double sigma_ratio_max = 0.0;
+  // k-means of (log omega, log sigma); only for the runs in the variant's
+  // sample (ParamOptions::cluster_runs). Of each fit only what is reported is
+  // kept: every k's scores and the chosen fit's centres and sizes (`fits`
+  // ends at the chosen k, the fits before it empty; no assignments).
   bool clustered = false;
   stats::KSelection clusters;                 // learned pairs
   bool clustered_init = false;
@@ -91,12 +103,25 @@ struct GateParamStat {
   double init_mean = 0.0; // NaN without step-0 rows
 };
 
+// How many of a variant's MoPE runs were clustered (ParamOptions::cluster_runs).
+struct ClusterSample {
+  std::string variant;
+  std::size_t clustered = 0;
+  std::size_t runs = 0;  // runs with at least 3 usable pairs
+};
+
 struct ParamAnalysis {
   double boundary_tolerance = 1e-3;
+  std::size_t cluster_runs = 0;       // the limit used (0: every run)
+  std::vector<ClusterSample> cluster_samples;  // per variant with MoPE runs, in the order of `mope`
   std::vector<MopeRun> mope;          // spec order of variants, then seed
   std::vector<GateParamStat> gates;   // variant (spec order), module, name, layer, idx
   std::vector<std::string> notes;     // what could not be analysed, and why
 };
+
+// "all" -> 0 (every run), else a positive number of runs per variant;
+// ConfigError otherwise.
+std::size_t parse_cluster_runs(std::string_view text);
 
 // `cells` are the cells that count (done); params come from data.params.
 ParamAnalysis analyze_params(const SweepData& data, const std::vector<const CellData*>& cells,

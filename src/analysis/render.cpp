@@ -267,10 +267,18 @@ std::vector<Section> sections(const SweepAnalysis& a) {
                                "/ BIC / silhouette (k init: the same on the initial pairs, a control).",
                                a.params.boundary_tolerance),
                    human_mope_table(a)});
+    std::string sampled;  // variants whose runs were not all clustered (--cluster-runs)
+    for (const ClusterSample& c : a.params.cluster_samples)
+      if (c.clustered < c.runs)
+        sampled += fmt::format("{}{}: {} of {} runs", sampled.empty() ? "" : ", ", c.variant, c.clustered, c.runs);
     out.push_back({"MoPE k-means: gap statistic per k",
                    "k-means of (log omega, log sigma), k = 1..8, seeded; the gap statistic (Tibshirani et al. 2001, "
                    "first-SE-max rule) can choose k = 1. Every score (within-SS, gap, BIC, silhouette) is in the "
-                   "report's mope_k_scores.csv and in the JSON.",
+                   "report's mope_k_scores.csv and in the JSON." +
+                       (sampled.empty() ? std::string()
+                                        : fmt::format(" Clustered: a sample evenly spaced in seed order ({}; "
+                                                      "--cluster-runs all for every run).",
+                                                      sampled)),
                    human_k_table(a)});
   }
   if (!a.params.gates.empty())

@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -141,14 +143,52 @@ std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attemp
 // per cell the snapshot at step 0 and, for every module, the last snapshot
 // with a value of it (param_analysis.cpp reads the values at step 0 and at
 // each module's last step, nothing in between). Usually two snapshots of a
-// run's many evals: the rest are neither read nor unpacked. The rows are
-// those `params` gives for these steps, in its order (step, module, layer,
-// idx, name), NULLs left out.
-void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id, std::map<int64_t, std::vector<ParamRow>>& out) {
+// run's many evals: the rest are not read. Each kept as stored (its BLOB and
+// a layout parsed once per distinct layout).
+struct StoredLayout {
+  std::shared_ptr<const std::vector<db::ParamSeries>> series;
+  std::size_t size = 0;  // values
+};
+
+StoredLayout stored_layout(std::vector<db::ParamSeries> series) {
+  StoredLayout l;
+  for (const db::ParamSeries& s : series) l.size += static_cast<std::size_t>(s.count);
+  l.series = std::make_shared<const std::vector<db::ParamSeries>>(std::move(series));
+  return l;
+}
+
+ParamSnapshot make_snapshot(int64_t step, const StoredLayout& layout, std::string data, int64_t snapshot_id) {
+  EGM_REQUIRE(data.size() == 4 * layout.size || data.size() == 8 * layout.size, DbError,
+              "param snapshot {}: {} bytes for {} values (neither 4 nor 8 bytes each)", snapshot_id, data.size(),
+              layout.size);
+  ParamSnapshot p;
+  p.step = step;
+  p.layout = layout.series;
+  p.doubles = layout.size > 0 && data.size() == 8 * layout.size;
+  p.data = std::move(data);
+  return p;
+}
+
+// The modules with at least one value (not NULL) in the snapshot.
+void modules_with_values(const ParamSnapshot& p, std::set<std::string>& out, bool& added) {
+  std::size_t at = 0;
+  for (const db::ParamSeries& s : *p.layout) {
+    for (int64_t i = 0; i < s.count; ++i)
+      if (!std::isnan(p.value(at + static_cast<std::size_t>(i)))) {
+        if (out.insert(s.module).second) added = true;
+        break;
+      }
+    at += static_cast<std::size_t>(s.count);
+  }
+}
+
+void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id,
+                         std::map<int64_t, std::vector<ParamSnapshot>>& out) {
   db::Connection& c = results.connection();
-  std::map<int64_t, std::vector<db::ParamSeries>> layouts;
+  std::map<int64_t, StoredLayout> layouts;
   db::Statement layout_rows = c.prepare("SELECT id, layout FROM param_layouts");
-  while (layout_rows.step()) layouts.emplace(layout_rows.int64(0), db::parse_param_layout(layout_rows.text(1)));
+  while (layout_rows.step())
+    layouts.emplace(layout_rows.int64(0), stored_layout(db::parse_param_layout(layout_rows.text(1))));
   struct Snapshot {
     int64_t id, step, layout;
   };
@@ -159,41 +199,72 @@ void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id, std::map<int6
   list.bind(1, sweep_id);
   while (list.step()) by_cell[list.int64(0)].push_back({list.int64(1), list.int64(2), list.int64(3)});
   db::Statement data = c.prepare("SELECT data FROM param_snapshots WHERE id = ?");
-  auto unpack = [&](const Snapshot& s) {
-    data.bind(1, s.id);
-    EGM_REQUIRE(data.step(), DbError, "param snapshot {} vanished while reading", s.id);
+  auto layout_of = [&](const Snapshot& s) -> const StoredLayout& {
     auto layout = layouts.find(s.layout);
     EGM_REQUIRE(layout != layouts.end(), DbError, "param snapshot {} has no layout {}", s.id, s.layout);
-    std::vector<db::ParamEntry> entries = db::unpack_params(layout->second, data.blob(0));
-    data.reset();
-    return entries;
+    return layout->second;
   };
-  auto key = [](const db::ParamEntry& e) { return std::tie(e.module, e.layer, e.idx, e.name); };
+  auto load = [&](const Snapshot& s) {
+    data.bind(1, s.id);
+    EGM_REQUIRE(data.step(), DbError, "param snapshot {} vanished while reading", s.id);
+    ParamSnapshot p = make_snapshot(s.step, layout_of(s), data.blob(0), s.id);
+    data.reset();
+    return p;
+  };
   for (auto& [cell, snapshots] : by_cell) {
     std::set<std::string> modules;  // every module any snapshot of the cell has
     for (const Snapshot& s : snapshots)
-      for (const db::ParamSeries& series : layouts.at(s.layout)) modules.insert(series.module);
-    std::map<int64_t, std::vector<db::ParamEntry>> used;  // step -> its values
-    if (snapshots.front().step == 0) used.emplace(0, unpack(snapshots.front()));
+      for (const db::ParamSeries& series : *layout_of(s).series) modules.insert(series.module);
+    std::map<int64_t, ParamSnapshot> used;  // step -> snapshot
+    bool any_value = false;
+    if (snapshots.front().step == 0) {
+      auto it = used.emplace(0, load(snapshots.front())).first;
+      std::set<std::string> in_it;
+      modules_with_values(it->second, in_it, any_value);
+    }
     // From the last snapshot back until every module has its last value.
     std::set<std::string> found;
     for (auto s = snapshots.rbegin(); s != snapshots.rend() && found.size() < modules.size(); ++s) {
       auto it = used.find(s->step);
-      if (it == used.end()) it = used.emplace(s->step, unpack(*s)).first;
+      if (it == used.end()) it = used.emplace(s->step, load(*s)).first;
       bool adds = false;
-      for (const db::ParamEntry& e : it->second)
-        if (e.value && found.insert(e.module).second) adds = true;
+      modules_with_values(it->second, found, adds);
+      any_value = any_value || adds;
       if (!adds && s->step != 0) used.erase(it);  // nothing of it is any module's last value
     }
-    std::vector<ParamRow>& rows = out[cell];
-    for (auto& [step, entries] : used) {
-      std::sort(entries.begin(), entries.end(),
-                [&](const db::ParamEntry& a, const db::ParamEntry& b) { return key(a) < key(b); });
-      for (db::ParamEntry& e : entries)
-        if (e.value) rows.push_back({step, std::move(e.module), e.layer, e.idx, std::move(e.name), *e.value});
-    }
-    if (rows.empty()) out.erase(cell);
+    if (!any_value) continue;
+    std::vector<ParamSnapshot>& kept = out[cell];
+    for (auto& [step, p] : used) kept.push_back(std::move(p));
   }
+}
+
+// Before schema v5 (one row per value): each (cell, step)'s rows packed into
+// a snapshot as v5 stores it.
+void read_param_rows(db::ResultsDb& results, int64_t sweep_id, std::map<int64_t, std::vector<ParamSnapshot>>& out) {
+  db::Statement params = results.connection().prepare(
+      "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
+      "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "
+      "ORDER BY p.cell_id, p.step, p.module, p.layer, p.idx, p.name");
+  params.bind(1, sweep_id);
+  std::map<std::string, StoredLayout> layouts;
+  int64_t cell = 0, step = 0;
+  std::vector<db::ParamEntry> entries;
+  auto flush = [&] {
+    if (entries.empty()) return;
+    db::PackedParams packed = db::pack_params(std::move(entries));
+    entries.clear();
+    auto it = layouts.find(packed.layout);
+    if (it == layouts.end())
+      it = layouts.emplace(packed.layout, stored_layout(db::parse_param_layout(packed.layout))).first;
+    out[cell].push_back(make_snapshot(step, it->second, std::move(packed.data), -1));
+  };
+  while (params.step()) {
+    if (!entries.empty() && (params.int64(0) != cell || params.int64(1) != step)) flush();
+    cell = params.int64(0);
+    step = params.int64(1);
+    entries.push_back({params.text(2), params.int64(3), params.int64(4), params.text(5), params.real(6)});
+  }
+  flush();
 }
 
 }  // namespace
@@ -231,18 +302,10 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   curves.bind(1, sweep->id);
   while (curves.step()) data.val_curves[curves.int64(0)].push_back({curves.int64(1), curves.real(2)});
 
-  if (with_params && results.schema_version() >= 5) {
+  if (with_params && results.schema_version() >= 5)
     read_used_snapshots(results, sweep->id, data.params);
-  } else if (with_params) {
-    db::Statement params = results.connection().prepare(
-        "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
-        "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "
-        "ORDER BY p.cell_id, p.step, p.module, p.layer, p.idx, p.name");
-    params.bind(1, sweep->id);
-    while (params.step())
-      data.params[params.int64(0)].push_back(
-          {params.int64(1), params.text(2), params.int64(3), params.int64(4), params.text(5), params.real(6)});
-  }
+  else if (with_params)
+    read_param_rows(results, sweep->id, data.params);
   snapshot.commit();  // nothing was written; ends the read snapshot
   return data;
 }

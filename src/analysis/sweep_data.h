@@ -6,13 +6,17 @@
 // coordinator writing meanwhile cannot make the pieces disagree.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "db/param_pack.h"
 #include "db/results_db.h"
 
 namespace egm::analysis {
@@ -81,13 +85,40 @@ struct CurvePoint {
   double loss = 0.0;
 };
 
-struct ParamRow {
+// One stored snapshot of a cell's learned parameters, kept as
+// param_snapshots stores it: its step, its layout (the (module, layer, name,
+// first idx, count) series, one object shared by every snapshot of that
+// shape) and its values in layout order, 4-byte floats or, when a value is
+// not exactly a float, 8-byte doubles (db/param_pack.h). No strings per
+// value: a 100,000-cell sweep has some 40 million values to hold.
+struct ParamSnapshot {
   int64_t step = 0;
-  std::string module;
-  int64_t layer = -1;
-  int64_t idx = 0;
-  std::string name;
-  double value = 0.0;
+  std::shared_ptr<const std::vector<db::ParamSeries>> layout;
+  std::string data;      // size() values, 4 bytes (float) or 8 (double) each, little-endian
+  bool doubles = false;  // 8-byte values
+
+  std::size_t size() const { return data.size() / (doubles ? 8 : 4); }
+  // The value at position i of the layout; NaN where the database holds NULL.
+  double value(std::size_t i) const {
+    if (doubles) {
+      double v;
+      std::memcpy(&v, data.data() + 8 * i, 8);
+      return v;
+    }
+    float f;
+    std::memcpy(&f, data.data() + 4 * i, 4);
+    return f;
+  }
+  // f(series, idx, value) for every non-NULL value, in layout order.
+  template <class F>
+  void for_each(F&& f) const {
+    std::size_t at = 0;
+    for (const db::ParamSeries& s : *layout)
+      for (int64_t i = 0; i < s.count; ++i, ++at) {
+        const double v = value(at);
+        if (!std::isnan(v)) f(s, s.first + i, v);
+      }
+  }
 };
 
 struct SweepData {
@@ -95,9 +126,10 @@ struct SweepData {
   SpecView spec;
   std::vector<CellData> cells;                             // every cell, in spec order
   std::map<int64_t, std::vector<CurvePoint>> val_curves;   // cell id -> eval_val points by step (NULL losses skipped)
-  // cell id -> learned parameters at step 0 and at each module's last step
-  // (what the analysis reads; the evals between are not loaded)
-  std::map<int64_t, std::vector<ParamRow>> params;
+  // cell id -> its learned-parameter snapshots at step 0 and at each
+  // module's last step with a value, by step ascending (what the analysis
+  // reads; the evals between are not loaded)
+  std::map<int64_t, std::vector<ParamSnapshot>> params;
 };
 
 // Reads sweep `name` (a superseded one by its NAME@ID). ConfigError naming the

@@ -25,6 +25,7 @@ struct AnalyzeOptions {
   bool allow_mixed = false;
   uint64_t seed = 12345;
   bool no_params = false;
+  std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
 };
 
 void run_analyze(const AnalyzeOptions& o) {
@@ -35,6 +36,7 @@ void run_analyze(const AnalyzeOptions& o) {
   options.allow_mixed_setups = o.allow_mixed;
   options.rng_seed = o.seed;
   options.analyse_params = !o.no_params;
+  options.params.cluster_runs = analysis::parse_cluster_runs(o.cluster_runs);
   const analysis::OutputFormat format = analysis::parse_output_format(o.format);
   db::ResultsDb results = db::open_for_reading(o.db);
   const analysis::SweepData data = analysis::load_sweep(results, o.sweep, !o.no_params);
@@ -65,6 +67,10 @@ void register_analyze_command(CLI::App& app) {
                 "pair cells that ran with different world sizes or backends (refused otherwise)");
   cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
   cmd->add_flag("--no-params", opts->no_params, "skip the learned-parameter analysis (MoPE, gates)");
+  cmd->add_option("--cluster-runs", opts->cluster_runs,
+                  "MoPE runs clustered per variant (k-means, gap statistic): at most N, evenly spaced in seed "
+                  "order, or 'all'")
+      ->capture_default_str();
   cmd->footer("Only cells with status done count; the others are listed with the reason. "
               "delta = baseline - variant (positive = better); I = delta(ab) - delta(a) - delta(b).");
   cmd->callback([opts] { run_analyze(*opts); });

@@ -26,6 +26,7 @@ struct ReportCliOptions {
   bool allow_mixed = false;
   uint64_t seed = 12345;
   std::string gnuplot = "gnuplot";
+  std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
 };
 
 void run_report(const ReportCliOptions& o) {
@@ -37,6 +38,7 @@ void run_report(const ReportCliOptions& o) {
   if (!o.factors.empty()) options.analysis.factors = analysis::parse_factors(o.factors);
   options.analysis.allow_mixed_setups = o.allow_mixed;
   options.analysis.rng_seed = o.seed;
+  options.analysis.params.cluster_runs = analysis::parse_cluster_runs(o.cluster_runs);
   db::ResultsDb results = db::open_for_reading(o.db);
   const analysis::SweepData data = analysis::load_sweep(results, o.sweep);
   if (analysis::has_grid(data)) {  // a full report per grid point, and the comparison across points
@@ -69,6 +71,10 @@ void register_report_command(CLI::App& app) {
   cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
                 "pair cells that ran with different world sizes or backends (refused otherwise)");
   cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
+  cmd->add_option("--cluster-runs", opts->cluster_runs,
+                  "MoPE runs clustered per variant (k-means, gap statistic): at most N, evenly spaced in seed "
+                  "order, or 'all'")
+      ->capture_default_str();
   cmd->add_option("--gnuplot", opts->gnuplot, "gnuplot program (name on $PATH or path; empty: no plots)")
       ->capture_default_str();
   cmd->callback([opts] { run_report(*opts); });

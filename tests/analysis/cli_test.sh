@@ -63,6 +63,18 @@ expect_in "bad sweep" "no sweep named 'nope'" "$err"
 run "bad factors" 1 "$EGM" analyze fixture --db "$DB" --factors ega,mope
 expect_in "bad factors" "a,b,ab,base" "$err"
 
+# --cluster-runs: a sample of each variant's MoPE runs is clustered, and the output says so.
+run "cluster runs" 0 "$EGM" analyze fixture --db "$DB" --cluster-runs 1
+expect_in "cluster runs" "ega_mope: k-means on 1 of its 3 MoPE runs" "$out"
+run "cluster runs all" 0 "$EGM" analyze fixture --db "$DB" --cluster-runs all --format json
+case "$out" in *"k-means on"*) fail "cluster runs all: a sample note although every run was clustered" ;; esac
+expect_in "cluster runs all" '"cluster_runs_per_variant": "all"' "$out"
+run "bad cluster runs" 1 "$EGM" analyze fixture --db "$DB" --cluster-runs 0
+[ "$status" = 2 ] || fail "bad cluster runs: exit $status, expected 2"
+expect_in "bad cluster runs" "--cluster-runs: '0' is neither 'all' nor a positive number" "$err"
+run "report bad cluster runs" 1 "$EGM" report fixture --db "$DB" --out "$WORK/report3" --cluster-runs some
+[ -e "$WORK/report3" ] && fail "report bad cluster runs: wrote $WORK/report3"
+
 run "mixed refused" 1 "$EGM" analyze fixture --db "$MIXED"
 expect_in "mixed refused" "--allow-mixed-world-size" "$err"
 expect_in "mixed refused" "ega-s1: world 2 / mpi" "$err"

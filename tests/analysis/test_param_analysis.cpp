@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "analysis/sweep_analysis.h"
+#include "db/migrations.h"
+#include "db/sqlite.h"
+#include "util/error.h"
 #include "fixture.h"
 #include "test_helpers.h"
 
@@ -124,6 +128,192 @@ TEST_F(Params, SharedGapReferenceChoosesAsDrawingPerRun) {
       }
     }
   }
+}
+
+TEST_F(Params, EveryRunIsClusteredUpToTheLimitAndOnlyTheReportedFitIsKept) {
+  // 3 runs per variant, under the default limit: every run is clustered, no note.
+  ASSERT_EQ(analysis_.params.cluster_samples.size(), 2u);
+  for (const ClusterSample& c : analysis_.params.cluster_samples) {
+    EXPECT_EQ(c.clustered, 3u) << c.variant;
+    EXPECT_EQ(c.runs, 3u) << c.variant;
+  }
+  EXPECT_EQ(analysis_.params.cluster_samples[0].variant, "mope");
+  EXPECT_EQ(analysis_.params.cluster_samples[1].variant, "ega_mope");
+  for (const auto& note : analysis_.params.notes) EXPECT_EQ(note.find("k-means on"), std::string::npos) << note;
+  // Of the fits, the chosen one's centres and sizes are what the report reads.
+  const MopeRun& r = run("mope-s1");
+  ASSERT_EQ(r.clusters.fits.size(), r.clusters.chosen_k);
+  EXPECT_EQ(r.clusters.chosen().centres.size(), r.clusters.chosen_k);
+  for (const auto& fit : r.clusters.fits) EXPECT_TRUE(fit.assignments.empty());
+}
+
+TEST_F(Params, ClusterRunsTakesRunsEvenlySpacedInSeedOrderWithUnchangedNumbers) {
+  // At most 2 of each variant's 3 runs: positions 0 and floor(1 * 3 / 2) = 1
+  // in seed order, i.e. seeds 0 and 1; their clusterings are those of
+  // clustering every run, bit for bit; seed 2 has none; a note says so.
+  db::ResultsDb db(dir_.file("r.sqlite"), db::OpenMode::read_only);
+  AnalysisOptions two;
+  two.params.cluster_runs = 2;
+  const SweepAnalysis s = analyze_sweep(db, "fixture", two);
+  ASSERT_EQ(s.params.mope.size(), analysis_.params.mope.size());
+  ASSERT_EQ(s.params.cluster_samples.size(), 2u);
+  for (const ClusterSample& c : s.params.cluster_samples) {
+    EXPECT_EQ(c.clustered, 2u) << c.variant;
+    EXPECT_EQ(c.runs, 3u) << c.variant;
+  }
+  for (std::size_t i = 0; i < s.params.mope.size(); ++i) {
+    const MopeRun& all = analysis_.params.mope[i];
+    const MopeRun& some = s.params.mope[i];
+    ASSERT_EQ(some.key, all.key);
+    EXPECT_EQ(some.pairs.size(), all.pairs.size());
+    EXPECT_EQ(some.move_median, all.move_median);  // the rest of the run's numbers do not depend on it
+    if (some.seed == 2) {
+      EXPECT_FALSE(some.clustered) << some.key;
+      EXPECT_FALSE(some.clustered_init) << some.key;
+      continue;
+    }
+    ASSERT_TRUE(some.clustered) << some.key;
+    ASSERT_TRUE(some.clustered_init) << some.key;
+    for (const auto& [x, y] :
+         {std::pair{&some.clusters, &all.clusters}, std::pair{&some.clusters_init, &all.clusters_init}}) {
+      EXPECT_EQ(x->gap_k, y->gap_k) << some.key;
+      EXPECT_EQ(x->bic_k, y->bic_k) << some.key;
+      EXPECT_EQ(x->silhouette_k, y->silhouette_k) << some.key;
+      ASSERT_EQ(x->scores.size(), y->scores.size());
+      for (std::size_t k = 0; k < x->scores.size(); ++k) {
+        EXPECT_EQ(x->scores[k].within_ss, y->scores[k].within_ss) << some.key;
+        EXPECT_EQ(x->scores[k].gap, y->scores[k].gap) << some.key;
+        EXPECT_EQ(x->scores[k].bic, y->scores[k].bic) << some.key;
+      }
+      EXPECT_EQ(x->chosen().centres, y->chosen().centres) << some.key;
+    }
+  }
+  std::size_t sample_notes = 0;
+  for (const auto& note : s.params.notes)
+    if (note.find("k-means on 2 of its 3 MoPE runs") != std::string::npos) ++sample_notes;
+  EXPECT_EQ(sample_notes, 2u);  // mope and ega_mope
+}
+
+TEST(ClusterRuns, ParsesAllOrAPositiveCount) {
+  EXPECT_EQ(parse_cluster_runs("all"), 0u);
+  EXPECT_EQ(parse_cluster_runs("1"), 1u);
+  EXPECT_EQ(parse_cluster_runs("500"), 500u);
+  for (const char* bad : {"0", "-3", "", "12x", "none", "1.5"})
+    EXPECT_THROW(parse_cluster_runs(bad), ConfigError) << bad;
+}
+
+TEST_F(Params, SnapshotsKeepTheStoredValuesExactly) {
+  // The loaded parameters are the stored snapshots (step 0 and the last),
+  // their values decoded from the stored floats or doubles as they were written.
+  db::ResultsDb db(dir_.file("r.sqlite"), db::OpenMode::read_only);
+  const SweepData data = load_sweep(db, "fixture");
+  const CellData* cell = nullptr;
+  for (const auto& c : data.cells)
+    if (c.row.key == "mope-s1") cell = &c;
+  ASSERT_NE(cell, nullptr);
+  const std::vector<ParamSnapshot>& snapshots = data.params.at(cell->row.id);
+  ASSERT_EQ(snapshots.size(), 2u);
+  EXPECT_EQ(snapshots[0].step, 0);
+  EXPECT_EQ(snapshots[1].step, 100);
+  std::map<std::pair<std::string, int64_t>, double> last;
+  snapshots[1].for_each([&](const db::ParamSeries& s, int64_t idx, double v) { last[{s.name, idx}] = v; });
+  ASSERT_EQ(last.size(), 24u);  // 12 pairs
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(last.at({"omega", i}), fx::mope_omega(i, 1)) << i;
+    EXPECT_EQ(last.at({"sigma", i}), fx::mope_sigma(i, 1)) << i;
+  }
+}
+
+// A schema-v4 file (one row per value, before packed snapshots): 3 ega_mope
+// cells with 16 MoPE pairs and EGA tau (layers 0-1, heads 0, 1, 3; one NULL)
+// at steps 0, 500 and 1000.
+void write_version_four_sweep(const std::string& path) {
+  db::Connection c(path, db::OpenMode::read_write_create);
+  const auto& all = db::results_migrations();
+  ASSERT_GE(all.size(), 5u);
+  ASSERT_EQ(db::migrate(c, {all.begin(), all.begin() + 4}), 4);
+  c.exec("BEGIN");
+  c.exec("INSERT INTO sweeps (id, name, spec_json, spec_hash, created_at, updated_at) VALUES (1, 's', '{}', 'h', 1, 1)");
+  db::Statement insert = c.prepare(
+      "INSERT INTO params (cell_id, run_id, step, module, layer, idx, name, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  for (int64_t cell = 1; cell <= 3; ++cell) {
+    c.execute("INSERT INTO cells (id, sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
+              "max_attempts, updated_at) VALUES (?, 1, ?, ?, 'ega_mope', ?, '{}', 'c', 1000, 1, 1)",
+              cell, cell, "ega_mope-s" + std::to_string(cell), cell);
+    c.execute("INSERT INTO runs (id, cell_id, attempt, status, started_at) VALUES (?, ?, 1, 'done', 1)", cell, cell);
+    auto put = [&](int64_t step, const char* module, int64_t layer, int64_t idx, const char* name,
+                   std::optional<double> value) {
+      insert.reset();
+      insert.bind_all(cell, cell, step, module, layer, idx, name, value);
+      insert.run();
+    };
+    for (int64_t step : {0, 500, 1000}) {
+      for (int64_t pair = 0; pair < 16; ++pair) {
+        put(step, "mope", -1, pair, "omega", static_cast<float>(0.5 + 0.01 * pair + 0.001 * step * (pair % 4)));
+        put(step, "mope", -1, pair, "sigma", 0.1 * static_cast<double>(pair) + cell + 0.01 * step);
+      }
+      for (int64_t layer = 0; layer < 2; ++layer)
+        for (int64_t head : {0, 1, 3})
+          put(step, "ega", layer, head, "tau",
+              head == 3 && step == 1000 && cell == 2 ? std::nullopt
+                                                     : std::optional<double>(0.1 * cell + step / (1.0 + head + layer)));
+    }
+  }
+  c.exec("COMMIT");
+}
+
+TEST(ParamsBeforeVersionFive, RowsGiveTheSameAnalysisAsTheMigratedSnapshots) {
+  ScratchDir dir;
+  const std::string path = dir.file("v4.sqlite");
+  write_version_four_sweep(path);
+  auto analyse = [](db::ResultsDb& db) {
+    const SweepData data = load_sweep(db, "s");
+    std::vector<const CellData*> cells;
+    for (const auto& c : data.cells) cells.push_back(&c);
+    return analyze_params(data, cells, ParamOptions{}, 7);
+  };
+  ParamAnalysis v4, v5;
+  {
+    db::ResultsDb reader(path, db::OpenMode::read_only);
+    ASSERT_EQ(reader.schema_version(), 4);
+    v4 = analyse(reader);
+  }
+  {
+    db::ResultsDb db(path, db::OpenMode::read_write);
+    ASSERT_GE(db.schema_version(), 5);
+    v5 = analyse(db);
+  }
+  ASSERT_EQ(v4.mope.size(), 3u);
+  ASSERT_EQ(v5.mope.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const MopeRun& a = v4.mope[i];
+    const MopeRun& b = v5.mope[i];
+    EXPECT_EQ(a.step, 1000);
+    EXPECT_EQ(b.step, 1000);
+    EXPECT_TRUE(a.has_init && b.has_init);
+    ASSERT_EQ(a.pairs.size(), 16u);
+    ASSERT_EQ(b.pairs.size(), 16u);
+    for (std::size_t j = 0; j < 16; ++j) {
+      EXPECT_EQ(a.pairs[j].omega, b.pairs[j].omega);
+      EXPECT_EQ(a.pairs[j].sigma, b.pairs[j].sigma);
+      EXPECT_EQ(a.pairs[j].sigma0, b.pairs[j].sigma0);
+    }
+    EXPECT_DOUBLE_EQ(b.pairs[3].sigma, 0.3 + static_cast<double>(i + 1) + 10.0);  // step 1000's, not 500's
+    ASSERT_TRUE(a.clustered && b.clustered);
+    EXPECT_EQ(a.clusters.gap_k, b.clusters.gap_k);
+    EXPECT_EQ(a.clusters.scores[1].within_ss, b.clusters.scores[1].within_ss);
+  }
+  ASSERT_EQ(v4.gates.size(), 6u);  // 2 layers x 3 heads
+  ASSERT_EQ(v5.gates.size(), 6u);
+  for (std::size_t g = 0; g < 6; ++g) {
+    EXPECT_EQ(v4.gates[g].n, v5.gates[g].n);
+    EXPECT_EQ(v4.gates[g].mean, v5.gates[g].mean);
+    EXPECT_EQ(v4.gates[g].init_mean, v5.gates[g].init_mean);
+  }
+  // Layer 1, head 3: cell 2's last tau is NULL, so its last value counts from
+  // the two other cells only.
+  EXPECT_EQ(v5.gates[5].idx, 3);
+  EXPECT_EQ(v5.gates[5].n, 2u);
 }
 
 TEST_F(Params, EgaTauAndAlphaPerLayerAndHeadOverSeeds) {
