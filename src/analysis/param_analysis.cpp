@@ -30,9 +30,16 @@ bool on_boundary(double omega, double sigma, double tolerance) {
   return std::fabs(omega * sigma / kAdmissibility - 1.0) <= tolerance;
 }
 
+// stats::quantile_sorted(sorted values, 0.5) without sorting them all: the
+// same two order statistics in the same formula, so the same number.
 double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return stats::quantile_sorted(values, 0.5);
+  if (values.size() < 2) return stats::quantile_sorted(values, 0.5);
+  const double pos = 0.5 * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
+  const double a = values[lo];
+  const double b = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
+  return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 
 struct OmegaSigma {
@@ -115,33 +122,41 @@ class ClusterJobs {
 };
 
 // The (omega, sigma) pairs of a snapshot by idx ascending; empty when it has
-// no MoPE omega or sigma.
+// no MoPE omega or sigma. Of two values of one idx and name the later in the
+// layout wins.
 std::vector<std::pair<int64_t, OmegaSigma>> mope_pairs_of(const ParamSnapshot& snapshot) {
-  std::vector<std::pair<int64_t, OmegaSigma>> out;
+  std::vector<std::pair<int64_t, double>> omegas, sigmas;
   std::size_t at = 0;
   for (const db::ParamSeries& s : *snapshot.layout) {
     const bool omega = s.name == "omega", sigma = s.name == "sigma";
-    if (s.module == "mope" && (omega || sigma))
+    if (s.module == "mope" && (omega || sigma)) {
+      auto& into = omega ? omegas : sigmas;
+      into.reserve(into.size() + static_cast<std::size_t>(s.count));
       for (int64_t i = 0; i < s.count; ++i) {
         const double v = snapshot.value(at + static_cast<std::size_t>(i));
-        if (std::isnan(v)) continue;
-        out.push_back({s.first + i, OmegaSigma{}});
-        (omega ? out.back().second.omega : out.back().second.sigma) = v;
+        if (!std::isnan(v)) into.push_back({s.first + i, v});
       }
+    }
     at += static_cast<std::size_t>(s.count);
   }
-  // One entry per idx: omega and sigma of the same idx merged.
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::pair<int64_t, OmegaSigma>> merged;
-  for (auto& e : out) {
-    if (!merged.empty() && merged.back().first == e.first) {
-      if (e.second.omega) merged.back().second.omega = e.second.omega;
-      if (e.second.sigma) merged.back().second.sigma = e.second.sigma;
-    } else {
-      merged.push_back(e);
-    }
+  // A layout lists each series by idx and the series in (module, layer, name,
+  // idx) order, so these are sorted already unless MoPE has several layers.
+  auto by_idx = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(omegas.begin(), omegas.end(), by_idx)) std::stable_sort(omegas.begin(), omegas.end(), by_idx);
+  if (!std::is_sorted(sigmas.begin(), sigmas.end(), by_idx)) std::stable_sort(sigmas.begin(), sigmas.end(), by_idx);
+  std::vector<std::pair<int64_t, OmegaSigma>> out;
+  out.reserve(std::max(omegas.size(), sigmas.size()));
+  std::size_t i = 0, j = 0;
+  while (i < omegas.size() || j < sigmas.size()) {
+    const int64_t idx = j == sigmas.size()   ? omegas[i].first
+                        : i == omegas.size() ? sigmas[j].first
+                                             : std::min(omegas[i].first, sigmas[j].first);
+    OmegaSigma pair;
+    for (; i < omegas.size() && omegas[i].first == idx; ++i) pair.omega = omegas[i].second;
+    for (; j < sigmas.size() && sigmas[j].first == idx; ++j) pair.sigma = sigmas[j].second;
+    out.push_back({idx, pair});
   }
-  return merged;
+  return out;
 }
 
 void analyse_mope_run(const CellData& cell, const std::vector<ParamSnapshot>& snapshots, const ParamOptions& options,
@@ -164,6 +179,9 @@ void analyse_mope_run(const CellData& cell, const std::vector<ParamSnapshot>& sn
   if (run.step == 0) out.notes.push_back(fmt::format("{}: only step-0 MoPE values recorded", run.key));
 
   std::vector<double> moves, ratios;
+  moves.reserve(last.size());
+  ratios.reserve(last.size());
+  run.pairs.reserve(last.size());
   std::size_t skipped = 0, with_init = 0, boundary = 0, boundary0 = 0;
   for (const auto& [idx, now] : last) {
     const bool usable = now.complete() && *now.omega > 0 && *now.sigma > 0 && std::isfinite(*now.omega) &&

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <map>
 #include <set>
@@ -384,8 +385,17 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   }
 
   std::vector<const CellData*> done;
-  for (const auto& c : data.cells) {
+  for (const auto& c : data.cells)
     if (c.row.status == db::CellStatus::done) done.push_back(&c);
+  // The learned parameters on a thread of their own, beside the rest: they
+  // read only `data` and `done`, and their numbers depend only on them and
+  // the options (their own RNG seeds), so the result is the same.
+  std::future<ParamAnalysis> params;
+  if (o.analyse_params)
+    params = std::async(std::launch::async, [&data, &done, &o] {
+      return analyze_params(data, done, o.params, o.rng_seed);
+    });
+  for (const auto& c : data.cells) {
     if (std::optional<std::string> why = exclusion_reason(c, o.metric))
       a.excluded.push_back({c.row.key, c.row.variant, c.row.seed, db::to_string(c.row.status), *why});
     else if (std::isfinite(*c.value(o.metric)))
@@ -479,7 +489,7 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   if (!a.setup_conflicts.empty() && !o.allow_mixed_setups) EGM_THROW(ConfigError, "{}", setup_refusal(a.setup_conflicts));
 
   if (o.analyse_params) {
-    a.params = analyze_params(data, done, o.params, o.rng_seed);
+    a.params = params.get();
     // Workers measure gate_open_share at each eval (GPTImpl::gate_open_shares); runs
     // recorded before that have only tau and alpha.
     const auto& gates = a.params.gates;
