@@ -1,6 +1,5 @@
 #include "model/causal_attention_kernels.h"
 
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,7 @@
 
 #include "model/counter_dropout.h"
 #include "model/head_slices.h"
+#include "model/parallel.h"
 #include "model/cpu_blas.h"
 #include "model/vector_math.h"
 
@@ -38,7 +38,7 @@ torch::Tensor scores_forward(const torch::Tensor& q, const torch::Tensor& k, dou
   const int64_t bias_heads = has_bias ? bias.size(0) : 0;
   const float scale = static_cast<float>(scale_d);
   SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
     for (int64_t bh = begin; bh < end; ++bh) {
       float* s = s_data + bh * T * T;
       const float* b = bias_data ? bias_data + (bias_heads == 1 ? 0 : bh % H) * T * T : nullptr;
@@ -70,7 +70,7 @@ std::pair<torch::Tensor, torch::Tensor> scores_backward(const torch::Tensor& dS_
   float* dk_data = dk.data_ptr<float>();
   const float scale = static_cast<float>(scale_d);
   SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> diag(kBlock * kBlock);
     for (int64_t bh = begin; bh < end; ++bh) {
       const float* ds = ds_data + bh * T * T;
@@ -138,7 +138,7 @@ torch::Tensor lower_triangular_matmul(const torch::Tensor& P, const torch::Tenso
   const Slices vs(v);
   float* y_data = y.data_ptr<float>();
   SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> panel(kBlock * T), scratch(T);
     for (int64_t bh = begin; bh < end; ++bh) {
       for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
@@ -173,7 +173,7 @@ std::pair<torch::Tensor, torch::Tensor> mix_backward(const torch::Tensor& dy_in,
   float* dp_data = dP.data_ptr<float>();
   float* dv_data = dv.data_ptr<float>();
   SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> panel(T * kBlock);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t base = bh * T * T;
@@ -281,7 +281,7 @@ GatedMixGrads gated_mix_backward(const torch::Tensor& dy_in, const torch::Tensor
   float *da = g.da.data_ptr<float>(), *dc = g.dc.data_ptr<float>(), *dd = g.dd.data_ptr<float>();
   float* dv_data = g.dv.data_ptr<float>();
   SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> m_panel(kBlock * T), a_panel(kBlock * T), g_panel(kBlock * T);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t base = bh * T * T, bh_t = bh * T;

@@ -1,11 +1,12 @@
 #include "model/counter_dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+
+#include "model/parallel.h"
 
 namespace egm {
 namespace {
@@ -126,7 +127,7 @@ torch::Tensor apply_mask(const torch::Tensor& x, const DropoutMask& mask) {
   torch::Tensor out = torch::empty_like(in, at::MemoryFormat::Contiguous);
   const float* src = in.data_ptr<float>();
   float* dst = out.data_ptr<float>();
-  at::parallel_for(0, in.numel(), kGrain,
+  parallel_for(0, in.numel(), kGrain,
                    [&](int64_t begin, int64_t end) { mask.apply(begin, end - begin, src + begin, dst + begin); });
   return out;
 }

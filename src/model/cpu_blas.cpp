@@ -14,6 +14,7 @@ using SgemmFn = void (*)(const char*, const char*, const int*, const int*, const
 using SetThreadsFn = void (*)(int);
 using GetThreadsFn = int (*)();
 using CoreNameFn = char* (*)();
+using LocalThreadsFn = int (*)(int);
 
 template <typename Fn>
 Fn lookup(const char* name) {
@@ -25,6 +26,9 @@ struct BlasSymbols {
   SetThreadsFn set_threads = lookup<SetThreadsFn>("openblas_set_num_threads");
   GetThreadsFn get_threads = lookup<GetThreadsFn>("openblas_get_num_threads");
   CoreNameFn core_name = lookup<CoreNameFn>("openblas_get_corename");
+  // MKL's C entry (the lower-case symbol is the Fortran one, which takes a pointer): sets this
+  // thread's thread count (0 = back to the global one) and returns the previous setting.
+  LocalThreadsFn mkl_local_threads = lookup<LocalThreadsFn>("MKL_Set_Num_Threads_Local");
 };
 
 const BlasSymbols& blas() {
@@ -99,6 +103,14 @@ SingleThreadedBlas::SingleThreadedBlas() {
 
 SingleThreadedBlas::~SingleThreadedBlas() {
   if (saved_ > 1) blas().set_threads(saved_);
+}
+
+ThreadLocalSingleBlas::ThreadLocalSingleBlas() {
+  if (const LocalThreadsFn set = blas().mkl_local_threads) saved_ = set(1);
+}
+
+ThreadLocalSingleBlas::~ThreadLocalSingleBlas() {
+  if (saved_ >= 0) blas().mkl_local_threads(saved_);
 }
 
 }  // namespace egm

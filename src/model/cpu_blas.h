@@ -46,4 +46,19 @@ class SingleThreadedBlas {
   int saved_ = 0;
 };
 
+// While alive, MKL (when it is the BLAS) runs the calling thread's products on
+// that thread only (MKL_Set_Num_Threads_Local): for egm's own worker threads
+// (model/parallel.h), where MKL would otherwise start a team of its own per
+// thread. Does nothing under other BLAS libraries.
+class ThreadLocalSingleBlas {
+ public:
+  ThreadLocalSingleBlas();
+  ~ThreadLocalSingleBlas();
+  ThreadLocalSingleBlas(const ThreadLocalSingleBlas&) = delete;
+  ThreadLocalSingleBlas& operator=(const ThreadLocalSingleBlas&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
 }  // namespace egm

@@ -1,6 +1,5 @@
 #include "model/flash_attention_kernels.h"
 
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <array>
@@ -15,6 +14,7 @@
 #include "model/counter_dropout.h"
 #include "model/cpu_blas.h"
 #include "model/head_slices.h"
+#include "model/parallel.h"
 #include "model/vector_math.h"
 
 namespace egm {
@@ -92,7 +92,7 @@ torch::Tensor flash_forward(const torch::Tensor& q, const torch::Tensor& k, cons
   const Slices ys(y);
   float* lse_data = lse.data_ptr<float>();
   SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, pr.B * pr.H, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(0, pr.B * pr.H, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> s_panel(kBlock * T), m_panel(kBlock * T), g_row(T);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t bh_t = bh * T;
@@ -169,7 +169,7 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
   float* dc = gate.on() ? g.dc.data_ptr<float>() : nullptr;
   float* dd = gate.on() ? g.dd.data_ptr<float>() : nullptr;
   SingleThreadedBlas one_blas_thread;
-  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
     // p: probabilities, then dS; m: mixing weights M; a/gv: dropout(P) and the gate (gate only); dm: dM -> dP;
     // f: the dropout factors, drawn once per row and used for both M and dP.
     std::vector<float> p_panel(kBlock * T), m_panel(kBlock * T), a_panel, g_panel, dm_panel(kBlock * T),
