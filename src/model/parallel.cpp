@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <c10/util/ParallelGuard.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -35,6 +36,8 @@ class Pool {
 
   // Runs job(i) for i in [0, chunks); false (nothing run) when another thread holds the pool.
   bool try_run(int64_t chunks, const std::function<void(int64_t)>& job) {
+    // A forked child has none of the parent's workers: it runs serially.
+    if (getpid() != owner_) return false;
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
     grow(static_cast<size_t>(chunks - 1));
@@ -95,6 +98,7 @@ class Pool {
     }
   }
 
+  const pid_t owner_ = getpid();
   std::mutex busy_;   // held by the thread running a job
   std::mutex mutex_;  // guards everything below but next_
   std::condition_variable wake_, done_;

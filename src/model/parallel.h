@@ -14,7 +14,8 @@
 // at::parallel_for) and MKL runs each call on the calling thread, so the
 // per-(batch, head) matrix products do not fan out again. A call made from a
 // chunk, or while another thread is using the pool, runs serially on its
-// thread. The first exception thrown by a chunk is rethrown to the caller.
+// thread, as does one in a process forked after the pool started. The first
+// exception thrown by a chunk is rethrown to the caller.
 #pragma once
 
 #include <cstdint>

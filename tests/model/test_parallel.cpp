@@ -1,11 +1,14 @@
 // egm::parallel_for (model/parallel.h), the loop the CPU attention and dropout
 // kernels run on: that it really runs chunks at the same time (a barrier that
 // only two concurrent chunks can pass), covers the range once in contiguous
-// chunks, runs nested calls serially, passes exceptions on; and that the
-// kernels give bit-identical results with 1 and 2 threads.
+// chunks, runs nested calls serially, finishes in a forked child, passes
+// exceptions on; and that the kernels give bit-identical results with 1 and 2
+// threads.
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -110,6 +113,25 @@ TEST(ParallelFor, AnExceptionReachesTheCallerAndThePoolGoesOn) {
     for (int64_t i = b; i < e; ++i) sum += i;
   });
   EXPECT_EQ(sum, 4950);
+}
+
+TEST(ParallelFor, AForkedChildRunsSerially) {
+  Threads two(2);
+  egm::parallel_for(0, 2, 1, [](int64_t, int64_t) {});  // the parent's workers exist now
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a child waiting for workers it does not have would hang: let it die instead
+    int64_t sum = 0;
+    egm::parallel_for(0, 100, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sum += i;
+    });
+    _exit(sum == 4950 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child did not finish (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 // Forward and gradients of the flash kernels (gated, with dropout and an ALiBi-like
