@@ -33,7 +33,7 @@ constexpr int kLanes = 16;  // independent accumulators: the reductions vectoris
 }  // namespace
 
 // As e / (1 + e) or 1 / (1 + e) with e = exp(-|x|), so neither side overflows.
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+EGM_CPU_CLONES
 void affine_sigmoid(float a, float c, const float* d, int64_t n, float* G) {
   for (int64_t j = 0; j < n; ++j) {
     const float x = a * d[j] + c;
@@ -45,7 +45,7 @@ void affine_sigmoid(float a, float c, const float* d, int64_t n, float* G) {
   }
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+EGM_CPU_CLONES
 void exp_shifted(const float* x, float shift, int64_t n, float* out) {
   for (int64_t j = 0; j < n; ++j) {
     const float t = x[j] - shift;
@@ -53,7 +53,7 @@ void exp_shifted(const float* x, float shift, int64_t n, float* out) {
   }
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+EGM_CPU_CLONES
 float max_of(const float* x, int64_t n) {
   float acc[kLanes];
   std::fill(acc, acc + kLanes, -std::numeric_limits<float>::infinity());
@@ -64,7 +64,7 @@ float max_of(const float* x, int64_t n) {
   return *std::max_element(acc, acc + kLanes);
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+EGM_CPU_CLONES
 float sum_of(const float* x, int64_t n) {
   float acc[kLanes] = {};
   int64_t j = 0;
@@ -76,7 +76,7 @@ float sum_of(const float* x, int64_t n) {
   return s;
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+EGM_CPU_CLONES
 float dot_of(const float* x, const float* y, int64_t n) {
   float acc[kLanes] = {};
   int64_t j = 0;
