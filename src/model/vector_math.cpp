@@ -32,9 +32,16 @@ constexpr int kLanes = 16;  // independent accumulators: the reductions vectoris
 
 }  // namespace
 
+// The cloned loops live in this unit only, each defined once with its attribute and called
+// from a plain exported function: GCC and Clang both build the three clones and an ifunc
+// resolver from that. (With the attribute on the header's declarations instead, every calling
+// unit emits its own resolver: GCC then fails to link and Clang's callers got garbage; with it
+// on exported definitions only, Clang 14 built just the AVX-512 body.)
+namespace {
+
 // As e / (1 + e) or 1 / (1 + e) with e = exp(-|x|), so neither side overflows.
-EGM_CPU_CLONES
-void affine_sigmoid(float a, float c, const float* d, int64_t n, float* G) {
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+void affine_sigmoid_impl(float a, float c, const float* d, int64_t n, float* G) {
   for (int64_t j = 0; j < n; ++j) {
     const float x = a * d[j] + c;
     const float t = std::max(-std::fabs(x), -87.0f);
@@ -45,16 +52,16 @@ void affine_sigmoid(float a, float c, const float* d, int64_t n, float* G) {
   }
 }
 
-EGM_CPU_CLONES
-void exp_shifted(const float* x, float shift, int64_t n, float* out) {
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+void exp_shifted_impl(const float* x, float shift, int64_t n, float* out) {
   for (int64_t j = 0; j < n; ++j) {
     const float t = x[j] - shift;
     out[j] = exp_nonpositive(std::max(t, -87.0f)) * static_cast<float>(t >= -87.0f);
   }
 }
 
-EGM_CPU_CLONES
-float max_of(const float* x, int64_t n) {
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+float max_of_impl(const float* x, int64_t n) {
   float acc[kLanes];
   std::fill(acc, acc + kLanes, -std::numeric_limits<float>::infinity());
   int64_t j = 0;
@@ -64,8 +71,8 @@ float max_of(const float* x, int64_t n) {
   return *std::max_element(acc, acc + kLanes);
 }
 
-EGM_CPU_CLONES
-float sum_of(const float* x, int64_t n) {
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+float sum_of_impl(const float* x, int64_t n) {
   float acc[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
@@ -76,8 +83,8 @@ float sum_of(const float* x, int64_t n) {
   return s;
 }
 
-EGM_CPU_CLONES
-float dot_of(const float* x, const float* y, int64_t n) {
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+float dot_of_impl(const float* x, const float* y, int64_t n) {
   float acc[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
@@ -87,5 +94,13 @@ float dot_of(const float* x, const float* y, int64_t n) {
   for (float a : acc) s += a;
   return s;
 }
+
+}  // namespace
+
+void affine_sigmoid(float a, float c, const float* d, int64_t n, float* G) { affine_sigmoid_impl(a, c, d, n, G); }
+void exp_shifted(const float* x, float shift, int64_t n, float* out) { exp_shifted_impl(x, shift, n, out); }
+float max_of(const float* x, int64_t n) { return max_of_impl(x, n); }
+float sum_of(const float* x, int64_t n) { return sum_of_impl(x, n); }
+float dot_of(const float* x, const float* y, int64_t n) { return dot_of_impl(x, y, n); }
 
 }  // namespace egm
