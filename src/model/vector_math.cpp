@@ -40,7 +40,7 @@ constexpr int kLanes = 16;  // independent accumulators: the reductions vectoris
 namespace {
 
 // As e / (1 + e) or 1 / (1 + e) with e = exp(-|x|), so neither side overflows.
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 void affine_sigmoid_impl(float a, float c, const float* d, int64_t n, float* G) {
   for (int64_t j = 0; j < n; ++j) {
     const float x = a * d[j] + c;
@@ -52,7 +52,7 @@ void affine_sigmoid_impl(float a, float c, const float* d, int64_t n, float* G) 
   }
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 void exp_shifted_impl(const float* x, float shift, int64_t n, float* out) {
   for (int64_t j = 0; j < n; ++j) {
     const float t = x[j] - shift;
@@ -60,7 +60,7 @@ void exp_shifted_impl(const float* x, float shift, int64_t n, float* out) {
   }
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 float max_of_impl(const float* x, int64_t n) {
   float acc[kLanes];
   std::fill(acc, acc + kLanes, -std::numeric_limits<float>::infinity());
@@ -71,7 +71,7 @@ float max_of_impl(const float* x, int64_t n) {
   return *std::max_element(acc, acc + kLanes);
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 float sum_of_impl(const float* x, int64_t n) {
   float acc[kLanes] = {};
   int64_t j = 0;
@@ -83,7 +83,7 @@ float sum_of_impl(const float* x, int64_t n) {
   return s;
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 float dot_of_impl(const float* x, const float* y, int64_t n) {
   float acc[kLanes] = {};
   int64_t j = 0;
