@@ -56,20 +56,26 @@ namespace {
 
 // Counters [c0, c0 + n) -> their 64 random bits. A plain loop over independent lanes, so the
 // compiler vectorises it; the AVX-512 clone has a 64-bit vector multiply (vpmullq), the
-// others emulate it. Picked once at load time by the CPU (GCC's target_clones).
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+// others emulate it. Picked once at load time by the CPU's features (not `arch=skylake-avx512`:
+// the resolver matches that by CPU model, and a hypervisor's unnamed model never gets it).
+__attribute__((target_clones("avx512dq", "avx2", "default")))
 void counter_bits(uint64_t seed, uint64_t c0, int64_t n, uint64_t* out) {
   for (int64_t k = 0; k < n; ++k) out[k] = mix64(seed + (c0 + static_cast<uint64_t>(k)) * kGolden);
 }
 
 // out[j] = x[j] * (bits[j] < threshold ? scale : 0), as torch.dropout multiplies (a dropped NaN stays NaN).
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+// Called in place too (out == x): element j is read only before its own store, so the iterations
+// are independent, which Clang's run-time overlap check would otherwise not see (scalar loop).
+__attribute__((target_clones("avx512dq", "avx2", "default")))
 void scale_kept(const uint32_t* bits, uint32_t threshold, float scale, int64_t n, const float* x, float* out) {
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#endif
   for (int64_t j = 0; j < n; ++j) out[j] = x[j] * (bits[j] < threshold ? scale : 0.0f);  // NaN stays NaN
 }
 
 // out[j] = bits[j] < threshold ? scale : 0: the factors scale_kept multiplies by.
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target_clones("avx512dq", "avx2", "default")))
 void kept_factors(const uint32_t* bits, uint32_t threshold, float scale, int64_t n, float* out) {
   for (int64_t j = 0; j < n; ++j) out[j] = bits[j] < threshold ? scale : 0.0f;
 }

@@ -52,12 +52,21 @@ void affine_sigmoid_impl(float a, float c, const float* d, int64_t n, float* G) 
   }
 }
 
+inline float exp_shifted_one(float x, float shift) {
+  const float t = x - shift;
+  return exp_nonpositive(std::max(t, -87.0f)) * static_cast<float>(t >= -87.0f);
+}
+
+// The kernels call this in place (out == x). Clang's plain loop then fails its run-time overlap
+// check and runs scalar (0.5 s against 0.07 s for 400,000 rows of 256); each element is read
+// before its own store only, so telling it the iterations are independent is true. GCC's check
+// accepts out == x (and a blocked form costs GCC 50%).
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void exp_shifted_impl(const float* x, float shift, int64_t n, float* out) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float t = x[j] - shift;
-    out[j] = exp_nonpositive(std::max(t, -87.0f)) * static_cast<float>(t >= -87.0f);
-  }
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+  for (int64_t j = 0; j < n; ++j) out[j] = exp_shifted_one(x[j], shift);
 }
 
 __attribute__((target_clones("avx512f", "avx2", "default")))
