@@ -1,6 +1,6 @@
 // Element-wise loops over float rows for the CPU attention kernels, written
-// so that GCC vectorises them (vector_math.cpp is compiled with the full
-// vectoriser and cloned for AVX-512 / AVX2 / the baseline).
+// so that GCC and Clang vectorise them, in place too (vector_math.cpp is compiled
+// with the full vectoriser and cloned for AVX-512 / AVX2 / the baseline).
 #pragma once
 
 #include <cstdint>
