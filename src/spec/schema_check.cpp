@@ -8,9 +8,11 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "spec/generated_experiment_schema.h"
 #include "util/json_limits.h"
@@ -20,11 +22,25 @@ namespace {
 
 using nlohmann::json;
 
+// The schema without its "uniqueItems" keywords, which unique_items_problems
+// checks instead: valijson compares every pair of items (O(n^2): 25,000 seeds
+// took seconds, a hostile million would take hours) and reports every pair.
+json without_unique_items(json schema) {
+  if (schema.is_object()) {
+    schema.erase("uniqueItems");
+    for (auto& [key, value] : schema.items()) value = without_unique_items(std::move(value));
+  } else if (schema.is_array()) {
+    for (auto& value : schema) value = without_unique_items(std::move(value));
+  }
+  return schema;
+}
+
 const valijson::Schema& compiled_schema() {
   static const std::unique_ptr<valijson::Schema> schema = [] {
     auto s = std::make_unique<valijson::Schema>();
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    valijson::adapters::NlohmannJsonAdapter adapter(experiment_schema());
+    const json checked = without_unique_items(experiment_schema());
+    valijson::adapters::NlohmannJsonAdapter adapter(checked);
     parser.populateSchema(adapter, *s);
     return s;
   }();
@@ -180,15 +196,6 @@ Problem translate(const valijson::ValidationResults::Error& error, const json& d
                         (*schema)["pattern"].get<std::string>(), describe_value(value))};
   if (starts_with(d, "Array should contain no fewer than") && schema && schema->value("minItems", 0) == 1)
     return {render_path(steps), "must not be empty"};
-  if (starts_with(d, "Elements at indexes #")) {
-    // "Elements at indexes #0 and #2 violate uniqueness constraint."
-    size_t first = d.find('#'), second = d.find('#', first + 1);
-    size_t a = std::stoul(d.substr(first + 1)), b = std::stoul(d.substr(second + 1));
-    std::vector<Step> at = steps;
-    at.push_back(Step{true, {}, b});
-    return {render_path(at), fmt::format("duplicate of item [{}] ({}); items must be unique", a,
-                                         describe_value(value_at(document, at)))};
-  }
   if (starts_with(d, "Expected number greater than") && schema && schema->contains("minimum"))
     return {render_path(steps),
             fmt::format("must be >= {}, got {}", (*schema)["minimum"].dump(), describe_value(value))};
@@ -196,6 +203,55 @@ Problem translate(const valijson::ValidationResults::Error& error, const json& d
     return {render_path(steps),
             fmt::format("must be <= {}, got {}", (*schema)["maximum"].dump(), describe_value(value))};
   return {render_path(steps), d};
+}
+
+// "uniqueItems" of the schema, checked by sorting: each item equal to an earlier one is
+// one problem naming the first ("$.seeds[2]: duplicate of item [0] (number 0)").
+// Walks the document beside the schema as schema_at does (properties, additionalProperties,
+// items, $ref), so every array the schema marks unique is checked, wherever it sits.
+void unique_items_problems(const json& value, const json* schema, std::vector<Step>& steps,
+                           std::vector<Problem>& problems) {
+  schema = follow_ref(schema);
+  if (!schema || !schema->is_object()) return;
+  if (value.is_array()) {
+    if (schema->value("uniqueItems", false) && value.size() > 1) {
+      std::vector<size_t> order(value.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return value[a] < value[b]; });
+      std::vector<std::pair<size_t, size_t>> duplicates;  // (later index, first index)
+      for (size_t k = 1, first = order[0]; k < order.size(); ++k) {
+        if (value[order[k]] == value[order[k - 1]])
+          duplicates.emplace_back(order[k], first);
+        else
+          first = order[k];
+      }
+      std::sort(duplicates.begin(), duplicates.end());
+      for (const auto& [later, first] : duplicates) {
+        steps.push_back(Step{true, {}, later});
+        problems.push_back({render_path(steps), fmt::format("duplicate of item [{}] ({}); items must be unique", first,
+                                                            describe_value(&value[later]))});
+        steps.pop_back();
+      }
+    }
+    if (schema->contains("items") && (*schema)["items"].is_object())
+      for (size_t i = 0; i < value.size(); ++i) {
+        steps.push_back(Step{true, {}, i});
+        unique_items_problems(value[i], &(*schema)["items"], steps, problems);
+        steps.pop_back();
+      }
+  } else if (value.is_object()) {
+    for (const auto& [key, child] : value.items()) {
+      const json* child_schema = nullptr;
+      if (schema->contains("properties") && (*schema)["properties"].contains(key))
+        child_schema = &(*schema)["properties"][key];
+      else if (schema->contains("additionalProperties") && (*schema)["additionalProperties"].is_object())
+        child_schema = &(*schema)["additionalProperties"];
+      if (!child_schema) continue;
+      steps.push_back(Step{false, key, 0});
+      unique_items_problems(child, child_schema, steps, problems);
+      steps.pop_back();
+    }
+  }
 }
 
 }  // namespace
@@ -214,15 +270,18 @@ std::vector<Problem> schema_problems(const json& document) {
   valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(document);
-  if (validator.validate(compiled_schema(), target, &results)) return {};
   std::vector<Problem> problems;
-  std::set<std::pair<std::string, std::string>> seen;
-  valijson::ValidationResults::Error error;
-  while (results.popError(error)) {
-    if (is_summary(error.description)) continue;
-    Problem p = translate(error, document);
-    if (seen.insert({p.path, p.message}).second) problems.push_back(std::move(p));
+  if (!validator.validate(compiled_schema(), target, &results)) {
+    std::set<std::pair<std::string, std::string>> seen;
+    valijson::ValidationResults::Error error;
+    while (results.popError(error)) {
+      if (is_summary(error.description)) continue;
+      Problem p = translate(error, document);
+      if (seen.insert({p.path, p.message}).second) problems.push_back(std::move(p));
+    }
   }
+  std::vector<Step> steps;
+  unique_items_problems(document, &experiment_schema(), steps, problems);
   return problems;
 }
 

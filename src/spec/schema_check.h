@@ -12,7 +12,8 @@
 
 namespace egm::spec {
 
-// Every violation, in the order valijson reports them; empty = valid.
+// Every violation, in the order valijson reports them, then the arrays whose items must be
+// unique (checked here by sorting, not by valijson's pairwise loop); empty = valid.
 std::vector<Problem> schema_problems(const nlohmann::json& document);
 
 // `path` extended by an object key: "$.a.b", or "$.a[\"b c\"]" when the key is

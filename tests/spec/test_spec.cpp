@@ -173,6 +173,45 @@ TEST(SpecSchema, SeedsMustBeANonEmptyListOfUniqueNonNegativeIntegers) {
   EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds"), "required"));
 }
 
+// The schema's "uniqueItems" arrays are checked by sorting, not by valijson's
+// pairwise loop: each item equal to an earlier one is one problem naming the first.
+TEST(SpecSchema, EveryDuplicateIsNamedOnceWithTheItemItRepeats) {
+  json j = minimal();
+  j["seeds"] = {5, 7, 5, 9, 7, 5};
+  const auto p = problems_of(j);
+  EXPECT_TRUE(mentions(at(p, "$.seeds[2]"), "duplicate of item [0] (number 5)"));
+  EXPECT_TRUE(mentions(at(p, "$.seeds[4]"), "duplicate of item [1] (number 7)"));
+  EXPECT_TRUE(mentions(at(p, "$.seeds[5]"), "duplicate of item [0] (number 5)"));
+  EXPECT_EQ(std::count_if(p.begin(), p.end(), [](const Problem& q) { return mentions(q, "duplicate"); }), 3);
+}
+
+TEST(SpecSchema, UniqueItemsIsCheckedWhereverTheSchemaAsksForIt) {
+  json j = minimal();
+  j["variants"] = {"base", "ega", "base"};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.variants[2]"), "duplicate of item [0]"));
+  j = minimal();
+  j.erase("variants");
+  j["factorial"] = {{"attention", {"standard", "ega"}}, {"position", {"learned", "mope", "learned"}}};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.factorial.position[2]"), "duplicate of item [0]"));
+  j = minimal();
+  j["grid"] = {{"train.lr", {0.001, 0.003, 0.001}}};  // under additionalProperties
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.grid[\"train.lr\"][2]"), "duplicate of item [0]"));
+}
+
+// A large seed list (near the 1 MiB spec limit) with one repeat at its end: found, and
+// named once (valijson's pairwise check made that 7 x 10^9 comparisons, minutes).
+TEST(SpecSchema, ALargeSeedListIsCheckedForDuplicates) {
+  json j = minimal();
+  json seeds = json::array();
+  for (int s = 0; s < 120000; ++s) seeds.push_back(s);
+  seeds.push_back(98765);
+  j["seeds"] = seeds;
+  const auto p = problems_of(j.dump());
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].path, "$.seeds[120000]");
+  EXPECT_TRUE(mentions(p[0], "duplicate of item [98765]")) << p[0].message;
+}
+
 TEST(SpecSchema, RangesEnumsAndNames) {
   json j = minimal();
   j["retries"] = -1;
