@@ -215,6 +215,14 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
   connection_.exec("PRAGMA journal_mode = WAL");
   connection_.exec("PRAGMA synchronous = NORMAL");
   connection_.exec("PRAGMA foreign_keys = ON");
+  // A writer's page cache of 64 MiB instead of SQLite's 2 MB: the coordinator's
+  // inserts land in the B-trees of every running cell at once (1,000 workers:
+  // thousands of leaf pages), and with 2 MB it re-read them from the OS and
+  // spilled dirty ones to the WAL mid-transaction (results/BENCHMARKS.md, issue 16).
+  connection_.exec("PRAGMA cache_size = -65536");
+  // Savepoints' sub-journals (each message's writes are one, inside the
+  // loop's transaction) in memory, not in a temporary file written page by page.
+  connection_.exec("PRAGMA temp_store = MEMORY");
   migrate(connection_, results_migrations());
   schema_version_ = connection_.user_version();
 }
