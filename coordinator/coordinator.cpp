@@ -213,9 +213,13 @@ void Coordinator::setup() {
 
 int Coordinator::main_loop() {
   // Messages handled per pass at most: a full mailbox (1,000 busy workers)
-  // then commits once per 256 messages; 64 made the commits (the WAL's page
-  // writes) a quarter of the coordinator's time (results/BENCHMARKS.md).
-  constexpr int kBurst = 256;
+  // then commits once per 1,024 messages (~35 ms of them at saturation; a
+  // mailbox holds fewer when the coordinator keeps up). Each commit writes
+  // every page the pass dirtied to the WAL, and a page is dirtied by each
+  // running cell's rows anew: 64 made the commits a quarter of the
+  // coordinator's time, 256 -> 1,024 took its loop from ~2,450 to ~2,650-3,600
+  // completions per CPU-s (results/BENCHMARKS.md, issue 16).
+  constexpr int kBurst = 1024;
   // Writes are committed once they are this old (group commit; the loop
   // passes every 5 ms when idle): one commit per pass was about one per
   // finished cell with 1,000 workers, and its WAL writes a quarter of the
@@ -389,7 +393,7 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
   // The checkpoint is on disk already; its record (and the steps before it)
   // are committed at the end of this burst of messages, before anything
   // else, so only a coordinator killed within that burst (at most kBurst
-  // messages, milliseconds) leaves a gap between what the database holds and
+  // messages, tens of milliseconds) leaves a gap between what the database holds and
   // where the run resumes.
   if (mapped.checkpoint_step) commit_now_ = true;
   if (mapped.progress) {
@@ -614,6 +618,12 @@ void Coordinator::check_group_sizes(const spec::ExperimentSpec& spec) const {
 void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id) {
   CellSlot& cell = cells_.at(cell_id);
   EGM_CHECK(cell.row.status != db::CellStatus::done, "cell {} is done; it must not run again", cell.row.key);
+  // ASSIGN carries the config as the database holds it (no tree per ASSIGN): one
+  // JSON object, or a damaged row stops the sweep here, naming its cell, before
+  // an attempt is opened, rather than in the worker.
+  EGM_REQUIRE(is_json_object_text(cell.row.config_json), DbError,
+              "{}: cells.config_json of {} is not a JSON object (the database was changed by hand?): {}",
+              db().path(), cell.row.key, cell.row.config_json.substr(0, 80));
   WorkerSlot& leader = *group.front();
   std::vector<int> ranks;
   std::vector<const sweep::Hello*> hellos;
@@ -643,7 +653,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   a.cell_key = cell.row.key;
   a.variant = cell.row.variant;
   a.seed = static_cast<uint64_t>(cell.row.seed);
-  a.config = parse_json(cell.row.config_json, JsonLimits::user(), fmt::format("cells.config_json of {}", cell.row.key));
+  a.config_json = cell.row.config_json;  // checked above
   a.runtime.out_dir = sweep::run_dir(options_.runs_dir, sweep_name_, cell.row.key, cell.row.config_hash);
   a.runtime.threads = options_.threads_per_worker;
   a.runtime.device = options_.device;

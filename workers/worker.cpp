@@ -15,6 +15,7 @@
 #include "egm/version_info.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "util/json_limits.h"
 #include "util/log.h"
 #include "util/process_info.h"
 #include "util/stop_signal.h"
@@ -159,7 +160,8 @@ void Worker::train(const sweep::Assign& a) {
       return;
     }
     EGM_REQUIRE(corpus_.has_value(), IoError, "no corpus: {}", corpus_error_);
-    RunConfig config = run_config_from_json(a.config);
+    RunConfig config =
+        run_config_from_json(parse_json(a.config_json, JsonLimits::user(), fmt::format("the config of {}", a.cell_key)));
     RuntimeOptions runtime;
     runtime.threads = a.runtime.threads;
     runtime.device = a.runtime.device;

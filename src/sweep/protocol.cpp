@@ -185,7 +185,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       m.cell_key = r.text("cell_key");
       m.variant = r.text("variant");
       m.seed = r.unsigned_integer("seed");
-      m.config = r.object("config");
+      m.config_json = r.object("config").dump();
       m.runtime = settings_from_json(Reader(r.object("runtime"), "ASSIGN runtime", from));
       for (const json& g : r.array("group")) {
         if (!g.is_number_integer()) r.fail("group", "must hold rank numbers, got " + g.dump());
@@ -317,7 +317,7 @@ json to_json(const Message& message) {
         } else if constexpr (std::is_same_v<T, Assign>) {
           const RunSettings& s = m.runtime;
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"attempt", m.attempt},
-                  {"cell_key", m.cell_key}, {"variant", m.variant}, {"seed", m.seed}, {"config", m.config},
+                  {"cell_key", m.cell_key}, {"variant", m.variant}, {"seed", m.seed},  // + config: encode()
                   {"runtime", {{"out_dir", s.out_dir}, {"threads", s.threads}, {"device", s.device},
                                {"fail_at_step", s.fail_at_step}, {"fail_kind", s.fail_kind},
                                {"checkpoint_interval", s.checkpoint_interval},
@@ -348,7 +348,15 @@ std::string encode_frame(uint16_t version, uint16_t kind, const std::string& bod
 
 std::string encode(const Message& message) {
   // Replace invalid UTF-8 (e.g. a path in an error text) instead of throwing.
-  const std::string body = to_json(message).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string body = to_json(message).dump(-1, ' ', false, json::error_handler_t::replace);
+  if (const auto* a = std::get_if<Assign>(&message)) {
+    // ASSIGN's config goes in as the text it is: `{...}` -> `{...,"config":CONFIG}`.
+    EGM_CHECK(body.size() >= 2 && body.back() == '}', "ASSIGN body {} is no JSON object", body);
+    body.pop_back();
+    body += ",\"config\":";
+    body += a->config_json;
+    body += '}';
+  }
   return encode_frame(kProtocolVersion, static_cast<uint16_t>(kind_of(message)), body);
 }
 

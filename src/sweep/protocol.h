@@ -63,7 +63,7 @@
 //   ASSIGN   {cell_id, run_id, attempt, cell_key, variant, seed, config,
 //             runtime: {out_dir, threads, device, fail_at_step, fail_kind,
 //             checkpoint_interval, log_interval}, group}
-//            train one cell. `config` is the full RunConfig JSON; out_dir is
+//            train one cell. `config` is the full RunConfig JSON object; out_dir is
 //            derived from the cell (sweep/run_dirs.h), so a retry or a resume
 //            finds its checkpoint there. `group` lists the world ranks that
 //            train this run together (data parallelism): [the receiving
@@ -179,7 +179,11 @@ struct Assign {
   std::string cell_key;
   std::string variant;
   uint64_t seed = 0;
-  nlohmann::json config = nlohmann::json::object();  // RunConfig JSON
+  // The RunConfig as JSON text (the cell's cells.config_json): encode() puts it
+  // into the message as it is, instead of parsing it into a tree per ASSIGN and
+  // writing it out again (results/BENCHMARKS.md, issue 16); decode() gives the
+  // object's text back. Must hold one JSON object.
+  std::string config_json = "{}";
   RunSettings runtime;
   std::vector<int> group;  // world ranks training this run; group[0] leads (records, checkpoints)
 };

@@ -261,6 +261,11 @@ json parse_json(std::string_view text, const JsonLimits& limits, const std::stri
   return std::move(builder.result);
 }
 
+bool is_json_object_text(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '{' && json::accept(text);
+}
+
 std::string read_json_text(const std::string& path, const JsonLimits& limits) {
   std::ifstream in(path, std::ios::binary);
   if (!in) EGM_THROW(IoError, "cannot open {}: {}", path, std::strerror(errno));

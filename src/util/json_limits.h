@@ -93,6 +93,10 @@ struct JsonDuplicateKey {
 nlohmann::json parse_json(std::string_view text, const JsonLimits& limits, const std::string& source,
                           std::vector<JsonDuplicateKey>* duplicates = nullptr);
 
+// Whether `text` is one JSON object (and nothing else but white space): a check
+// without building the tree, for text egm wrote and passes on as it is.
+bool is_json_object_text(std::string_view text);
+
 // Reads at most limits.max_bytes + 1 bytes of `path` (IoError when it cannot be
 // read) and parses them with the path as source.
 nlohmann::json read_json_file(const std::string& path, const JsonLimits& limits,

@@ -22,6 +22,7 @@
 #include "coordinator/coordinator.h"
 #include "db/results_db.h"
 #include "launch/device_name.h"
+#include "spec/sweep_setup.h"
 #include "sweep/in_process_transport.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -195,8 +196,9 @@ TEST_F(CoordinatorInProcess, EveryCellDoneOnceInSpecOrderByWhicheverWorkerIsIdle
   for (const auto& w : workers)
     for (const auto& a : w.assigned) {
       EXPECT_EQ(a.group, std::vector<int>{w.transport->rank()});
-      EXPECT_EQ(a.config["train"]["seed"].get<uint64_t>(), a.seed);
-      EXPECT_EQ(a.config["model"]["variant"].get<std::string>(), a.variant);
+      const nlohmann::json config = nlohmann::json::parse(a.config_json);
+      EXPECT_EQ(config["train"]["seed"].get<uint64_t>(), a.seed);
+      EXPECT_EQ(config["model"]["variant"].get<std::string>(), a.variant);
       EXPECT_EQ(fs::path(a.runtime.out_dir).parent_path(), dir_ / "runs" / "inproc");
       EXPECT_EQ(fs::path(a.runtime.out_dir).filename().string().rfind(a.cell_key + "-", 0), 0u);
       EXPECT_EQ(a.runtime.fail_at_step, -1);
@@ -553,6 +555,28 @@ TEST_F(CoordinatorInProcess, BadSpecLeavesTheDatabaseByteIdenticalAndSendsWorker
     EXPECT_TRUE(workers[0].assigned.empty() && workers[1].assigned.empty());
     EXPECT_EQ(egm::sha256_hex(egm::read_file(db_path())), before) << bad;
   }
+}
+
+// ASSIGN carries cells.config_json as it is; a row that is no JSON object
+// (changed by hand) stops the sweep naming its cell, before an attempt opens.
+TEST_F(CoordinatorInProcess, ADamagedCellConfigStopsTheSweepNamingTheCellBeforeItsAttempt) {
+  {
+    egm::spec::SweepSetup setup = egm::spec::open_sweep(spec_path(), db_path(), edb::ChangedSpec::refuse);
+    ASSERT_EQ(setup.db.connection().execute("UPDATE cells SET config_json = '{\"model\": ' WHERE key = 'ega-s0'"), 1);
+  }
+  std::vector<FakeWorker> workers(1);
+  testing::internal::CaptureStderr();
+  const int code = run_sweep(workers, options());
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, ec::kExitError);
+  EXPECT_NE(err.find("cells.config_json of ega-s0 is not a JSON object"), std::string::npos) << err;
+  std::vector<std::string> assigned;
+  for (const auto& a : workers[0].assigned) assigned.push_back(a.cell_key);
+  EXPECT_EQ(assigned, (std::vector<std::string>{"base-s0", "base-s1"}));  // spec order, up to the damaged cell
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const auto runs = runs_by_cell(db);
+  EXPECT_EQ(runs.count("ega-s0"), 0u);  // no attempt was opened for it
+  EXPECT_EQ(runs.at("base-s0").size(), 1u);
 }
 
 TEST_F(CoordinatorInProcess, ProtocolVersionMismatchIsAClearErrorAndNothingRuns) {

@@ -90,7 +90,8 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   a.cell_key = "ega_mope-s3";
   a.variant = "ega_mope";
   a.seed = 3;
-  a.config = {{"preset", "tiny"}, {"train", {{"seed", 3}, {"lr", 0.003}}}};
+  const nlohmann::json config = {{"preset", "tiny"}, {"train", {{"seed", 3}, {"lr", 0.003}}}};
+  a.config_json = config.dump(2);  // spliced into the body as it is, white space included
   a.runtime.out_dir = "runs/tiny/ega_mope-s3-0123456789ab";
   a.runtime.threads = 4;
   a.runtime.device = "cuda:1";
@@ -105,7 +106,7 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   EXPECT_EQ(a2.cell_key, "ega_mope-s3");
   EXPECT_EQ(a2.variant, "ega_mope");
   EXPECT_EQ(a2.seed, 3u);
-  EXPECT_EQ(a2.config, a.config);
+  EXPECT_EQ(nlohmann::json::parse(a2.config_json), config);
   EXPECT_EQ(a2.runtime.out_dir, a.runtime.out_dir);
   EXPECT_EQ(a2.runtime.threads, 4);
   EXPECT_EQ(a2.runtime.device, "cuda:1");

@@ -87,7 +87,7 @@ class WorkerInProcess : public ::testing::Test {
     a.cell_key = config.model.variant + "-s" + std::to_string(config.train.seed);
     a.variant = config.model.variant;
     a.seed = config.train.seed;
-    a.config = egm::to_json(config);
+    a.config_json = egm::to_json(config).dump();
     a.runtime.out_dir = (dir_ / a.cell_key).string();
     a.runtime.threads = 1;
     a.runtime.log_interval = 5;
@@ -231,7 +231,9 @@ TEST_F(WorkerInProcess, AnExceptionBecomesFailedWithWhereAndTheWorkerGoesOn) {
 
   // A config the worker cannot build is a failure of that run only.
   es::Assign bad = assign(tiny_config("base", 0, 30), 6);
-  bad.config["model"]["n_head"] = 3;  // d_model 32 is not divisible by 3
+  nlohmann::json bad_config = nlohmann::json::parse(bad.config_json);
+  bad_config["model"]["n_head"] = 3;  // d_model 32 is not divisible by 3
+  bad.config_json = bad_config.dump();
   es::send_message(*me_, 1, bad);
   o = collect();
   ASSERT_TRUE(o.failed);
