@@ -118,6 +118,9 @@ class CachedStatement {
   Statement& statement_;
 };
 
+// One thread at a time: opened without SQLite's connection mutex
+// (SQLITE_OPEN_NOMUTEX), so a Connection, its Statements and a ResultsDb must
+// not be used by two threads at once; each thread opens its own.
 class Connection {
  public:
   // Opens `path`. read_only and read_write require the file to exist (a clear
