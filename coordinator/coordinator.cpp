@@ -217,8 +217,8 @@ int Coordinator::main_loop() {
   // mailbox holds fewer when the coordinator keeps up). Each commit writes
   // every page the pass dirtied to the WAL, and a page is dirtied by each
   // running cell's rows anew: 64 made the commits a quarter of the
-  // coordinator's time, 256 -> 1,024 took its loop from ~2,450 to ~2,650-3,600
-  // completions per CPU-s (results/BENCHMARKS.md, issue 16).
+  // coordinator's time; 256 -> 1,024 took its loop from 2,187 to 2,527
+  // completions per CPU-s at 20,000 cells (medians; results/BENCHMARKS.md, issue 16).
   constexpr int kBurst = 1024;
   // Writes are committed once they are this old (group commit; the loop
   // passes every 5 ms when idle): one commit per pass was about one per
