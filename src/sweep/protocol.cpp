@@ -353,7 +353,7 @@ std::string encode(const Message& message) {
     // ASSIGN's config goes in as the text it is: `{...}` -> `{...,"config":CONFIG}`.
     EGM_CHECK(body.size() >= 2 && body.back() == '}', "ASSIGN body {} is no JSON object", body);
     body.pop_back();
-    body += ",\"config\":";
+    body += body.size() == 1 ? "\"config\":" : ",\"config\":";
     body += a->config_json;
     body += '}';
   }
