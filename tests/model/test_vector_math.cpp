@@ -19,11 +19,17 @@ namespace {
 // Lengths around the vector widths (8, 16) and the kernels' rows (a causal row of 1..256).
 const std::vector<int64_t> kLengths = {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 255, 256, 257};
 
-std::vector<float> nonpositive_row(int64_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(-90.0f, 0.0f);
+// n floats uniform in [lo, hi) from `gen`.
+std::vector<float> uniform_row(int64_t n, float lo, float hi, std::mt19937& gen) {
+  std::uniform_real_distribution<float> u(lo, hi);
   std::vector<float> x(n);
   for (float& v : x) v = u(gen);
+  return x;
+}
+
+std::vector<float> nonpositive_row(int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::vector<float> x = uniform_row(n, -90.0f, 0.0f, gen);
   if (n > 2) {
     x[0] = 0.0f;                                        // the row's maximum
     x[1] = -std::numeric_limits<float>::infinity();     // a masked score
@@ -62,9 +68,8 @@ TEST(VectorMath, ExpShiftedLeavesWhatFollowsTheRowAlone) {
 TEST(VectorMath, AffineSigmoidMatchesTheLogisticAndSaturatesExactly) {
   for (int64_t n : kLengths) {
     std::mt19937 gen(11 + static_cast<uint32_t>(n));
-    std::uniform_real_distribution<float> u(-30.0f, 30.0f);
-    std::vector<float> d(n), g(n);
-    for (float& v : d) v = u(gen);
+    const std::vector<float> d = uniform_row(n, -30.0f, 30.0f, gen);
+    std::vector<float> g(n);
     const float a = 3.5f, c = -0.75f;
     egm::affine_sigmoid(a, c, d.data(), n, g.data());
     for (int64_t j = 0; j < n; ++j) {
@@ -82,10 +87,8 @@ TEST(VectorMath, AffineSigmoidMatchesTheLogisticAndSaturatesExactly) {
 TEST(VectorMath, ReductionsMatchPlainSums) {
   for (int64_t n : kLengths) {
     std::mt19937 gen(5 + static_cast<uint32_t>(n));
-    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-    std::vector<float> x(n), y(n);
-    for (float& v : x) v = u(gen);
-    for (float& v : y) v = u(gen);
+    const std::vector<float> x = uniform_row(n, -2.0f, 2.0f, gen);
+    const std::vector<float> y = uniform_row(n, -2.0f, 2.0f, gen);
     double sum = 0, dot = 0, abs_sum = 0, abs_dot = 0;
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < n; ++j) {
