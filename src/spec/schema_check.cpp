@@ -109,22 +109,21 @@ const json* follow_ref(const json* node) {
   return node;
 }
 
+// The schema node of one step below `node` (its $ref followed; nullptr when unknown).
+const json* child_schema(const json* node, const Step& s) {
+  if (!node) return nullptr;
+  if (s.is_index) return follow_ref(node->contains("items") ? &(*node)["items"] : nullptr);
+  if (node->contains("properties") && (*node)["properties"].contains(s.key))
+    return follow_ref(&(*node)["properties"][s.key]);
+  if (node->contains("additionalProperties") && (*node)["additionalProperties"].is_object())
+    return follow_ref(&(*node)["additionalProperties"]);
+  return nullptr;
+}
+
 // The schema node that describes the value at `steps` (nullptr when unknown).
 const json* schema_at(const std::vector<Step>& steps) {
   const json* node = follow_ref(&experiment_schema());
-  for (const auto& s : steps) {
-    if (!node) return nullptr;
-    if (s.is_index) {
-      node = node->contains("items") ? &(*node)["items"] : nullptr;
-    } else if (node->contains("properties") && (*node)["properties"].contains(s.key)) {
-      node = &(*node)["properties"][s.key];
-    } else if (node->contains("additionalProperties") && (*node)["additionalProperties"].is_object()) {
-      node = &(*node)["additionalProperties"];
-    } else {
-      node = nullptr;
-    }
-    node = follow_ref(node);
-  }
+  for (const auto& s : steps) node = child_schema(node, s);
   return node;
 }
 
@@ -207,8 +206,8 @@ Problem translate(const valijson::ValidationResults::Error& error, const json& d
 
 // "uniqueItems" of the schema, checked by sorting: each item equal to an earlier one is
 // one problem naming the first ("$.seeds[2]: duplicate of item [0] (number 0)").
-// Walks the document beside the schema as schema_at does (properties, additionalProperties,
-// items, $ref), so every array the schema marks unique is checked, wherever it sits.
+// Walks the document beside the schema with schema_at's steps (child_schema), so every
+// array the schema marks unique is checked, wherever it sits.
 void unique_items_problems(const json& value, const json* schema, std::vector<Step>& steps,
                            std::vector<Problem>& problems) {
   schema = follow_ref(schema);
@@ -233,22 +232,15 @@ void unique_items_problems(const json& value, const json* schema, std::vector<St
         steps.pop_back();
       }
     }
-    if (schema->contains("items") && (*schema)["items"].is_object())
-      for (size_t i = 0; i < value.size(); ++i) {
-        steps.push_back(Step{true, {}, i});
-        unique_items_problems(value[i], &(*schema)["items"], steps, problems);
-        steps.pop_back();
-      }
+    for (size_t i = 0; i < value.size(); ++i) {
+      steps.push_back(Step{true, {}, i});
+      unique_items_problems(value[i], child_schema(schema, steps.back()), steps, problems);
+      steps.pop_back();
+    }
   } else if (value.is_object()) {
     for (const auto& [key, child] : value.items()) {
-      const json* child_schema = nullptr;
-      if (schema->contains("properties") && (*schema)["properties"].contains(key))
-        child_schema = &(*schema)["properties"][key];
-      else if (schema->contains("additionalProperties") && (*schema)["additionalProperties"].is_object())
-        child_schema = &(*schema)["additionalProperties"];
-      if (!child_schema) continue;
       steps.push_back(Step{false, key, 0});
-      unique_items_problems(child, child_schema, steps, problems);
+      unique_items_problems(child, child_schema(schema, steps.back()), steps, problems);
       steps.pop_back();
     }
   }
