@@ -14,7 +14,6 @@
 #include "coordinator/summary.h"
 #include "db/sqlite.h"
 #include "egm/version_info.h"
-#include "launch/device_name.h"
 #include "launch/gpu_placement.h"
 #include "slurm/slurm_env.h"
 #include "sweep/run_dirs.h"
@@ -34,15 +33,12 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
   return std::chrono::duration<double>(b - a).count();
 }
 
-std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
-
-// The backend make_communicator picks on the workers (dist/make_communicator.h):
-// none for one rank; NCCL for a CUDA device when every member has it; MPI otherwise.
-std::string backend_of(const std::string& device, const std::vector<const sweep::Hello*>& members) {
-  if (members.size() == 1) return "none";
-  const bool cuda = device.rfind("cuda", 0) == 0;
+// The backend the members will use (run/device.h's one rule, which the
+// workers' make_communicator applies too); the worker's start record then
+// replaces the prediction with what it really used.
+Backend expected_backend(const DeviceName& device, const std::vector<const sweep::Hello*>& members) {
   const bool nccl = std::all_of(members.begin(), members.end(), [](const sweep::Hello* h) { return h->nccl; });
-  return cuda && nccl ? "nccl" : "mpi";
+  return backend_for(device, static_cast<int>(members.size()), nccl);
 }
 
 const char* signal_name(int sig) {
@@ -150,10 +146,10 @@ void Coordinator::setup() {
   spec::ExperimentSpec spec = spec::load_spec(options_.spec_path, options_.grid);
   check_group_sizes(spec);
   runs_per_gpu_ = spec.runs_per_gpu;
-  options_.device = launch::resolve_device(options_.device, spec.device.value_or(""));
-  launch::require_buildable(launch::parse_device_name(options_.device));
+  device_ = launch::resolve_device(options_.device, spec.device);
+  require_buildable(device_);
   // A worker without its GPU stops the sweep here, with nothing written.
-  if (launch::parse_device_name(options_.device).is_cuda()) await_hellos();
+  if (device_.is_cuda()) await_hellos();
   setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(std::move(spec), options_.db_path,
                                                                   spec::changed_spec(options_.new_sweep, options_.extend)));
   const db::SweepRow& sweep = setup_->sweep.sweep;
@@ -316,12 +312,11 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
 // this (GPU-less) coordinator sits before it on the same host; without a launcher
 // local rank, the workers on that host that said HELLO before it are counted.
 // A worker that cannot be placed stops the sweep at HELLO.
-std::string Coordinator::device_for(const WorkerSlot& w, const sweep::Hello& hello) const {
-  const launch::DeviceName device = launch::parse_device_name(options_.device);
-  if (device.is_cuda() && device.index >= 0)
-    EGM_REQUIRE(device.index < hello.gpus, ConfigError, "--device {}: worker rank {} on {} sees {} GPU{}",
-                options_.device, w.rank, hello.host, hello.gpus, hello.gpus == 1 ? "" : "s");
-  if (options_.device != "cuda") return options_.device;
+DeviceName Coordinator::device_for(const WorkerSlot& w, const sweep::Hello& hello) const {
+  if (device_.is_cuda() && device_.index >= 0)
+    EGM_REQUIRE(device_.index < hello.gpus, ConfigError, "--device {}: worker rank {} on {} sees {} GPU{}",
+                device_.str(), w.rank, hello.host, hello.gpus, hello.gpus == 1 ? "" : "s");
+  if (!device_.is_cuda() || device_.index >= 0) return device_;
   int index = 0;
   if (hello.local_rank >= 0) {
     const int own = process_info().local_rank;
@@ -331,7 +326,7 @@ std::string Coordinator::device_for(const WorkerSlot& w, const sweep::Hello& hel
       if (other.state != WorkerState::starting && other.hello.host == hello.host) ++index;
   }
   try {
-    return fmt::format("cuda:{}", launch::place_on_gpu(index, hello.gpus, runs_per_gpu_).device);
+    return DeviceName{DeviceName::Kind::cuda, launch::place_on_gpu(index, hello.gpus, runs_per_gpu_).device};
   } catch (const Error& e) {
     EGM_THROW(ConfigError, "worker rank {} on {} ({} of its host's workers): {}", w.rank, hello.host, index + 1,
               e.what());
@@ -386,6 +381,7 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
     db::Transaction tx(db().connection());
     db().record_batch(mapped.batch);
     if (mapped.resumed_from_step && !job->resumed_recorded) db().set_resumed_from_step(m.run_id, *mapped.resumed_from_step);
+    if (mapped.setup) db().set_run_setup(m.run_id, mapped.setup->device, mapped.setup->backend, mapped.setup->world_size);
     beat();  // a heartbeat that is due rides along in this transaction
     tx.commit();
   }
@@ -461,25 +457,19 @@ void Coordinator::close_job(Job& job) {
 }
 
 void Coordinator::close_result(Job& job, const sweep::Result& m) {
-  const sweep::RunOutcome& o = m.result;
+  const RunOutcome& o = m.result;
   CellSlot& cell = cells_.at(m.cell_id);
   const std::string& key = cell.row.key;
-  if (o.resumed_from_step >= 0 && !job.resumed_recorded) db().set_resumed_from_step(m.run_id, o.resumed_from_step);
+  if (o.resumed_from_step && !job.resumed_recorded) db().set_resumed_from_step(m.run_id, *o.resumed_from_step);
   const double took = seconds_between(job.started, Clock::now());
 
   if (o.status == Outcome::done) {
-    db::CellResults results;
-    results.final_val = finite(o.final_val);
-    results.best_val = finite(o.best_val);
-    results.full_val = finite(o.full_val);
-    results.ar_val = finite(o.ar_val);
-    results.ar_ref_val = finite(o.ar_ref_val);
-    results.final_step = o.step;
-    db().finish_attempt(m.run_id, db::RunStatus::done, "", results);
+    // The outcome as the trainer returned it: its measurements become the cell's results.
+    db().finish_done(m.run_id, o);
     cell.state = CellState::done;
     cell.row.status = db::CellStatus::done;
     say(fmt::format("done    {} (attempt {}, {}): final val {}", key, job.attempt, format_duration_short(took),
-                    results.final_val ? fmt::format("{:.4f}", *results.final_val) : "n/a"));
+                    o.measured.final_val ? fmt::format("{:.4f}", *o.measured.final_val) : "n/a"));
   } else if (o.status == Outcome::diverged) {
     // Not retried: the retry resumes from the last checkpoint with the same
     // data order and, on CPU, bitwise the same arithmetic, so it would diverge
@@ -637,7 +627,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   info.host = fmt::format("{}", fmt::join(hosts, ","));
   info.device = leader.device;
   info.world_size = static_cast<int>(group.size());
-  info.backend = backend_of(options_.device, hellos);
+  info.backend = expected_backend(leader.device, hellos);
   info.torch_version = leader.hello.torch_version;
   info.git_commit = leader.hello.git_commit;
   const int64_t run_id = db().start_attempt(cell_id, info);
@@ -656,7 +646,6 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   a.config_json = cell.row.config_json;  // checked above
   a.runtime.out_dir = sweep::run_dir(options_.runs_dir, sweep_name_, cell.row.key, cell.row.config_hash);
   a.runtime.threads = options_.threads_per_worker;
-  a.runtime.device = options_.device;
   a.runtime.fail_at_step = injected_fail_step(options_.injected_failures, a.variant, a.seed, attempt);
   a.runtime.fail_kind = injected_fail_kind(options_.injected_failures, a.variant, a.seed, attempt);
   a.runtime.checkpoint_interval = options_.checkpoint_interval;
@@ -683,7 +672,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
     say(fmt::format("start   {} (attempt {}) on worker {} ({})", cell.row.key, attempt, leader.rank, info.host));
   } else {
     say(fmt::format("start   {} (attempt {}) on workers {} ({}): data-parallel, {} ranks over {}", cell.row.key,
-                    attempt, fmt::join(ranks, "+"), info.host, ranks.size(), info.backend));
+                    attempt, fmt::join(ranks, "+"), info.host, ranks.size(), to_string(info.backend)));
   }
 }
 

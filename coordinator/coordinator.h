@@ -90,7 +90,7 @@ class Coordinator {
     int rank = 0;
     WorkerState state = WorkerState::starting;
     sweep::Hello hello;
-    std::string device;             // what it trains on (device_for), set at HELLO
+    DeviceName device;              // what it trains on (device_for), set at HELLO
     std::optional<int64_t> run_id;  // the attempt it is training (busy)
   };
   enum class CellState { queued, running, done, exhausted };
@@ -128,7 +128,7 @@ class Coordinator {
   void assign(const std::vector<WorkerSlot*>& group, int64_t cell_id);
   // Throws ConfigError when a cell needs more workers than the sweep has.
   void check_group_sizes(const spec::ExperimentSpec& spec) const;
-  std::string device_for(const WorkerSlot& w, const sweep::Hello& hello) const;
+  DeviceName device_for(const WorkerSlot& w, const sweep::Hello& hello) const;
   // --device cuda: every worker's HELLO (and so its GPU placement) before the database is opened.
   void await_hellos();
   // `retriable` false: the failure would recur identically; the cell is given up at once.
@@ -163,6 +163,7 @@ class Coordinator {
   std::string host_;
   std::vector<WorkerSlot> workers_;  // index = rank - 1
   int runs_per_gpu_ = 1;             // the spec's runs_per_gpu (device_for)
+  DeviceName device_;                // the sweep's device: --device, else the spec's, else cpu
   std::map<int64_t, CellSlot> cells_;
   std::deque<int64_t> queue_;        // cell ids, in the order they will be handed out
   std::map<int64_t, Job> jobs_;      // attempts in flight, by run id

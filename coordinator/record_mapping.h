@@ -1,29 +1,26 @@
-// Trainer records (train/metrics_sink.h) -> rows of the results database.
+// A run's records (run/records.h) -> rows of the results database.
 // One RECORDS message becomes one RecordBatch, written in one transaction:
-//   progress   -> metrics, split "train" (loss = train_loss, lr, tokens_per_s), at
-//                 most about kMaxTrainPoints per run (train_stride); the live
-//                 view sees every one
-//   eval       -> metrics, split eval_train / eval_val
-//   final_eval -> metrics, split val_full / val_ar / val_ar_ref, at the final step
-//   params     -> params (module, layer, index -> idx, name, value, step)
-//   checkpoint -> event checkpoint, with its step
-//   event      -> event of the record's own name (resumed, checkpoint_skipped, ...),
-//                 with the record's step when it has one
-//   status     -> nothing (RESULT carries the outcome)
-//   a kind this build does not know -> event unknown_record (the record's JSON)
-// The names are train/run_records.h's RecordKind and TrainerEvent and
-// db/event_kind.h's EventKind.
-// A record's "time" (added by the worker when it was emitted) becomes the
-// row's time.
+//   ProgressRecord   -> metrics, split train (loss = train_loss, lr, tokens_per_s),
+//                       at most about kMaxTrainPoints per run (train_stride); the
+//                       live view sees every one
+//   EvalRecord       -> metrics, split eval_train / eval_val
+//   FinalEvalRecord  -> metrics, split val_full / val_ar / val_ar_ref, at the final step
+//   ParamsRecord     -> params (module, layer, index -> idx, name, value, step)
+//   CheckpointRecord -> event checkpoint, with its step
+//   EventRecord      -> event of the trainer event's kind (resumed, checkpoint_skipped,
+//                       ...), with the record's step when it has one
+//   StartRecord      -> the attempt's device, backend and world size, as the worker
+//                       really runs it (ResultsDb::set_run_setup)
+//   EndRecord        -> nothing (RESULT carries the outcome)
+// A record's time (the worker's, when it was emitted) becomes the row's time.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "db/results_db.h"
+#include "run/records.h"
 
 namespace egm::coordinator {
 
@@ -63,9 +60,9 @@ struct MappedRecords {
   std::optional<int64_t> resumed_from_step;  // from a "resumed" event
   std::optional<ProgressPoint> progress;     // the last progress record
   std::optional<int64_t> checkpoint_step;    // the last checkpoint record
+  std::optional<RunEnvironment> setup;             // the run's start record
 };
 
-// Throws ProtocolError naming the record when a known kind lacks a field.
-MappedRecords map_records(const std::vector<nlohmann::json>& records, const RecordContext& context);
+MappedRecords map_records(const std::vector<Record>& records, const RecordContext& context);
 
 }  // namespace egm::coordinator

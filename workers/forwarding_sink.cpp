@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "train/run_records.h"
 
 namespace egm::worker {
 namespace {
@@ -27,11 +26,11 @@ ForwardingSink::ForwardingSink(sweep::Transport& transport, int64_t cell_id, int
       flush_interval_s_(flush_interval_s),
       coordinator_(coordinator_rank) {}
 
-void ForwardingSink::emit(const nlohmann::json& record) {
-  nlohmann::json r = record;
-  r["time"] = unix_seconds();
-  if (r.contains("step") && r["step"].is_number_integer()) last_step_ = std::max(last_step_, r["step"].get<int64_t>());
-  const RecordKind kind = parse_record_kind(r.value("kind", ""));
+void ForwardingSink::emit(const Record& record) {
+  Record r = record;
+  r.time = unix_seconds();
+  if (const std::optional<int64_t> step = step_of(r.body)) last_step_ = std::max(last_step_, *step);
+  const RecordKind kind = kind_of(r.body);
   buffer_.push_back(std::move(r));
   const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush_).count();
   if (flush_now(kind) || since >= flush_interval_s_ || buffer_.size() >= 1000) flush();

@@ -19,7 +19,7 @@ class ForwardingSink : public MetricsSink {
  public:
   ForwardingSink(sweep::Transport& transport, int64_t cell_id, int64_t run_id, double flush_interval_s = 0.5,
                  int coordinator_rank = sweep::kCoordinatorRank);
-  void emit(const nlohmann::json& record) override;
+  void emit(const Record& record) override;
   // Sends what is buffered (nothing when empty).
   void flush();
   // The highest "step" seen in any record; -1 before the first.
@@ -31,7 +31,7 @@ class ForwardingSink : public MetricsSink {
   int64_t cell_id_, run_id_;
   double flush_interval_s_;
   int coordinator_;
-  std::vector<nlohmann::json> buffer_;
+  std::vector<Record> buffer_;
   std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
   int64_t last_step_ = -1;
   int64_t messages_sent_ = 0;

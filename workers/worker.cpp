@@ -15,7 +15,6 @@
 #include "egm/version_info.h"
 #include "util/error.h"
 #include "util/files.h"
-#include "util/json_limits.h"
 #include "util/log.h"
 #include "util/process_info.h"
 #include "util/stop_signal.h"
@@ -24,22 +23,6 @@
 #include "workers/forwarding_sink.h"
 
 namespace egm::worker {
-
-sweep::RunOutcome to_outcome(const RunResult& r) {
-  sweep::RunOutcome o;
-  o.status = r.status;
-  o.message = r.message;
-  o.step = r.step;
-  o.resumed_from_step = r.resumed_from_step;
-  o.final_val = r.final_val;
-  o.best_val = r.best_val;
-  o.final_train = r.final_train;
-  o.full_val = r.full_val;
-  o.ar_val = r.ar_val;
-  o.ar_ref_val = r.ar_ref_val;
-  o.tokens_per_s = r.tokens_per_s;
-  return o;
-}
 
 Worker::Worker(WorkerOptions options, sweep::Transport& transport, RunGroupFactory make_group)
     : options_(std::move(options)), transport_(transport), make_group_(std::move(make_group)) {}
@@ -54,7 +37,6 @@ sweep::Hello Worker::hello() {
   h.host = info.host;
   h.pid = static_cast<int64_t>(getpid());
   h.local_rank = info.local_rank;
-  h.device = "cpu";
   h.threads = 1;
   h.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   h.torch_version = compat::torch_version();
@@ -147,7 +129,7 @@ void Worker::train(const sweep::Assign& a) {
     if (a.group.size() > 1) {
       EGM_REQUIRE(static_cast<bool>(make_group_), ConfigError,
                   "data-parallel runs ({} ranks) need MPI: this worker cannot form a group", a.group.size());
-      group = make_group_(a.group, parse_device(a.runtime.device));
+      group = make_group_(a.group, torch_device(a.runtime.device));
     }
     // A signal already stopped this worker (or a partner): take no new work.
     // Agreed over the group, so that either every member trains or none does.
@@ -160,8 +142,8 @@ void Worker::train(const sweep::Assign& a) {
       return;
     }
     EGM_REQUIRE(corpus_.has_value(), IoError, "no corpus: {}", corpus_error_);
-    RunConfig config =
-        run_config_from_json(parse_json(a.config_json, JsonLimits::user(), fmt::format("the config of {}", a.cell_key)));
+    // The config object as ASSIGN decoded it (within the protocol's JSON limits), checked field by field.
+    RunConfig config = run_config_from_json(a.config);
     RuntimeOptions runtime;
     runtime.threads = a.runtime.threads;
     runtime.device = a.runtime.device;
@@ -186,9 +168,9 @@ void Worker::train(const sweep::Assign& a) {
     }
 
     Trainer trainer(config, runtime, *corpus_, sinks, group ? &group->communicator() : nullptr);
-    RunResult r;
+    RunOutcome outcome;
     try {
-      r = trainer.run([this, g = group.get()] { return should_stop(g); });
+      outcome = trainer.run([this, g = group.get()] { return should_stop(g); });
     } catch (const Error& e) {
       // Test-only: EGM_TEST_FAIL's KIND turns the trainer's injected failure into that kind.
       if (runtime.fail_at_step >= 0 && a.runtime.fail_kind != "error" &&
@@ -197,7 +179,8 @@ void Worker::train(const sweep::Assign& a) {
       throw;
     }
     sink.flush();
-    send(sweep::Result{a.cell_id, a.run_id, to_outcome(r), r.status == Outcome::interrupted ? signal_ : 0});
+    const int signal = outcome.status == Outcome::interrupted ? signal_ : 0;
+    send(sweep::Result{a.cell_id, a.run_id, std::move(outcome), signal});
   } catch (const ProtocolError&) {
     throw;  // the conversation itself is broken
   } catch (...) {

@@ -35,9 +35,6 @@ struct WorkerOptions {
   std::string data_path;  // --data; empty: $EGM_DATA, else the default cache
 };
 
-// egm::RunResult as the protocol carries it.
-sweep::RunOutcome to_outcome(const RunResult& result);
-
 class Worker {
  public:
   // `make_group` forms the group of a k-rank run (mpi_run_groups() in the

@@ -132,7 +132,7 @@ std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attemp
                            [](const db::RunRow* r) { return r->status == db::RunStatus::done; });
   if (done == attempts.rend()) return setups;
   for (auto it = done; it != attempts.rend(); ++it) {
-    const RunSetup s{(*it)->info.world_size, (*it)->info.backend};
+    const RunSetup s{(*it)->info.world_size, to_string((*it)->info.backend)};
     if (std::find(setups.begin(), setups.end(), s) == setups.end()) setups.push_back(s);
     if (!(*it)->info.resumed_from_step) break;
   }

@@ -62,7 +62,7 @@ SpecView read_spec_view(const std::string& spec_json);
 // Where an attempt ran; cells compared with each other must agree on it.
 struct RunSetup {
   int world_size = 1;
-  std::string backend;  // "single", "mpi", "nccl"; empty when the coordinator did not say
+  std::string backend;  // "none" (one rank), "mpi", "nccl" (run/device.h Backend); empty when not recorded
   std::string text() const;  // "world 2 / nccl"
   bool operator==(const RunSetup& o) const { return world_size == o.world_size && backend == o.backend; }
   bool operator!=(const RunSetup& o) const { return !(*this == o); }

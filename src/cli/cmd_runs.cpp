@@ -60,8 +60,7 @@ db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Forma
   t.columns.insert(t.columns.end(), {"status", "attempts", "failures", "step", "final_val", "best_val", "full_val",
                                      "ar_val", "ar_ref_val", "last_error"});
   for (const auto& c : cells) {
-    const std::optional<int64_t> step = c.status == db::CellStatus::done && c.results.final_step ? c.results.final_step
-                                                                                                   : c.latest_step;
+    const std::optional<int64_t> step = c.status == db::CellStatus::done && c.final_step ? c.final_step : c.latest_step;
     std::vector<db::Value> row{c.sweep_name, c.key, c.variant, c.seed};
     if (grid) {
       row.push_back(opt(c.grid_point));
@@ -82,8 +81,8 @@ db::Table attempts_table(db::ResultsDb& results, const db::CellFilter& f, db::Fo
                "backend", "started_utc", "duration_s", "resumed_from_step", "git_commit", "error"};
   for (const auto& r : results.list_runs(f)) {
     t.rows.push_back({r.sweep_name, r.cell_key, r.variant, r.seed, int64_t{r.attempt},
-                      std::string(db::to_string(r.status)), r.info.host, r.info.device, int64_t{r.info.world_size},
-                      r.info.backend, db::format_utc(r.started_at),
+                      std::string(db::to_string(r.status)), r.info.host, r.info.device.str(), int64_t{r.info.world_size},
+                      std::string(to_string(r.info.backend)), db::format_utc(r.started_at),
                       r.ended_at ? db::Value(std::round((*r.ended_at - r.started_at) * 10) / 10) : db::Value(),
                       opt(r.info.resumed_from_step), r.info.git_commit,
                       r.error ? db::Value(shorten(*r.error, format)) : db::Value()});

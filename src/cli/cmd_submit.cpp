@@ -15,7 +15,6 @@
 
 #include "cli/commands.h"
 #include "db/results_db.h"
-#include "launch/device_name.h"
 #include "launch/launch_options.h"
 #include "slurm/batch_script.h"
 #include "slurm/slurm_commands.h"
@@ -125,10 +124,11 @@ void run_submit(SubmitOptions o) {
   const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid);  // a bad spec stops here, nothing written
   const int cells = static_cast<int>(spec.points().size() * spec.variants.size() * spec.seeds.size());
   // GPUs asked of Slurm mean training on them, unless --device says otherwise.
-  const std::string spec_device = spec.device.value_or(o.gpus_per_node.empty() ? "" : "cuda");
-  o.launch.device = launch::resolve_device(o.launch.device, spec_device);
-  const launch::DeviceName device = launch::parse_device_name(o.launch.device);
-  launch::require_buildable(device);
+  std::optional<DeviceName> spec_device = spec.device;
+  if (!spec_device && !o.gpus_per_node.empty()) spec_device = DeviceName{DeviceName::Kind::cuda, -1};
+  const DeviceName device = launch::resolve_device(o.launch.device, spec_device);
+  o.launch.device = device;
+  require_buildable(device);
   int slots = cells;  // workers that can train at once
   if (device.is_cuda()) {
     EGM_REQUIRE(!o.gpus_per_node.empty(), ConfigError,

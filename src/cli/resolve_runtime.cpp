@@ -8,7 +8,7 @@ namespace egm::cli {
 RuntimeOptions resolve_runtime(const RunConfigFlags& f) {
   RuntimeOptions r;
   r.threads = f.threads;
-  parse_device(f.device);  // a device this build or machine lacks stops here, before --out is made
+  torch_device(f.device);  // a device this build or machine lacks stops here, before --out is made
   r.device = f.device;
   r.data_path = locate_corpus(f.data);
   return r;

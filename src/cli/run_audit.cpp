@@ -31,7 +31,7 @@ void run_audit_causality(const AuditCausalityArgs& a) {
   std::optional<Corpus> corpus;
   if (file_exists(corpus_path)) corpus = Corpus::load(corpus_path);
   torch::set_num_threads(std::max(1, a.flags.threads));
-  const torch::Device device = parse_device(a.flags.device);
+  const torch::Device device = torch_device(a.flags.device);
 
   std::printf("%-22s %-12s %-14s %-9s %s\n", "variant", "max |diff|", "worst position", "verdict", "expected");
   bool any_non_causal = false;

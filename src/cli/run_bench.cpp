@@ -36,14 +36,14 @@ void run_bench(const BenchArgs& a) {
                         {"achieved_gflops", b.achieved_gflops}, {"matmul_gflops", b.matmul_gflops},
                         {"mfu", b.mfu}, {"peak_rss_mb", b.peak_rss_mb}, {"rss_growth_mb", b.rss_growth_mb},
                         {"peak_rss_growth_mb", b.peak_rss_growth_mb},
-                        {"device", runtime.device}, {"steps", b.steps}, {"blas_core", b.blas_core},
+                        {"device", runtime.device.str()}, {"steps", b.steps}, {"blas_core", b.blas_core},
                         {"precision", b.precision}, {"peak_gpu_mb", b.peak_gpu_mb},
                         {"gpu_total_mb", b.gpu_total_mb}, {"estimate_mb", b.estimate.total_mb()}};
     std::printf("%s\n", j.dump().c_str());
     return;
   }
   std::printf("%s @ %s on %s (%s), %d thread(s), %lld parameters\n", b.variant.c_str(), b.preset.c_str(),
-              runtime.device.c_str(), b.precision.c_str(), b.threads, static_cast<long long>(b.parameters));
+              runtime.device.str().c_str(), b.precision.c_str(), b.threads, static_cast<long long>(b.parameters));
   std::printf("%.2f ms/step (median of %lld, min %.2f)\n", b.ms_per_step, static_cast<long long>(b.steps),
               b.ms_per_step_min);
   std::printf("%.0f tokens/s\n", b.tokens_per_s);

@@ -1,5 +1,6 @@
 #include "cli/run_options.h"
 
+#include "launch/launch_options.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -14,7 +15,7 @@ void add_run_config_flags(CLI::App* cmd, RunConfigFlags& f, bool with_runtime) {
   cmd->add_option("--set", f.sets, "override a field: section.key=value, e.g. --set model.dropout=0 (repeatable)");
   if (with_runtime) {
     cmd->add_option("--threads", f.threads, "intra-op threads (0 = all cores; more than the free cores slows LibTorch sharply)")->capture_default_str();
-    cmd->add_option("--device", f.device, "cpu, cuda or cuda:N")->capture_default_str();
+    launch::add_device_option(*cmd, [&f](const DeviceName& d) { f.device = d; }, "cpu (default), cuda or cuda:N");
     cmd->add_option("--data", f.data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
   }
 }

@@ -21,7 +21,7 @@ struct RunConfigFlags {
   std::vector<std::string> sets;
   // runtime
   int threads = 1;  // one per process: sweeps run one process per core
-  std::string device = "cpu";
+  DeviceName device;  // --device, parsed (default cpu)
   std::string data;
 };
 
@@ -29,7 +29,7 @@ void add_run_config_flags(CLI::App* cmd, RunConfigFlags& flags, bool with_runtim
 
 // Resolves the flags into a validated config (throws ConfigError naming the flag).
 RunConfig resolve_run_config(const RunConfigFlags& flags);
-// In egm-torch only (resolve_runtime.cpp): checking --device needs LibTorch.
+// In egm-torch only (resolve_runtime.cpp): checking that this machine has the device needs LibTorch.
 RuntimeOptions resolve_runtime(const RunConfigFlags& flags);
 
 }  // namespace egm::cli

@@ -23,7 +23,6 @@
 #include "cli/torch_verbs.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
-#include "launch/device_name.h"
 #include "launch/gpu_placement.h"
 #include "launch/launch_options.h"
 #include "slurm/slurm_env.h"
@@ -162,7 +161,7 @@ constexpr double kWorkerRuntimeMb = 400, kCudaContextMb = 600;
 // Refuses a sweep whose runs cannot all fit where they are placed: the largest
 // cell's estimate (train/memory_estimate.h; a data-parallel rank holds its
 // share of the batch) times the runs that share the host's memory or one GPU.
-void require_memory_fits(const spec::ExperimentSpec& spec, const launch::DeviceName& device, int runs_sharing,
+void require_memory_fits(const spec::ExperimentSpec& spec, const DeviceName& device, int runs_sharing,
                          const std::string& where, double have_mb) {
   if (have_mb <= 0 || runs_sharing < 1) return;
   const bool cuda = device.is_cuda();
@@ -196,9 +195,9 @@ void run_sweep(SweepOptions o) {
 
   // The device, resolved once and passed on explicitly; CUDA is checked against
   // this build and this host's GPUs before anything starts.
-  o.launch.device = launch::resolve_device(o.launch.device, spec.device.value_or(""));
-  const launch::DeviceName device = launch::parse_device_name(o.launch.device);
-  launch::require_buildable(device);
+  const DeviceName device = launch::resolve_device(o.launch.device, spec.device);
+  o.launch.device = device;
+  require_buildable(device);
   const bool one_host = !spans_hosts(o);  // only then are this host's GPUs and memory the ones that count
   int per_host = cores;  // workers that fit on this host by default
   // --print-command renders the launch for another host (a batch job's node):
@@ -236,7 +235,7 @@ void run_sweep(SweepOptions o) {
       require_memory_fits(spec, device, sharing, fmt::format("GPU {} on {}", gpu, process_info().host),
                           cuda_device_memory_mb(gpu).value_or(0));
     }
-    require_memory_fits(spec, launch::DeviceName{}, device.is_cuda() ? 0 : workers,
+    require_memory_fits(spec, DeviceName{}, device.is_cuda() ? 0 : workers,
                         fmt::format("the memory of {}", process_info().host), host_available_mb());
   }
 

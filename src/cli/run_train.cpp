@@ -36,9 +36,9 @@ void run_train(const TrainArgs& a) {
   atomic_write_file(config_path, to_json(config).dump(2) + "\n");
   if (!a.quiet) std::printf("config %s\n%s\n", config_path.c_str(), to_json(config).dump().c_str());
 
-  RunResult r = trainer.run([] { return stop_requested(); });
-  if (r.status == Outcome::diverged) throw CLI::RuntimeError(kExitDiverged);
-  if (r.status == Outcome::interrupted) throw CLI::RuntimeError(kExitInterrupted);
+  const RunOutcome outcome = trainer.run([] { return stop_requested(); });
+  if (outcome.status == Outcome::diverged) throw CLI::RuntimeError(kExitDiverged);
+  if (outcome.status == Outcome::interrupted) throw CLI::RuntimeError(kExitInterrupted);
 }
 
 }  // namespace egm::cli

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "run/device.h"
+
 namespace egm {
 
 struct ModelConfig {
@@ -57,8 +59,8 @@ struct RunConfig {
 
 struct RuntimeOptions {
   int threads = 0;                  // intra-op threads; 0 = all cores
-  std::string device = "cpu";       // cpu | cuda | cuda:N
-  std::string data_path;            // corpus file; see data/corpus_locator.h
+  DeviceName device;                // cpu (default), cuda or cuda:N
+  std::string data_path;            // corpus file; see data/corpus_source.h
   std::string out_dir;              // run directory (checkpoints, metrics.jsonl)
   int64_t checkpoint_interval = 0;  // steps between checkpoints; 0 = at evals only
   int64_t log_interval = 10;        // steps between progress records

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "util/error.h"
+#include "util/seed.h"
 
 namespace egm {
 namespace {
@@ -11,17 +12,6 @@ constexpr uint64_t kTrainStream = 0x7472616e;      // "tran"
 constexpr uint64_t kEvalTrainStream = 0x65767472;  // "evtr"
 constexpr uint64_t kEvalValStream = 0x65767661;    // "evva"
 }  // namespace
-
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-uint64_t derive_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
-  return mix64(mix64(mix64(mix64(seed) ^ a) ^ b) ^ c);
-}
 
 BatchSampler::BatchSampler(const Corpus& corpus, int64_t block_size, uint64_t seed)
     : corpus_(corpus), block_size_(block_size), seed_(seed) {

@@ -47,9 +47,4 @@ class BatchSampler {
   uint64_t seed_;
 };
 
-// splitmix64 finaliser: a bijective 64-bit mix used to derive independent
-// streams (init, data, dropout) from one seed.
-uint64_t mix64(uint64_t x);
-uint64_t derive_seed(uint64_t seed, uint64_t a, uint64_t b = 0, uint64_t c = 0);
-
 }  // namespace egm

@@ -108,7 +108,8 @@ std::string cell_columns_for(int schema_version) {
              "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
              "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, c.final_val, c.best_val, "
              "c.full_val, c.ar_val, c.ar_ref_val, c.final_step, "
-             "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = 'train'), c.updated_at, ") +
+             "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = ") +
+         split_literal(MetricSplit::train) + "), c.updated_at, " +
          (schema_version >= 3 ? "c.grid_point, c.grid_json" : "NULL, NULL") +
          " FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
 }
@@ -135,7 +136,7 @@ CellRow read_cell(const Statement& s) {
   r.results.full_val = s.opt_real(17);
   r.results.ar_val = s.opt_real(18);
   r.results.ar_ref_val = s.opt_real(19);
-  r.results.final_step = s.opt_int64(20);
+  r.final_step = s.opt_int64(20);
   r.latest_step = s.opt_int64(21);
   r.updated_at = s.real(22);
   r.grid_point = s.opt_int64(23);
@@ -159,9 +160,14 @@ RunRow read_run(const Statement& s) {
   r.attempt = static_cast<int>(s.int64(6));
   r.status = parse_run_status(s.text(7));
   r.info.host = s.text(8);
-  r.info.device = s.text(9);
+  try {
+    const std::string device = s.text(9), backend = s.text(11);
+    if (!device.empty()) r.info.device = parse_device_name(device, "");
+    if (!backend.empty()) r.info.backend = parse_backend(backend);
+  } catch (const Error& e) {
+    EGM_THROW(DbError, "runs row {}: {} (the database was changed by hand?)", r.id, e.what());
+  }
   r.info.world_size = static_cast<int>(s.opt_int64(10).value_or(1));
-  r.info.backend = s.text(11);
   r.info.torch_version = s.text(12);
   r.info.git_commit = s.text(13);
   r.info.resumed_from_step = s.opt_int64(14);
@@ -186,6 +192,8 @@ const char* to_string(RunStatus s) { return kRunStatus[static_cast<int>(s)]; }
 SweepStatus parse_sweep_status(std::string_view n) { return parse_status<SweepStatus>(n, kSweepStatus, "sweep"); }
 CellStatus parse_cell_status(std::string_view n) { return parse_status<CellStatus>(n, kCellStatus, "cell"); }
 RunStatus parse_run_status(std::string_view n) { return parse_status<RunStatus>(n, kRunStatus, "run"); }
+
+std::string split_literal(MetricSplit split) { return fmt::format("'{}'", to_string(split)); }
 
 std::string default_db_path() {
   std::string env = env_or("EGM_DB");
@@ -507,18 +515,32 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   connection_.execute(
       "INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
       "started_at, resumed_from_step) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-      cell_id, attempt, info.host, info.device, info.world_size, info.backend, info.torch_version, info.git_commit, t,
-      info.resumed_from_step);
+      cell_id, attempt, info.host, info.device.str(), info.world_size, to_string(info.backend), info.torch_version,
+      info.git_commit, t, info.resumed_from_step);
   const int64_t run_id = connection_.last_insert_rowid();
   connection_.execute("UPDATE cells SET status = 'running', attempts = ?, updated_at = ? WHERE id = ?", attempt, t,
                       cell_id);
   std::string resumed = info.resumed_from_step ? fmt::format(", resumed from step {}", *info.resumed_from_step) : "";
   write_event({sweep_id, cell_id, run_id, EventKind::attempt_started,
-               fmt::format("{} attempt {} on {} {} (world size {}){}", key, attempt, info.host, info.device,
+               fmt::format("{} attempt {} on {} {} (world size {}){}", key, attempt, info.host, info.device.str(),
                            info.world_size, resumed),
                t, info.resumed_from_step});
   tx.commit();
   return run_id;
+}
+
+void ResultsDb::finish_done(int64_t run_id, const RunOutcome& outcome) {
+  EGM_CHECK(outcome.status == Outcome::done, "finish_done: run {} ended {}, not done", run_id, to_string(outcome.status));
+  finish_attempt(run_id, RunStatus::done, "", outcome.measured, {}, outcome.step);
+}
+
+void ResultsDb::set_run_setup(int64_t run_id, const DeviceName& device, Backend backend, int world_size) {
+  require_writable("set_run_setup");
+  Transaction tx(connection_);
+  const int64_t changed = connection_.execute("UPDATE runs SET device = ?, backend = ?, world_size = ? WHERE id = ?",
+                                              device.str(), to_string(backend), world_size, run_id);
+  EGM_REQUIRE(changed == 1, DbError, "{}: no run with id {}", path(), run_id);
+  tx.commit();
 }
 
 void ResultsDb::set_resumed_from_step(int64_t run_id, int64_t step) {
@@ -530,7 +552,7 @@ void ResultsDb::set_resumed_from_step(int64_t run_id, int64_t step) {
 }
 
 void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::string& error,
-                               const CellResults& results, const FailureInfo& failure,
+                               const Measurements& results, const FailureInfo& failure,
                                std::optional<int64_t> step) {
   require_writable("finish_attempt");
   EGM_CHECK(status != RunStatus::running, "finish_attempt: status must be done, failed or interrupted");
@@ -556,12 +578,11 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
   EventKind kind = EventKind::attempt_done;
   switch (status) {
     case RunStatus::done:
-      if (!step) step = results.final_step;
       connection_.execute(
           "UPDATE cells SET status = 'done', final_val = ?, best_val = ?, full_val = ?, ar_val = ?, ar_ref_val = ?, "
           "final_step = ?, updated_at = ? WHERE id = ?",
           results.final_val, results.best_val, results.full_val, results.ar_val, results.ar_ref_val,
-          results.final_step, t, cell_id);
+          step, t, cell_id);
       message = fmt::format("{} attempt {} done{}", key, attempt,
                             results.final_val ? fmt::format(": final val {:.4f}", *results.final_val) : "");
       break;
@@ -615,9 +636,8 @@ void ResultsDb::write_metrics(const std::vector<MetricPoint>& points) {
       "time = excluded.time");
   const double t = now();
   for (const auto& p : points) {
-    EGM_CHECK(!p.split.empty(), "record_metrics: cell {} step {} has no split", p.cell_id, p.step);
     s->reset();
-    s->bind_all(p.cell_id, p.run_id, p.step, p.split, p.loss, p.lr, p.tokens_per_s, p.time > 0 ? p.time : t);
+    s->bind_all(p.cell_id, p.run_id, p.step, to_string(p.split), p.loss, p.lr, p.tokens_per_s, p.time > 0 ? p.time : t);
     s->run();
   }
 }
@@ -762,11 +782,11 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
         "WHERE c.sweep_id = ? AND c.status = 'running' ORDER BY c.position");
     s.bind(1, sweep_id);
     Statement latest = connection_.prepare(
-        "SELECT step, loss FROM metrics WHERE cell_id = ? AND split = 'train' AND run_id = ? "
-        "ORDER BY step DESC LIMIT 1");
+        "SELECT step, loss FROM metrics WHERE cell_id = ? AND split = " + split_literal(MetricSplit::train) +
+        " AND run_id = ? ORDER BY step DESC LIMIT 1");
     Statement rate = connection_.prepare(
         "SELECT min(step), max(step), min(time), max(time), count(*) FROM metrics "
-        "WHERE cell_id = ? AND split = 'train' AND run_id = ?");
+        "WHERE cell_id = ? AND split = " + split_literal(MetricSplit::train) + " AND run_id = ?");
     while (s.step()) {
       RunningCell r;
       r.cell_id = s.int64(0);

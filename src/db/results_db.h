@@ -18,6 +18,9 @@
 
 #include "db/event_kind.h"
 #include "db/sqlite.h"
+#include "run/device.h"
+#include "run/outcome.h"
+#include "run/records.h"
 
 namespace egm::db {
 
@@ -92,16 +95,6 @@ struct CellInput {
   std::optional<std::string> grid_json;  // its values: {"train.lr": 0.001}
 };
 
-// What a finished attempt measured (cells columns of the same names).
-struct CellResults {
-  std::optional<double> final_val;   // val loss at the final step (the paper's number)
-  std::optional<double> best_val;    // lowest val loss over the evals
-  std::optional<double> full_val;    // deterministic pass over all val windows
-  std::optional<double> ar_val;      // autoregressive (prefix-only) val loss
-  std::optional<double> ar_ref_val;  // full-window loss on the ar_val windows
-  std::optional<int64_t> final_step;
-};
-
 struct CellRow {
   int64_t id = 0;
   int64_t sweep_id = 0;
@@ -118,7 +111,11 @@ struct CellRow {
   int failures = 0;      // attempts that ended 'failed'
   int max_attempts = 1;  // a failed cell is retried while failures < max_attempts
   std::optional<std::string> last_error;
-  CellResults results;
+  // What the done attempt measured: the cells columns final_val, best_val,
+  // full_val, ar_val, ar_ref_val (final_train and tokens_per_s are not kept
+  // per cell), and the step it ended at.
+  Measurements results;
+  std::optional<int64_t> final_step;
   std::optional<int64_t> latest_step;  // highest 'train' metric step recorded
   double updated_at = 0;
   std::optional<int64_t> grid_point;     // see CellInput
@@ -131,12 +128,14 @@ struct FailureInfo {
   bool retriable = true;  // false: it would fail the same way again; the cell is failed for good at once
 };
 
-// Where and how an attempt runs (runs columns of the same names).
+// Where and how an attempt runs (runs columns of the same names): what the
+// coordinator expects at start_attempt, replaced by what the worker reports
+// (set_run_setup) once the run has started.
 struct RunInfo {
   std::string host;
-  std::string device;
+  DeviceName device;
   int world_size = 1;
-  std::string backend;
+  Backend backend = Backend::none;
   std::string torch_version;
   std::string git_commit;
   std::optional<int64_t> resumed_from_step;  // nullopt: from scratch
@@ -157,13 +156,15 @@ struct RunRow {
   std::optional<std::string> error;
 };
 
-// Known splits: train (step loss, lr, tokens/s), eval_train, eval_val (the
-// paper's periodic evals), val_full, val_ar, val_ar_ref (final measurements).
+// The metrics.split column holds MetricSplit's names (run/records.h); SQL
+// that selects one writes split_literal(MetricSplit::eval_val), never the text.
+std::string split_literal(MetricSplit split);  // "'eval_val'"
+
 struct MetricPoint {
   int64_t cell_id = 0;
   int64_t run_id = 0;
   int64_t step = 0;
-  std::string split;
+  MetricSplit split = MetricSplit::train;
   std::optional<double> loss;  // NaN is stored as NULL by SQLite
   std::optional<double> lr;
   std::optional<double> tokens_per_s;
@@ -329,11 +330,18 @@ class ResultsDb {
   // not `failure.retriable`: max_attempts is lowered to the failures so far, so
   // the cell is failed for good (no retry now, nor when the spec is run again).
   // interrupted (preempted, worker lost): does not count as a failure.
-  // `step` (the step it ended at) goes to the event's step column; done
-  // without one takes results.final_step.
+  // `step` (the step it ended at) goes to the event's step column, and with
+  // done to the cell's final_step; `measured` (with done) to its results.
   void finish_attempt(int64_t run_id, RunStatus status, const std::string& error = "",
-                      const CellResults& results = {}, const FailureInfo& failure = {},
+                      const Measurements& measured = {}, const FailureInfo& failure = {},
                       std::optional<int64_t> step = std::nullopt);
+  // The attempt of `outcome` (status done) in one call: finish_attempt(done)
+  // with its measurements and step.
+  void finish_done(int64_t run_id, const RunOutcome& outcome);
+  // What a running attempt really runs with, as its worker reports it when the
+  // run starts: replaces start_attempt's device, backend and world size (the
+  // coordinator's prediction).
+  void set_run_setup(int64_t run_id, const DeviceName& device, Backend backend, int world_size);
   // Records the checkpoint step a running attempt resumed from: the worker
   // learns it after start_attempt, when the trainer has loaded the checkpoint.
   void set_resumed_from_step(int64_t run_id, int64_t step);

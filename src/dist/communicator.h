@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "run/device.h"
+
 namespace egm {
 
 class Communicator {
@@ -18,7 +20,7 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string backend() const = 0;  // "none", "mpi", "nccl"
+  virtual Backend backend() const = 0;
 
   // Replaces each tensor by its mean over the ranks (in place).
   virtual void allreduce_mean(std::vector<at::Tensor>& tensors) = 0;
@@ -32,7 +34,7 @@ class LocalCommunicator : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  std::string backend() const override { return "none"; }
+  Backend backend() const override { return Backend::none; }
   void allreduce_mean(std::vector<at::Tensor>&) override {}
   void broadcast(at::Tensor&, int) override {}
   void barrier() override {}

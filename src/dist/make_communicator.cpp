@@ -2,6 +2,10 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
+#include "util/error.h"
+
 #include "dist/mpi_communicator.h"
 #if defined(EGM_HAVE_NCCL)
 #include "dist/nccl_communicator.h"
@@ -17,13 +21,21 @@ bool have_nccl() {
 #endif
 }
 
-std::string backend_for(const torch::Device& device) { return device.is_cuda() && have_nccl() ? "nccl" : "mpi"; }
-
 std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const torch::Device& device, int64_t bucket_bytes) {
+  // The one backend rule (run/device.h). Every rank of the group runs this
+  // build, so "NCCL on every rank" is this build's fact; a group of one that
+  // asks for a communicator anyway gets what a group of several would.
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const DeviceName name{device.is_cuda() ? DeviceName::Kind::cuda : DeviceName::Kind::cpu,
+                        device.has_index() ? device.index() : -1};
+  const Backend backend = backend_for(name, std::max(size, 2), have_nccl());
 #if defined(EGM_HAVE_NCCL)
-  // "cuda" without an index is device 0, as parse_device and torch read it.
-  if (device.is_cuda()) return std::make_unique<NcclCommunicator>(comm, device.has_index() ? device.index() : 0, bucket_bytes);
+  // "cuda" without an index is device 0, as torch_device and torch read it.
+  if (backend == Backend::nccl)
+    return std::make_unique<NcclCommunicator>(comm, device.has_index() ? device.index() : 0, bucket_bytes);
 #endif
+  EGM_CHECK(backend == Backend::mpi, "no {} backend in this build", to_string(backend));
   return std::make_unique<MpiCommunicator>(comm, bucket_bytes);
 }
 

@@ -30,7 +30,7 @@ class MpiCommunicator : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  std::string backend() const override { return "mpi"; }
+  Backend backend() const override { return Backend::mpi; }
 
   void allreduce_mean(std::vector<at::Tensor>& tensors) override;
   void broadcast(at::Tensor& tensor, int root) override;

@@ -53,7 +53,7 @@ class NcclCommunicator : public Communicator {
 
   int rank() const override { return mpi_.rank(); }
   int size() const override { return mpi_.size(); }
-  std::string backend() const override { return "nccl"; }
+  Backend backend() const override { return Backend::nccl; }
 
   // CUDA tensors (float32/float64/float16/bfloat16) over NCCL, CPU ones over MPI.
   void allreduce_mean(std::vector<at::Tensor>& tensors) override;

@@ -2,9 +2,24 @@
 
 #include <fmt/format.h>
 
-#include "launch/device_name.h"
+#include "run/device.h"
 
 namespace egm::launch {
+
+CLI::Option* add_device_option(CLI::App& app, std::function<void(const DeviceName&)> set, const std::string& help) {
+  // Parsed here, once: everything after the command line holds a DeviceName.
+  return app
+      .add_option_function<std::string>(
+          "--device", [set = std::move(set)](const std::string& value) { set(parse_device_name(value, "")); }, help)
+      ->check([](const std::string& value) {
+        try {
+          parse_device_name(value, "");
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());  // CLI11 puts the flag's name before it
+        }
+      });
+}
 
 void add_launch_flags(CLI::App& app, LaunchOptions& o) {
   app.add_option("spec", o.spec_path, "experiment spec (JSON; experiments/README.md)")->required();
@@ -20,17 +35,9 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o) {
   app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads per worker")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--device", o.device,
-                 "cpu, cuda (GPUs dealt out to the workers, runs_per_gpu per GPU) or cuda:N (default: the spec's "
-                 "\"device\", else cpu)")
-      ->check([](const std::string& value) {
-        try {
-          parse_device_name(value, "");
-          return std::string();
-        } catch (const std::exception& e) {
-          return std::string(e.what());  // CLI11 puts the flag's name before it
-        }
-      });
+  add_device_option(app, [&o](const DeviceName& d) { o.device = d; },
+                    "cpu, cuda (GPUs dealt out to the workers, runs_per_gpu per GPU) or cuda:N (default: the spec's "
+                    "\"device\", else cpu)");
   app.add_option("--checkpoint-every", o.checkpoint_interval, "also checkpoint every N steps (default: at each eval)");
   app.add_option("--stop-timeout", o.stop_timeout_s, "seconds to wait for checkpoints after a stop signal")
       ->capture_default_str();
@@ -51,7 +58,7 @@ std::vector<std::string> launch_flags(const LaunchOptions& o) {
   if (o.extend) args.push_back("--extend");
   if (o.threads_per_worker != d.threads_per_worker)
     args.insert(args.end(), {"--threads-per-worker", std::to_string(o.threads_per_worker)});
-  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+  if (o.device) args.insert(args.end(), {"--device", o.device->str()});
   if (o.checkpoint_interval != d.checkpoint_interval)
     args.insert(args.end(), {"--checkpoint-every", std::to_string(o.checkpoint_interval)});
   if (o.stop_timeout_s != d.stop_timeout_s) args.insert(args.end(), {"--stop-timeout", fmt::format("{}", o.stop_timeout_s)});
@@ -59,10 +66,10 @@ std::vector<std::string> launch_flags(const LaunchOptions& o) {
   return args;
 }
 
-std::string resolve_device(const std::string& flag, const std::string& spec_device) {
-  if (!flag.empty()) return parse_device_name(flag, "--device").str();
-  if (!spec_device.empty()) return parse_device_name(spec_device, "the spec's \"device\"").str();
-  return "cpu";
+DeviceName resolve_device(const std::optional<DeviceName>& flag, const std::optional<DeviceName>& spec_device) {
+  if (flag) return *flag;
+  if (spec_device) return *spec_device;
+  return DeviceName{};
 }
 
 }  // namespace egm::launch

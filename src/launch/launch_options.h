@@ -1,5 +1,6 @@
 // The one description of how a sweep is launched, carried from `egm submit`
-// through the batch script's `egm sweep` to `egm-coordinator`. Each flag is
+// through the batch script (which runs the launch line `egm sweep SPEC
+// --print-command` renders) to `egm-coordinator`. Each flag is
 // defined once here (name, default, help, check); the front doors register
 // these flags and pass them on with launch_flags(), so a flag cannot be lost
 // on the way (as --device once was).
@@ -8,8 +9,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "run/device.h"
 
 namespace egm::launch {
 
@@ -20,11 +25,16 @@ struct LaunchOptions {
   bool new_sweep = false;           // the spec changed: keep the old sweep as NAME@ID
   bool extend = false;              // the spec only adds cells: the sweep takes it, keeping its cells
   int threads_per_worker = 1;       // intra-op threads of each worker's run
-  std::string device;               // cpu, cuda, cuda:N; empty: the spec's "device", else cpu
+  std::optional<DeviceName> device;  // --device, parsed; none: the spec's "device", else cpu
   int64_t checkpoint_interval = 0;  // 0: checkpoint at each eval (and on a stop)
   double stop_timeout_s = 120;      // after a stop signal: how long to wait for the checkpoints
   std::vector<std::string> grid;    // --grid PATH=V1,V2 | PATH=range(a,b[,step]), each one axis (spec/grid.h parses them)
 };
+
+// Registers `--device`, parsed into a DeviceName as it is read (a bad name is
+// CLI11's one-line error naming the flag), handed to `set`. The one
+// definition of the flag's parsing, for the launch flags and egm train/bench/audit.
+CLI::Option* add_device_option(CLI::App& app, std::function<void(const DeviceName&)> set, const std::string& help);
 
 // Registers the spec argument and the launch flags on `app` (any of egm
 // sweep, egm submit, egm-coordinator), writing into `o`.
@@ -34,8 +44,7 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o);
 // spec first, then every flag that differs from its default.
 std::vector<std::string> launch_flags(const LaunchOptions& o);
 
-// The device a sweep runs on: the flag when given, else the spec's field,
-// else cpu. Parsed (ConfigError for a bad name).
-std::string resolve_device(const std::string& flag, const std::string& spec_device);
+// The device a sweep runs on: the flag when given, else the spec's field, else cpu.
+DeviceName resolve_device(const std::optional<DeviceName>& flag, const std::optional<DeviceName>& spec_device);
 
 }  // namespace egm::launch

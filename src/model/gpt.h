@@ -10,7 +10,7 @@
 
 #include "config/run_config.h"
 #include "model/block.h"
-#include "model/learned_param.h"
+#include "run/learned_param.h"
 #include "model/position_encoding.h"
 
 namespace egm {

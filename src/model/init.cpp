@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "data/batch_sampler.h"
 #include "model/gpt.h"
 #include "util/error.h"
+#include "util/seed.h"
 #include "util/torch_compat.h"
 
 namespace egm {

@@ -15,7 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "model/learned_param.h"
+#include "run/learned_param.h"
 
 namespace egm {
 

@@ -10,7 +10,7 @@
 
 #include "config/run_config.h"
 #include "model/attention_context.h"
-#include "model/learned_param.h"
+#include "run/learned_param.h"
 
 namespace egm {
 

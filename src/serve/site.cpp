@@ -821,7 +821,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     db::Table t;
     t.columns = {"final_val", "best_val", "full_val", "ar_val", "ar_ref_val", "final_step"};
     t.rows.push_back({opt(cell.results.final_val), opt(cell.results.best_val), opt(cell.results.full_val),
-                      opt(cell.results.ar_val), opt(cell.results.ar_ref_val), opt(cell.results.final_step)});
+                      opt(cell.results.ar_val), opt(cell.results.ar_ref_val), opt(cell.final_step)});
     TableOptions o;
     o.id = "table-results";
     o.digits = 6;

@@ -10,7 +10,6 @@
 
 #include "config/run_config.h"
 #include "config/variants.h"
-#include "launch/device_name.h"
 #include "spec/expand.h"
 #include "spec/schema_check.h"
 #include "util/files.h"
@@ -130,7 +129,6 @@ ExperimentSpec read_fields(const json& d) {
   if (d.contains("data_parallel_by_variant"))
     for (const auto& [variant, k] : d["data_parallel_by_variant"].items()) s.data_parallel_by_variant[variant] = k.get<int>();
   s.runs_per_gpu = d.value("runs_per_gpu", 1);
-  if (d.contains("device")) s.device = d["device"].get<std::string>();
   if (d.contains("baseline")) s.baseline = d["baseline"].get<std::string>();
   if (d.contains("factors")) {
     const json& f = d["factors"];
@@ -225,9 +223,9 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
   std::vector<Problem> problems;
   auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
 
-  if (s.device) {
+  if (d.contains("device")) {  // a string, by the schema
     try {
-      launch::parse_device_name(*s.device, "");
+      s.device = parse_device_name(d["device"].get<std::string>(), "");
     } catch (const ConfigError& e) {
       add("$.device", e.what());
     }
@@ -390,7 +388,7 @@ json canonical_form(const ExperimentSpec& s) {
   c["runs_per_gpu"] = s.runs_per_gpu;
   // Only when given, so the specs (and hashes) of sweeps written before it stay the same.
   if (!s.data_parallel_by_variant.empty()) c["data_parallel_by_variant"] = s.data_parallel_by_variant;
-  if (s.device) c["device"] = *s.device;
+  if (s.device) c["device"] = s.device->str();
   if (s.baseline) c["baseline"] = *s.baseline;
   if (s.factors)
     c["factors"] = {{"a", s.factors->a}, {"b", s.factors->b}, {"ab", s.factors->ab}, {"base", s.factors->base}};

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "run/device.h"
 #include "spec/grid.h"
 #include "util/error.h"
 
@@ -82,7 +83,7 @@ struct ExperimentSpec {
   int data_parallel = 1;                  // ranks per run
   std::map<std::string, int> data_parallel_by_variant;  // variant -> ranks, overriding data_parallel
   int runs_per_gpu = 1;                   // runs sharing one GPU
-  std::optional<std::string> device;      // cpu, cuda or cuda:N; --device overrides it (default cpu)
+  std::optional<DeviceName> device;       // cpu, cuda or cuda:N; --device overrides it (default cpu)
   std::optional<std::string> baseline;    // default "base" when the sweep has it
   std::optional<Factors> factors;
   std::optional<Published> published;

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "util/error.h"
+#include "util/json_fields.h"
 #include "util/json_limits.h"
 
 namespace egm::sweep {
@@ -45,72 +46,20 @@ bool known_kind(uint16_t k) {
   return false;
 }
 
-json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+// The fields of a message body; every problem names the kind, the sender and the field.
+JsonFields fields(const json& body, const char* what, const std::string& from) {
+  return JsonFields(body, fmt::format("{} message from {}", what, from));
+}
 
-// Reads the fields of one message body; every problem names the kind and field.
-class Reader {
- public:
-  Reader(const json& body, const char* kind, const std::string& from) : body_(body), kind_(kind), from_(from) {}
-
-  const json& field(const char* name) const {
-    auto it = body_.find(name);
-    if (it == body_.end()) fail(name, "is missing");
-    return *it;
-  }
-  bool has(const char* name) const { return body_.contains(name) && !body_[name].is_null(); }
-
-  std::string text(const char* name) const {
-    const json& v = field(name);
-    if (!v.is_string()) fail(name, "must be a string, got " + std::string(v.type_name()));
-    return v.get<std::string>();
-  }
-  std::string text_or(const char* name, const std::string& fallback) const { return has(name) ? text(name) : fallback; }
-  int64_t integer(const char* name) const {
-    const json& v = field(name);
-    if (!v.is_number_integer()) fail(name, "must be an integer, got " + std::string(v.type_name()));
-    return v.get<int64_t>();
-  }
-  int64_t integer_or(const char* name, int64_t fallback) const { return has(name) ? integer(name) : fallback; }
-  uint64_t unsigned_integer(const char* name) const {
-    const json& v = field(name);
-    if (!v.is_number_unsigned()) fail(name, "must be a non-negative integer, got " + v.dump());
-    return v.get<uint64_t>();
-  }
-  // A number, or null for NaN.
-  double real(const char* name) const {
-    if (!body_.contains(name) || body_[name].is_null()) return NAN;
-    const json& v = body_[name];
-    if (!v.is_number()) fail(name, "must be a number or null, got " + std::string(v.type_name()));
-    return v.get<double>();
-  }
-  const json& object(const char* name) const {
-    const json& v = field(name);
-    if (!v.is_object()) fail(name, "must be an object, got " + std::string(v.type_name()));
-    return v;
-  }
-  const json& array(const char* name) const {
-    const json& v = field(name);
-    if (!v.is_array()) fail(name, "must be an array, got " + std::string(v.type_name()));
-    return v;
-  }
-
-  [[noreturn]] void fail(const char* name, const std::string& what) const {
-    EGM_THROW(ProtocolError, "{} message from {}: field '{}' {}", kind_, from_, name, what);
-  }
-
- private:
-  const json& body_;
-  const char* kind_;
-  const std::string& from_;
-};
-
-RunOutcome outcome_from_reader(const Reader& r);
-
-RunSettings settings_from_json(const Reader& r) {
+RunSettings settings_from_json(const JsonFields& r) {
   RunSettings s;
   s.out_dir = r.text("out_dir");
   s.threads = static_cast<int>(r.integer("threads"));
-  s.device = r.text("device");
+  try {
+    s.device = parse_device_name(r.text("device"), "");
+  } catch (const ConfigError& e) {
+    r.fail("device", e.what());
+  }
   s.fail_at_step = r.integer_or("fail_at_step", -1);
   s.fail_kind = r.text_or("fail_kind", "error");
   s.checkpoint_interval = r.integer_or("checkpoint_interval", 0);
@@ -118,9 +67,8 @@ RunSettings settings_from_json(const Reader& r) {
   return s;
 }
 
-// `body` is taken apart: RECORDS moves its records out instead of copying each one.
-Message body_from_json(Kind kind, json& body, const std::string& from) {
-  Reader r(body, kind_name(kind), from);
+Message body_from_json(Kind kind, const json& body, const std::string& from) {
+  const JsonFields r = fields(body, kind_name(kind), from);
   switch (kind) {
     case Kind::hello: {
       Hello h;
@@ -128,7 +76,6 @@ Message body_from_json(Kind kind, json& body, const std::string& from) {
       h.host = r.text("host");
       h.pid = r.integer_or("pid", 0);
       h.local_rank = static_cast<int>(r.integer_or("local_rank", -1));
-      h.device = r.text_or("device", "cpu");
       h.threads = static_cast<int>(r.integer_or("threads", 1));
       h.cores = static_cast<int>(r.integer_or("cores", 1));
       h.torch_version = r.text_or("torch_version", "");
@@ -137,28 +84,24 @@ Message body_from_json(Kind kind, json& body, const std::string& from) {
       h.corpus_sha256 = r.text_or("corpus_sha256", "");
       h.error = r.text_or("error", "");
       h.gpus = static_cast<int>(r.integer_or("gpus", 0));
-      if (r.has("nccl")) {
-        if (!r.field("nccl").is_boolean()) r.fail("nccl", "must be true or false");
-        h.nccl = r.field("nccl").get<bool>();
-      }
+      h.nccl = r.boolean_or("nccl", false);
       return h;
     }
     case Kind::records: {
       Records m;
       m.cell_id = r.integer("cell_id");
       m.run_id = r.integer("run_id");
-      for (const json& rec : r.array("records")) {
-        if (!rec.is_object() || !rec.contains("kind") || !rec["kind"].is_string())
-          r.fail("records", "must hold objects with a string 'kind', got " + rec.dump().substr(0, 80));
-      }
-      m.records = std::move(body["records"].get_ref<json::array_t&>());
+      const json& records = r.array("records");
+      m.records.reserve(records.size());
+      const std::string what = fmt::format("a record in RECORDS from {}", from);
+      for (const json& rec : records) m.records.push_back(record_from_json(rec, what));
       return m;
     }
     case Kind::result: {
       Result m;
       m.cell_id = r.integer("cell_id");
       m.run_id = r.integer("run_id");
-      m.result = outcome_from_reader(Reader(r.object("result"), "RESULT result", from));
+      m.result = run_outcome_from_json(r.object("result"), fmt::format("RESULT result message from {}", from));
       m.signal = static_cast<int>(r.integer_or("signal", 0));
       return m;
     }
@@ -169,10 +112,7 @@ Message body_from_json(Kind kind, json& body, const std::string& from) {
       m.error = r.text("error");
       m.where = r.text_or("where", "");
       m.step = r.integer_or("step", -1);
-      if (r.has("retriable")) {
-        if (!r.field("retriable").is_boolean()) r.fail("retriable", "must be true or false");
-        m.retriable = r.field("retriable").get<bool>();
-      }
+      m.retriable = r.boolean_or("retriable", true);
       m.detail = r.text_or("detail", "");
       return m;
     }
@@ -186,8 +126,8 @@ Message body_from_json(Kind kind, json& body, const std::string& from) {
       m.cell_key = r.text("cell_key");
       m.variant = r.text("variant");
       m.seed = r.unsigned_integer("seed");
-      m.config_json = r.object("config").dump();
-      m.runtime = settings_from_json(Reader(r.object("runtime"), "ASSIGN runtime", from));
+      m.config = r.object("config");
+      m.runtime = settings_from_json(fields(r.object("runtime"), "ASSIGN runtime", from));
       for (const json& g : r.array("group")) {
         if (!g.is_number_integer()) r.fail("group", "must hold rank numbers, got " + g.dump());
         m.group.push_back(g.get<int>());
@@ -259,57 +199,22 @@ Kind kind_of(const Message& message) {
       message);
 }
 
-json to_json(const RunOutcome& o) {
-  return {{"status", egm::to_string(o.status)},
-          {"message", o.message},
-          {"step", o.step},
-          {"resumed_from_step", o.resumed_from_step},
-          {"final_val", number_or_null(o.final_val)},
-          {"best_val", number_or_null(o.best_val)},
-          {"final_train", number_or_null(o.final_train)},
-          {"full_val", number_or_null(o.full_val)},
-          {"ar_val", number_or_null(o.ar_val)},
-          {"ar_ref_val", number_or_null(o.ar_ref_val)},
-          {"tokens_per_s", number_or_null(o.tokens_per_s)}};
-}
-
-namespace {
-RunOutcome outcome_from_reader(const Reader& r) {
-  RunOutcome o;
-  const std::string status = r.text("status");
-  try {
-    o.status = parse_outcome(status);
-  } catch (const ProtocolError&) {
-    r.fail("status", "must be done, diverged or interrupted, got '" + status + "'");
-  }
-  o.message = r.text_or("message", "");
-  o.step = r.integer("step");
-  o.resumed_from_step = r.integer_or("resumed_from_step", -1);
-  o.final_val = r.real("final_val");
-  o.best_val = r.real("best_val");
-  o.final_train = r.real("final_train");
-  o.full_val = r.real("full_val");
-  o.ar_val = r.real("ar_val");
-  o.ar_ref_val = r.real("ar_ref_val");
-  o.tokens_per_s = r.real("tokens_per_s");
-  return o;
-}
-}  // namespace
-
 json to_json(const Message& message) {
   return std::visit(
       [](const auto& m) -> json {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Hello>) {
           return {{"protocol_version", m.protocol_version}, {"host", m.host}, {"pid", m.pid},
-                  {"local_rank", m.local_rank}, {"device", m.device}, {"threads", m.threads},
+                  {"local_rank", m.local_rank}, {"threads", m.threads},
                   {"cores", m.cores}, {"torch_version", m.torch_version}, {"git_commit", m.git_commit},
                   {"corpus_path", m.corpus_path}, {"corpus_sha256", m.corpus_sha256}, {"error", m.error},
                   {"nccl", m.nccl}, {"gpus", m.gpus}};
         } else if constexpr (std::is_same_v<T, Records>) {
-          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"records", m.records}};
+          json records = json::array();
+          for (const Record& r : m.records) records.push_back(egm::to_json(r));
+          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"records", std::move(records)}};
         } else if constexpr (std::is_same_v<T, Result>) {
-          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"result", to_json(m.result)}, {"signal", m.signal}};
+          return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"result", egm::to_json(m.result)}, {"signal", m.signal}};
         } else if constexpr (std::is_same_v<T, Failed>) {
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"error", m.error}, {"where", m.where},
                   {"step", m.step}, {"retriable", m.retriable}, {"detail", m.detail}};
@@ -319,7 +224,7 @@ json to_json(const Message& message) {
           const RunSettings& s = m.runtime;
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"attempt", m.attempt},
                   {"cell_key", m.cell_key}, {"variant", m.variant}, {"seed", m.seed},  // + config: encode()
-                  {"runtime", {{"out_dir", s.out_dir}, {"threads", s.threads}, {"device", s.device},
+                  {"runtime", {{"out_dir", s.out_dir}, {"threads", s.threads}, {"device", s.device.str()},
                                {"fail_at_step", s.fail_at_step}, {"fail_kind", s.fail_kind},
                                {"checkpoint_interval", s.checkpoint_interval},
                                {"log_interval", s.log_interval}}},
@@ -355,7 +260,7 @@ std::string encode(const Message& message) {
     EGM_CHECK(body.size() >= 2 && body.back() == '}', "ASSIGN body {} is no JSON object", body);
     body.pop_back();
     body += body.size() == 1 ? "\"config\":" : ",\"config\":";
-    body += a->config_json;
+    body += a->config_json.empty() ? a->config.dump(-1, ' ', false, json::error_handler_t::replace) : a->config_json;
     body += '}';
   }
   return encode_frame(kProtocolVersion, static_cast<uint16_t>(kind_of(message)), body);

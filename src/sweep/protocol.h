@@ -22,7 +22,7 @@
 //
 // ---- Messages ----------------------------------------------------------------
 // worker -> coordinator
-//   HELLO    {protocol_version, host, pid, local_rank, device, threads, cores,
+//   HELLO    {protocol_version, host, pid, local_rank, threads, cores,
 //             torch_version, git_commit, corpus_path, corpus_sha256, error, nccl}
 //            first message of every worker. A non-empty `error` means the
 //            worker cannot work (e.g. no corpus); the coordinator stops the sweep.
@@ -30,12 +30,15 @@
 //            backend, so a CUDA run of several ranks averages over NCCL.
 //            `gpus` (optional, default 0): CUDA devices the worker sees; with
 //            --device cuda the coordinator deals them out (ASSIGN's device).
-//   RECORDS  {cell_id, run_id, records: [trainer record, ...]}
-//            the records of train/metrics_sink.h, each with "time" (UNIX s)
-//            added; batched: sent every ~0.5 s and at once for status,
-//            checkpoint, final_eval and event records.
+//   RECORDS  {cell_id, run_id, records: [record, ...]}
+//            the trainer's records (run/records.h: their JSON, with "time", the
+//            UNIX s the worker saw them); batched: sent every ~0.5 s and at
+//            once for status, checkpoint, final_eval and event records. Decoded
+//            into typed Records: an unknown kind or a bad field is a
+//            ProtocolError (a new record kind needs a protocol version).
 //   RESULT   {cell_id, run_id, result: RunOutcome, signal}
-//            the run ended: done, diverged, or interrupted (checkpointed).
+//            the run ended: done, diverged, or interrupted (checkpointed);
+//            `result` is run/outcome.h's JSON, null for a value not measured.
 //            `signal` != 0: the worker itself received that signal (mpirun and
 //            srun forward SIGUSR2/SIGTERM to every rank).
 //   FAILED   {cell_id, run_id, error, where, step, retriable, detail}
@@ -63,7 +66,9 @@
 //   ASSIGN   {cell_id, run_id, attempt, cell_key, variant, seed, config,
 //             runtime: {out_dir, threads, device, fail_at_step, fail_kind,
 //             checkpoint_interval, log_interval}, group}
-//            train one cell. `config` is the full RunConfig JSON object; out_dir is
+//            train one cell. `config` is the full RunConfig JSON object (the
+//            coordinator splices the database's text in as it is; the worker
+//            reads the decoded object straight into a RunConfig); out_dir is
 //            derived from the cell (sweep/run_dirs.h), so a retry or a resume
 //            finds its checkpoint there. `group` lists the world ranks that
 //            train this run together (data parallelism): [the receiving
@@ -112,7 +117,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/run_records.h"
+#include "run/device.h"
+#include "run/outcome.h"
+#include "run/records.h"
 
 #include <cmath>
 #include <cstdint>
@@ -149,7 +156,6 @@ struct Hello {
   std::string host;
   int64_t pid = 0;
   int local_rank = -1;
-  std::string device = "cpu";
   int threads = 1;   // intra-op threads the worker runs with unless ASSIGN says otherwise
   int cores = 1;     // hardware threads on its node
   std::string torch_version;
@@ -165,7 +171,7 @@ struct Hello {
 struct RunSettings {
   std::string out_dir;
   int threads = 1;
-  std::string device = "cpu";
+  DeviceName device;  // parsed when decoded: a bad name is a ProtocolError
   int64_t fail_at_step = -1;  // test-only failure injection (EGM_TEST_FAIL)
   std::string fail_kind = "error";  // what is thrown there: error, config, oom (test-only)
   int64_t checkpoint_interval = 0;
@@ -179,11 +185,15 @@ struct Assign {
   std::string cell_key;
   std::string variant;
   uint64_t seed = 0;
-  // The RunConfig as JSON text (the cell's cells.config_json): encode() puts it
-  // into the message as it is, instead of parsing it into a tree per ASSIGN and
-  // writing it out again (results/BENCHMARKS.md, issue 16); decode() gives the
-  // object's text back. Must hold one JSON object.
-  std::string config_json = "{}";
+  // The RunConfig. The coordinator fills `config_json` with the cell's
+  // cells.config_json and encode() splices that text in as it is, instead of
+  // parsing it into a tree per ASSIGN and writing it out again
+  // (results/BENCHMARKS.md, issue 16); it must hold one JSON object. decode()
+  // fills `config` with the decoded object (and leaves config_json empty), so
+  // the worker reads it into a RunConfig without writing it out and parsing it
+  // again. encode() of a message with an empty config_json writes `config`.
+  std::string config_json;
+  nlohmann::json config = nlohmann::json::object();
   RunSettings runtime;
   std::vector<int> group;  // world ranks training this run; group[0] leads (records, checkpoints)
 };
@@ -191,22 +201,7 @@ struct Assign {
 struct Records {
   int64_t cell_id = 0;
   int64_t run_id = 0;
-  std::vector<nlohmann::json> records;
-};
-
-// egm::RunResult (train/trainer.h) without torch, so the coordinator needs none.
-struct RunOutcome {
-  Outcome status = Outcome::done;
-  std::string message;
-  int64_t step = 0;
-  int64_t resumed_from_step = -1;  // -1: from scratch
-  double final_val = NAN;
-  double best_val = NAN;
-  double final_train = NAN;
-  double full_val = NAN;
-  double ar_val = NAN;
-  double ar_ref_val = NAN;
-  double tokens_per_s = NAN;
+  std::vector<Record> records;
 };
 
 struct Result {
@@ -269,8 +264,7 @@ Message decode(std::string_view bytes, const std::string& from);
 // For tests of the error paths: a frame with any version, kind and body.
 std::string encode_frame(uint16_t version, uint16_t kind, const std::string& body);
 
-// JSON forms of the bodies (also the body of the frame).
+// JSON form of a body (the body of the frame; ASSIGN's config as encode() writes it).
 nlohmann::json to_json(const Message& message);
-nlohmann::json to_json(const RunOutcome& outcome);
 
 }  // namespace egm::sweep

@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "train/run_records.h"
 #include "util/error.h"
 
 namespace egm {
@@ -13,8 +12,8 @@ JsonLinesSink::JsonLinesSink(const std::string& path) : out_(path, std::ios::app
   EGM_REQUIRE(out_.good(), IoError, "cannot open {} for appending", path);
 }
 
-void JsonLinesSink::emit(const nlohmann::json& record) {
-  out_ << record.dump() << '\n';
+void JsonLinesSink::emit(const Record& record) {
+  out_ << to_json(record).dump() << '\n';
   out_.flush();
 }
 
@@ -26,33 +25,33 @@ std::string duration(double seconds) {
   if (s >= 60) return fmt::format("{}m{:02d}s", s / 60, s % 60);
   return fmt::format("{}s", s);
 }
+
+std::string loss_text(const std::optional<double>& loss, const char* none) {
+  return loss ? fmt::format("{:.4f}", *loss) : none;
+}
 }  // namespace
 
-void ProgressPrinter::emit(const nlohmann::json& r) {
-  const RecordKind kind = parse_record_kind(r.value("kind", ""));
-  if (kind == RecordKind::progress) {
-    last_progress_ = r;
-  } else if (kind == RecordKind::eval && r.value("split", "") == to_string(MetricSplit::eval_val)) {
-    const int64_t step = r["step"].get<int64_t>();
-    double train = last_progress_.value("train_loss", std::nan(""));
-    double tps = last_progress_.value("tokens_per_s", 0.0);
-    double elapsed = last_progress_.value("elapsed_s", 0.0);
-    int64_t pstep = last_progress_.value("step", int64_t{0});
-    double eta = pstep > 0 ? elapsed / static_cast<double>(pstep) * static_cast<double>(max_steps_ - step) : -1;
-    std::string train_text = std::isfinite(train) ? fmt::format("{:.4f}", train) : "  -   ";
-    std::fprintf(out_, "step %6lld/%lld  train %s  val %.4f  lr %.2e  %8.0f tokens/s  elapsed %s  ETA %s\n",
-                 static_cast<long long>(step), static_cast<long long>(max_steps_), train_text.c_str(),
-                 r["loss"].get<double>(), last_progress_.value("lr", 0.0), tps, duration(elapsed).c_str(),
-                 duration(eta).c_str());
+void ProgressPrinter::emit(const Record& record) {
+  if (const auto* p = std::get_if<ProgressRecord>(&record.body)) {
+    last_progress_ = *p;
+  } else if (const auto* e = std::get_if<EvalRecord>(&record.body); e && e->split == MetricSplit::eval_val) {
+    // The line is the eval's: the train loss, rate and ETA are the last progress record's.
+    const ProgressRecord p = last_progress_.value_or(ProgressRecord{});
+    const double eta =
+        p.step > 0 ? p.elapsed_s / static_cast<double>(p.step) * static_cast<double>(max_steps_ - e->step) : -1;
+    std::fprintf(out_, "step %6lld/%lld  train %s  val %s  lr %.2e  %8.0f tokens/s  elapsed %s  ETA %s\n",
+                 static_cast<long long>(e->step), static_cast<long long>(max_steps_),
+                 loss_text(p.train_loss, "  -   ").c_str(), loss_text(e->loss, "  nan ").c_str(), p.lr,
+                 p.tokens_per_s, duration(p.elapsed_s).c_str(), duration(eta).c_str());
     std::fflush(out_);
-  } else if (kind == RecordKind::final_eval) {
-    std::fprintf(out_, "%-12s %.4f  (%lld windows)\n", r["split"].get<std::string>().c_str(), r["loss"].get<double>(),
-                 static_cast<long long>(r.value("windows", int64_t{0})));
+  } else if (const auto* f = std::get_if<FinalEvalRecord>(&record.body)) {
+    std::fprintf(out_, "%-12s %s  (%lld windows)\n", to_string(f->split), loss_text(f->loss, "nan").c_str(),
+                 static_cast<long long>(f->windows));
     std::fflush(out_);
-  } else if (kind == RecordKind::status && r.value("status", "") != kRunningStatus) {
-    const std::string message = r.value("message", "");
-    std::fprintf(out_, "%s at step %lld%s%s\n", r["status"].get<std::string>().c_str(),
-                 static_cast<long long>(r.value("step", int64_t{0})), message.empty() ? "" : ": ", message.c_str());
+  } else if (const auto* end = std::get_if<EndRecord>(&record.body)) {
+    const RunOutcome& o = end->outcome;
+    std::fprintf(out_, "%s at step %lld%s%s\n", to_string(o.status), static_cast<long long>(o.step),
+                 o.message.empty() ? "" : ": ", o.message.c_str());
     std::fflush(out_);
   }
 }

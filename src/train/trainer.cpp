@@ -6,13 +6,13 @@
 #include <utility>
 
 #include "egm/version_info.h"
-#include "launch/device_name.h"
 #include "model/cpu_blas.h"
 #include "train/evaluation.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/seed.h"
 #include "util/torch_compat.h"
 
 namespace egm {
@@ -24,16 +24,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-nlohmann::json params_record(int64_t step, const LearnedParams& params) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& p : params)
-    list.push_back({{"module", p.module}, {"layer", p.layer}, {"index", p.index}, {"name", p.name}, {"value", p.value}});
-  return {{"kind", to_string(RecordKind::params)}, {"step", step}, {"params", list}};
-}
-
 // Validation windows the EGA gate statistics are measured on at each eval.
 constexpr int64_t kGateProbeWindows = 8;
 
+// The checkpoint header's "extra" object holds the trainer's own numbers (NaN as null).
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 double number_or_nan(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
@@ -41,15 +35,15 @@ double number_or_nan(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-torch::Device parse_device(const std::string& name) {
-  const launch::DeviceName parsed = launch::parse_device_name(name);
-  if (!parsed.is_cuda()) return torch::Device(torch::kCPU);
-  launch::require_buildable(parsed);
+torch::Device torch_device(const DeviceName& device) {
+  if (!device.is_cuda()) return torch::Device(torch::kCPU);
+  require_buildable(device);
   const int gpus = static_cast<int>(torch::cuda::device_count());
-  EGM_REQUIRE(gpus > 0, ConfigError, "--device {}: no GPU is visible on this machine (CUDA_VISIBLE_DEVICES?)", name);
-  EGM_REQUIRE(parsed.index < gpus, ConfigError, "--device {}: this machine has {} GPU{} (cuda:0..cuda:{})", name,
-              gpus, gpus == 1 ? "" : "s", gpus - 1);
-  return parsed.index < 0 ? torch::Device(torch::kCUDA) : torch::Device(torch::kCUDA, static_cast<int8_t>(parsed.index));
+  EGM_REQUIRE(gpus > 0, ConfigError, "--device {}: no GPU is visible on this machine (CUDA_VISIBLE_DEVICES?)",
+              device.str());
+  EGM_REQUIRE(device.index < gpus, ConfigError, "--device {}: this machine has {} GPU{} (cuda:0..cuda:{})",
+              device.str(), gpus, gpus == 1 ? "" : "s", gpus - 1);
+  return device.index < 0 ? torch::Device(torch::kCUDA) : torch::Device(torch::kCUDA, static_cast<int8_t>(device.index));
 }
 
 Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus, MetricsSink& sink,
@@ -58,7 +52,7 @@ Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const C
       runtime_(runtime),
       sink_(sink),
       comm_(comm ? *comm : static_cast<Communicator&>(local_comm_)),
-      device_(parse_device(runtime.device)),
+      device_(torch_device(runtime.device)),
       sampler_(corpus, config.model.block_size, config.train.seed) {
   if (config_.model.vocab_size != corpus.vocab_size()) {
     log::debug("vocab_size {} -> {} (from the corpus)", config_.model.vocab_size, corpus.vocab_size());
@@ -104,25 +98,20 @@ Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const C
     auto loaded = load_checkpoint(runtime_.out_dir, *model_, *optimizer_, config_hash_, rng_devices(), &problems);
     for (const auto& p : problems) {
       log::warn("skipping checkpoint: {}", p);
-      emit({{"kind", to_string(RecordKind::event)},
-            {"event", to_string(TrainerEvent::checkpoint_skipped)},
-            {"message", p}});
+      emit(EventRecord{TrainerEvent::checkpoint_skipped, p, std::nullopt, std::nullopt});
     }
     if (loaded) {
       state_ = loaded->state;
       last_val_ = number_or_nan(state_.extra, "last_val");
       last_train_ = number_or_nan(state_.extra, "last_train");
       log::info("resumed from {} at step {}", loaded->path, state_.step);
-      emit({{"kind", to_string(RecordKind::event)},
-            {"event", to_string(TrainerEvent::resumed)},
-            {"step", state_.step},
-            {"path", loaded->path},
-            {"message", problems.empty() ? "resumed from the latest checkpoint"
-                                         : "resumed from an older checkpoint; newer ones were unusable"}});
+      emit(EventRecord{TrainerEvent::resumed,
+                       problems.empty() ? "resumed from the latest checkpoint"
+                                        : "resumed from an older checkpoint; newer ones were unusable",
+                       state_.step, loaded->path});
     } else if (!problems.empty()) {
-      emit({{"kind", to_string(RecordKind::event)},
-            {"event", to_string(TrainerEvent::restart_from_scratch)},
-            {"message", "no usable checkpoint; training from step 0"}});
+      emit(EventRecord{TrainerEvent::restart_from_scratch, "no usable checkpoint; training from step 0", std::nullopt,
+                       std::nullopt});
     }
   }
 }
@@ -133,8 +122,8 @@ std::vector<torch::Device> Trainer::rng_devices() const {
   return devices;
 }
 
-void Trainer::emit(nlohmann::json record) {
-  if (comm_.rank() != 0) return;
+void Trainer::emit(Record record) {
+  if (comm_.rank() != 0) return;  // one rank speaks for the run
   sink_.emit(record);
 }
 
@@ -181,7 +170,7 @@ void Trainer::checkpoint() {
   state_.extra["last_train"] = number_or_null(last_train_);
   if (comm_.rank() == 0) save_checkpoint(runtime_.out_dir, *model_, *optimizer_, state_, config_hash_, rng_devices());
   comm_.barrier();  // nobody runs ahead of a checkpoint that may be read back
-  emit({{"kind", to_string(RecordKind::checkpoint)}, {"step", state_.step}});
+  emit(CheckpointRecord{state_.step});
 }
 
 void Trainer::evaluate_and_record(double elapsed) {
@@ -189,96 +178,73 @@ void Trainer::evaluate_and_record(double elapsed) {
   EvalContext ctx{*model_, sampler_, device_, comm_, autocast_, autocast_dtype_};
   last_train_ = evaluate_random_batches(ctx, Split::train, state_.step, t.eval_batches, t.batch_size);
   last_val_ = evaluate_random_batches(ctx, Split::val, state_.step, t.eval_batches, t.batch_size);
-  emit({{"kind", to_string(RecordKind::eval)},
-        {"step", state_.step},
-        {"split", to_string(MetricSplit::eval_train)},
-        {"loss", number_or_null(last_train_)}});
-  emit({{"kind", to_string(RecordKind::eval)},
-        {"step", state_.step},
-        {"split", to_string(MetricSplit::eval_val)},
-        {"loss", number_or_null(last_val_)},
-        {"elapsed_s", elapsed}});
+  emit(EvalRecord{state_.step, MetricSplit::eval_train, finite_or_none(last_train_), std::nullopt});
+  emit(EvalRecord{state_.step, MetricSplit::eval_val, finite_or_none(last_val_), elapsed});
   if (std::isfinite(last_val_) && last_val_ < state_.best_val) {
     state_.best_val = last_val_;
     state_.best_val_step = state_.step;
   }
   LearnedParams params = model_->learned_params();
   for (LearnedParam& p : measure_gate_open_shares(ctx, kGateProbeWindows)) params.push_back(std::move(p));
-  emit(params_record(state_.step, params));
+  emit(ParamsRecord{state_.step, std::move(params)});
 }
 
-void Trainer::record_final_measurements(RunResult& r) {
+void Trainer::record_final_measurements(Measurements& m) {
   const TrainConfig& t = config_.train;
   EvalContext ctx{*model_, sampler_, device_, comm_, autocast_, autocast_dtype_};
   if (t.full_val_eval) {
     WindowsLoss full = evaluate_all_windows(ctx, Split::val, t.batch_size);
-    r.full_val = full.loss;
-    emit({{"kind", to_string(RecordKind::final_eval)},
-          {"split", to_string(MetricSplit::val_full)},
-          {"loss", number_or_null(full.loss)},
-          {"windows", full.windows}});
+    m.full_val = finite_or_none(full.loss);
+    emit(FinalEvalRecord{MetricSplit::val_full, m.full_val, full.windows});
   }
   if (t.ar_eval_windows > 0) {
     AutoregressiveLoss ar = evaluate_autoregressive(ctx, t.ar_eval_windows);
-    r.ar_val = ar.prefix_loss;
-    r.ar_ref_val = ar.window_loss;
-    emit({{"kind", to_string(RecordKind::final_eval)},
-          {"split", to_string(MetricSplit::val_ar)},
-          {"loss", number_or_null(ar.prefix_loss)},
-          {"windows", ar.windows}});
-    emit({{"kind", to_string(RecordKind::final_eval)},
-          {"split", to_string(MetricSplit::val_ar_ref)},
-          {"loss", number_or_null(ar.window_loss)},
-          {"windows", ar.windows}});
+    m.ar_val = finite_or_none(ar.prefix_loss);
+    m.ar_ref_val = finite_or_none(ar.window_loss);
+    emit(FinalEvalRecord{MetricSplit::val_ar, m.ar_val, ar.windows});
+    emit(FinalEvalRecord{MetricSplit::val_ar_ref, m.ar_ref_val, ar.windows});
   }
 }
 
-RunResult Trainer::run(const std::function<bool()>& should_stop) {
+RunOutcome Trainer::run(const std::function<bool()>& should_stop) {
   const TrainConfig& t = config_.train;
-  RunResult result;
-  result.resumed_from_step = state_.step > 0 ? state_.step : -1;
-  auto fill = [&](RunResult& r) {
-    r.step = state_.step;
-    r.final_val = last_val_;
-    r.final_train = last_train_;
-    r.best_val = std::isfinite(state_.best_val) ? state_.best_val : NAN;
-  };
+  RunOutcome outcome;
+  if (state_.step > 0) outcome.resumed_from_step = state_.step;
+  Measurements& measured = outcome.measured;
+  // Every ending goes through here: the outcome gets the numbers the run has
+  // now, and the status record says how it ended.
   auto finish = [&](Outcome status, const std::string& message) {
-    fill(result);
-    result.status = status;
-    result.message = message;
-    emit({{"kind", to_string(RecordKind::status)},
-          {"status", to_string(status)},
-          {"step", state_.step},
-          {"message", message},
-          {"final_val", number_or_null(result.final_val)},
-          {"best_val", number_or_null(result.best_val)},
-          {"full_val", number_or_null(result.full_val)},
-          {"ar_val", number_or_null(result.ar_val)},
-          {"ar_ref_val", number_or_null(result.ar_ref_val)},
-          {"tokens_per_s", number_or_null(result.tokens_per_s)}});
-    return result;
+    outcome.status = status;
+    outcome.message = message;
+    outcome.step = state_.step;
+    measured.final_val = finite_or_none(last_val_);
+    measured.final_train = finite_or_none(last_train_);
+    measured.best_val = finite_or_none(state_.best_val);
+    emit(EndRecord{outcome});
+    return outcome;
   };
 
   // A run that already finished (its final measurements are in the checkpoint) just reports them.
   if (state_.step >= t.max_steps && state_.extra.contains("final")) {
     const auto& f = state_.extra["final"];
-    result.full_val = number_or_nan(f, "full_val");
-    result.ar_val = number_or_nan(f, "ar_val");
-    result.ar_ref_val = number_or_nan(f, "ar_ref_val");
+    measured.full_val = finite_or_none(number_or_nan(f, "full_val"));
+    measured.ar_val = finite_or_none(number_or_nan(f, "ar_val"));
+    measured.ar_ref_val = finite_or_none(number_or_nan(f, "ar_ref_val"));
     return finish(Outcome::done, "already complete");
   }
 
-  emit({{"kind", to_string(RecordKind::status)},
-        {"status", kRunningStatus},
-        {"step", state_.step},
-        {"config_hash", config_hash_},
-        {"world_size", comm_.size()},
-        {"backend", comm_.backend()},
-        {"device", device_.str()},
-        {"torch_version", compat::torch_version()},
-        {"egm_commit", EGM_GIT_COMMIT},
-        {"threads", torch::get_num_threads()}});
+  // What this run really runs with: the worker's database row takes the
+  // device and backend from here, not from the coordinator's prediction.
+  RunEnvironment setup;
+  setup.config_hash = config_hash_;
+  setup.world_size = comm_.size();
+  setup.backend = comm_.backend();
+  setup.device = runtime_.device;
+  if (device_.is_cuda()) setup.device.index = device_.has_index() ? device_.index() : 0;
+  setup.torch_version = compat::torch_version();
+  setup.egm_commit = EGM_GIT_COMMIT;
+  setup.threads = torch::get_num_threads();
+  emit(StartRecord{state_.step, setup});
   const auto t0 = std::chrono::steady_clock::now();
   if (state_.step == 0) evaluate_and_record(0.0);
 
@@ -297,17 +263,14 @@ RunResult Trainer::run(const std::function<bool()>& should_stop) {
     torch::Tensor loss = train_step();
     const bool at_eval = state_.step % t.eval_interval == 0 || state_.step == t.max_steps;
     if (state_.step % log_interval == 0 || at_eval) {
+      // The only host sync of a step: the loss, averaged over the ranks, every log_interval steps.
       std::vector<torch::Tensor> l{loss.to(torch::kFloat64)};
       comm_.allreduce_mean(l);
       const double value = l[0].item<double>();
       const double dt = seconds_since(last_log);
       const double tokens = static_cast<double>((state_.step - last_log_step) * t.batch_size * config_.model.block_size);
-      emit({{"kind", to_string(RecordKind::progress)},
-            {"step", state_.step},
-            {"train_loss", number_or_null(value)},
-            {"lr", learning_rate(t, state_.step - 1)},
-            {"tokens_per_s", dt > 0 ? tokens / dt : 0.0},
-            {"elapsed_s", seconds_since(t0)}});
+      emit(ProgressRecord{state_.step, finite_or_none(value), learning_rate(t, state_.step - 1),
+                          dt > 0 ? tokens / dt : 0.0, seconds_since(t0)});
       last_log = std::chrono::steady_clock::now();
       last_log_step = state_.step;
       if (!std::isfinite(value))
@@ -323,12 +286,14 @@ RunResult Trainer::run(const std::function<bool()>& should_stop) {
     }
   }
   const double elapsed = seconds_since(t0);
-  result.tokens_per_s = elapsed > 0 ? static_cast<double>((state_.step - start_step) * t.batch_size *
-                                                          config_.model.block_size) / elapsed
-                                    : NAN;
-  record_final_measurements(result);
-  state_.extra["final"] = {{"full_val", number_or_null(result.full_val)}, {"ar_val", number_or_null(result.ar_val)},
-                           {"ar_ref_val", number_or_null(result.ar_ref_val)}};
+  if (elapsed > 0)
+    measured.tokens_per_s =
+        static_cast<double>((state_.step - start_step) * t.batch_size * config_.model.block_size) / elapsed;
+  record_final_measurements(measured);
+  // Kept in the checkpoint, so a finished run asked again reports them (above).
+  state_.extra["final"] = {{"full_val", number_or_null(measured.full_val.value_or(NAN))},
+                           {"ar_val", number_or_null(measured.ar_val.value_or(NAN))},
+                           {"ar_ref_val", number_or_null(measured.ar_ref_val.value_or(NAN))}};
   checkpoint();
   return finish(Outcome::done, "");
 }

@@ -22,24 +22,11 @@
 #include "model/gpt.h"
 #include "train/checkpoint.h"
 #include "train/loss_scaler.h"
+#include "run/outcome.h"
+#include "run/records.h"
 #include "train/metrics_sink.h"
-#include "train/run_records.h"
 
 namespace egm {
-
-struct RunResult {
-  Outcome status = Outcome::done;
-  std::string message;            // why, for diverged/interrupted
-  int64_t step = 0;               // optimiser steps completed
-  int64_t resumed_from_step = -1; // -1: started from scratch
-  double final_val = NAN;         // paper protocol at the last step
-  double best_val = NAN;          // best paper-protocol val over the run
-  double final_train = NAN;       // paper-protocol train loss at the last step
-  double full_val = NAN;          // every val window
-  double ar_val = NAN;            // autoregressive (prefix-only)
-  double ar_ref_val = NAN;        // the same windows, full-window forward
-  double tokens_per_s = NAN;
-};
 
 class Trainer {
  public:
@@ -47,10 +34,11 @@ class Trainer {
   Trainer(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus, MetricsSink& sink,
           Communicator* comm = nullptr);
 
-  // Trains to max_steps (resuming from runtime.out_dir's checkpoint if any).
+  // Trains to max_steps (resuming from runtime.out_dir's checkpoint if any)
+  // and says how it ended: the RunOutcome a worker's RESULT carries as it is.
   // `should_stop` is polled every step; when it returns true the run
   // checkpoints and returns status "interrupted".
-  RunResult run(const std::function<bool()>& should_stop = {});
+  RunOutcome run(const std::function<bool()>& should_stop = {});
 
   // One optimiser step on the global batch of `state().step`; returns the
   // mean training loss (a 0-d tensor on the device; not synchronised).
@@ -63,9 +51,9 @@ class Trainer {
 
  private:
   void evaluate_and_record(double elapsed);
-  void record_final_measurements(RunResult& result);
+  void record_final_measurements(Measurements& measured);
   void checkpoint();
-  void emit(nlohmann::json record);
+  void emit(Record record);
   std::vector<torch::Device> rng_devices() const;
 
   RunConfig config_;
@@ -86,7 +74,8 @@ class Trainer {
   LossScaler scaler_{false};
 };
 
-// Parses "cpu", "cuda", "cuda:N"; a CUDA device without CUDA is a ConfigError.
-torch::Device parse_device(const std::string& name);
+// The torch::Device of a DeviceName on this machine ("cuda" is device 0); a
+// CUDA device this build or machine lacks is a ConfigError.
+torch::Device torch_device(const DeviceName& device);
 
 }  // namespace egm

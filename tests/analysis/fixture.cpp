@@ -30,7 +30,7 @@ void write_reports(db::ResultsDb& db, int64_t cell, int64_t run, const FixtureCe
     const double s = static_cast<double>(c.seed);
     for (auto [step, loss] : {std::pair<int64_t, double>{0, 4.00 + 0.01 * s}, {50, 2.00 + 0.02 * s},
                               {100, *c.final_val}})
-      batch.metrics.push_back({cell, run, step, "eval_val", loss, std::nullopt, std::nullopt, 1000.0 + step});
+      batch.metrics.push_back({cell, run, step, MetricSplit::eval_val, loss, std::nullopt, std::nullopt, 1000.0 + step});
   }
   if (c.params) {
     if (has_mope(c.variant))
@@ -76,9 +76,9 @@ double ega_alpha(int64_t layer, int64_t head, int64_t seed) {
 db::RunInfo single_rank() {
   db::RunInfo i;
   i.host = "node1";
-  i.device = "cpu";
+  i.device = DeviceName{};
   i.world_size = 1;
-  i.backend = "single";
+  i.backend = Backend::none;
   i.torch_version = "1.13.0";
   i.git_commit = "fixture";
   return i;
@@ -148,12 +148,11 @@ std::map<std::string, int64_t> write_cells(db::ResultsDb& db, const std::string&
     switch (c.outcome) {
       case Outcome::done: {
         write_reports(db, id, run, c);
-        db::CellResults r;
+        Measurements r;
         r.final_val = c.final_val;
         r.best_val = c.best_val;
         r.full_val = c.full_val;
-        r.final_step = 100;
-        db.finish_attempt(run, db::RunStatus::done, "", r);
+        db.finish_attempt(run, db::RunStatus::done, "", r, {}, /*step=*/100);
         break;
       }
       case Outcome::failed_exhausted:

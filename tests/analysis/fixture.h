@@ -65,7 +65,7 @@ struct FixtureCell {
   bool params = true;
 };
 
-db::RunInfo single_rank();  // world 1, backend "single"
+db::RunInfo single_rank();  // world 1, backend none
 
 struct FixtureOptions {
   std::string name = "fixture";

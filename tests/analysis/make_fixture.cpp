@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     testing::FixtureOptions o;
     db::RunInfo two = testing::single_rank();
     two.world_size = 2;
-    two.backend = "mpi";
+    two.backend = egm::Backend::mpi;
     o.setups["ega-s1"] = two;
     testing::write_fixture(db, o);
   }

@@ -362,7 +362,7 @@ TEST_F(Analysis, MixedWorldSizesAreRefusedUnlessAllowed) {
   FixtureOptions o;
   db::RunInfo two = fx::single_rank();
   two.world_size = 2;
-  two.backend = "mpi";
+  two.backend = egm::Backend::mpi;
   o.setups["ega-s1"] = two;
   fx::write_fixture(db, o);
   try {
@@ -371,7 +371,7 @@ TEST_F(Analysis, MixedWorldSizesAreRefusedUnlessAllowed) {
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("ega-s1: world 2 / mpi"), std::string::npos) << what;
-    EXPECT_NE(what.find("base-s1: world 1 / single"), std::string::npos) << what;
+    EXPECT_NE(what.find("base-s1: world 1 / none"), std::string::npos) << what;
     EXPECT_NE(what.find("--allow-mixed-world-size"), std::string::npos) << what;
   }
   AnalysisOptions allow;
@@ -392,7 +392,7 @@ TEST_F(Analysis, ACellResumedUnderAnotherBackendConflictsByItself) {
   FixtureCell c = fx::main_cells({0})[2];  // mope-s0
   ASSERT_EQ(c.variant, "mope");
   db::RunInfo nccl = fx::single_rank();
-  nccl.backend = "nccl";
+  nccl.backend = egm::Backend::nccl;
   c.resumed_from = nccl;
   o.extra_cells = {c};
   fx::write_fixture(db, o);

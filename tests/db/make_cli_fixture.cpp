@@ -41,16 +41,14 @@ int main(int argc, char** argv) {
   db.set_clock({});
   RunInfo info;
   info.host = "node1";
-  info.device = "cpu";
-  CellResults r;
+  egm::Measurements r;
   r.final_val = 1.4742;
-  r.final_step = 100;
-  db.finish_attempt(db.start_attempt(ids[0], info), RunStatus::done, "", r);
+  db.finish_attempt(db.start_attempt(ids[0], info), RunStatus::done, "", r, {}, /*step=*/100);
   const int64_t running = db.start_attempt(ids[1], info);
   // Steps 10 and 20 ten seconds apart: 1 step/s.
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  db.record_metrics({{ids[1], running, 10, "train", 2.5, 1e-3, 5000.0, now - 20},
-                     {ids[1], running, 20, "train", 2.25, 1e-3, 5000.0, now - 10}});
+  db.record_metrics({{ids[1], running, 10, egm::MetricSplit::train, 2.5, 1e-3, 5000.0, now - 20},
+                     {ids[1], running, 20, egm::MetricSplit::train, 2.25, 1e-3, 5000.0, now - 10}});
   db.finish_attempt(db.start_attempt(ids[2], info), RunStatus::failed, "bad value, \"x\" at step 3");
   return 0;
 }

@@ -77,7 +77,6 @@ TEST(ParamPack, WritesMergeIntoOneSnapshotPerStep) {
   const int64_t cell = db.ensure_cells(sweep, {make_cell("ega_mope", 0)})[0];
   RunInfo info;
   info.host = "node1";
-  info.device = "cpu";
   const int64_t run = db.start_attempt(cell, info);
   std::vector<ParamValue> values;
   for (int64_t step : {0, 100})

@@ -11,6 +11,7 @@
 namespace {
 
 using namespace egm::db;
+using egm::MetricSplit;
 using egm::testing::FileSnapshot;
 using egm::testing::make_cell;
 using egm::testing::ScratchDir;
@@ -18,9 +19,9 @@ using egm::testing::ScratchDir;
 RunInfo info(const std::string& host = "node1", std::optional<int64_t> resumed = std::nullopt) {
   RunInfo i;
   i.host = host;
-  i.device = "cuda:0";
+  i.device = egm::parse_device_name("cuda:0");
   i.world_size = 1;
-  i.backend = "single";
+  i.backend = egm::Backend::none;
   i.torch_version = "1.13.0";
   i.git_commit = "abc123";
   i.resumed_from_step = resumed;
@@ -135,17 +136,16 @@ TEST(Attempts, LifecycleRetriesAndResults) {
   EXPECT_EQ(db.cell(cell).status, CellStatus::interrupted);
 
   const int64_t run3 = db.start_attempt(cell, info("node3", 60));
-  CellResults r;
+  egm::Measurements r;
   r.final_val = 1.4742;
   r.best_val = 1.47;
   r.full_val = 1.48;
-  r.final_step = 100;
-  db.finish_attempt(run3, RunStatus::done, "", r);
+  db.finish_attempt(run3, RunStatus::done, "", r, {}, /*step=*/100);
   c = db.cell(cell);
   EXPECT_EQ(c.status, CellStatus::done);
   EXPECT_EQ(c.attempts, 3);
   EXPECT_EQ(*c.results.final_val, 1.4742);
-  EXPECT_EQ(*c.results.final_step, 100);
+  EXPECT_EQ(*c.final_step, 100);
   EXPECT_FALSE(c.results.ar_val);
   EXPECT_EQ(db.cells_to_run(sweep).size(), 1u);
 
@@ -286,8 +286,8 @@ TEST(Metrics, ResumedAttemptOverwritesRedoneSteps) {
   const int64_t run1 = db.start_attempt(cell, info());
   std::vector<MetricPoint> first;
   for (int64_t step = 0; step <= 10; ++step)
-    first.push_back({cell, run1, step, "train", 4.0 - 0.1 * static_cast<double>(step), 3e-4, 1000.0, 0});
-  first.push_back({cell, run1, 10, "eval_val", 3.5, std::nullopt, std::nullopt, 0});
+    first.push_back({cell, run1, step, MetricSplit::train, 4.0 - 0.1 * static_cast<double>(step), 3e-4, 1000.0, 0});
+  first.push_back({cell, run1, 10, MetricSplit::eval_val, 3.5, std::nullopt, std::nullopt, 0});
   db.record_metrics(first);
   db.record_params({{cell, run1, 10, "mope", -1, 0, "sigma", 5.0}, {cell, run1, 10, "ega", 2, 3, "tau", 0.1}});
   db.finish_attempt(run1, RunStatus::interrupted, "preempted");
@@ -295,7 +295,7 @@ TEST(Metrics, ResumedAttemptOverwritesRedoneSteps) {
   // Resumed from the checkpoint at step 5: steps 5..10 are trained again.
   const int64_t run2 = db.start_attempt(cell, info("node2", 5));
   std::vector<MetricPoint> again;
-  for (int64_t step = 5; step <= 10; ++step) again.push_back({cell, run2, step, "train", 9.0, 3e-4, 2000.0, 0});
+  for (int64_t step = 5; step <= 10; ++step) again.push_back({cell, run2, step, MetricSplit::train, 9.0, 3e-4, 2000.0, 0});
   db.record_metrics(again);
   db.record_params({{cell, run2, 10, "mope", -1, 0, "sigma", 6.0}});
 
@@ -326,7 +326,7 @@ TEST(Metrics, BatchIsOneTransaction) {
   const int64_t cell = db.ensure_cells(sweep, {make_cell("base", 0)})[0];
   const int64_t run = db.start_attempt(cell, info());
   RecordBatch batch;
-  batch.metrics.push_back({cell, run, 1, "train", 3.0, std::nullopt, std::nullopt, 0});
+  batch.metrics.push_back({cell, run, 1, MetricSplit::train, 3.0, std::nullopt, std::nullopt, 0});
   batch.events.push_back({sweep, cell, run, egm::db::EventKind::checkpoint, "hello", 0, 1});
   batch.params.push_back({cell, /*run_id=*/9999, 1, "ega", 0, 0, "tau", 0.0});  // no such run: FK fails
   EXPECT_THROW(db.record_batch(batch), egm::DbError);
@@ -354,7 +354,7 @@ TEST(Readers, SeeNoResultOrTheWholeResult) {
   ResultsDb reader(path, OpenMode::read_only);
   {
     Transaction tx(writer.connection());  // hold the finish open mid-way
-    CellResults r;
+    egm::Measurements r;
     r.final_val = 1.5;
     writer.finish_attempt(run, RunStatus::done, "", r);
     CellRow seen = reader.cell(cell);
@@ -399,10 +399,9 @@ TEST(Readers, ConcurrentReaderNeverSeesAHalfFinishedCell) {
   });
   for (int i = 0; i < kCells; ++i) {
     const int64_t run = writer.start_attempt(ids[i], info());
-    CellResults r;
+    egm::Measurements r;
     r.final_val = 1.0 + i;
-    r.final_step = 100;
-    writer.finish_attempt(run, RunStatus::done, "", r);
+    writer.finish_attempt(run, RunStatus::done, "", r, {}, /*step=*/100);
   }
   stop = true;
   reader_thread.join();
@@ -420,8 +419,8 @@ TEST(Progress, CountsStepsRatesAndEta) {
   db.finish_attempt(db.start_attempt(ids[0], info()), RunStatus::done, "", {});
   const int64_t run = db.start_attempt(ids[1], info("gpu07"));
   // Steps 10 and 30, ten seconds apart: 2 steps/s.
-  db.record_metrics({{ids[1], run, 10, "train", 2.5, std::nullopt, std::nullopt, 2000.0},
-                     {ids[1], run, 30, "train", 2.25, std::nullopt, std::nullopt, 2010.0}});
+  db.record_metrics({{ids[1], run, 10, MetricSplit::train, 2.5, std::nullopt, std::nullopt, 2000.0},
+                     {ids[1], run, 30, MetricSplit::train, 2.25, std::nullopt, std::nullopt, 2010.0}});
   SweepProgress p = db.sweep_progress(sweep);
   EXPECT_EQ(p.total, 3);
   EXPECT_EQ(p.done, 1);

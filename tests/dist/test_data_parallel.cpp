@@ -71,10 +71,15 @@ egm::RuntimeOptions runtime(const std::string& out_dir = "") {
   return r;
 }
 
-std::vector<double> values(const egm::MemorySink& sink, const std::string& kind, const std::string& key) {
+std::vector<double> eval_losses(const egm::MemorySink& sink) {
   std::vector<double> out;
-  for (const auto& r : sink.records)
-    if (r["kind"] == kind && r.contains(key)) out.push_back(r[key].get<double>());
+  for (const egm::EvalRecord& r : sink.of<egm::EvalRecord>()) out.push_back(r.loss.value_or(NAN));
+  return out;
+}
+
+std::vector<double> train_losses(const egm::MemorySink& sink) {
+  std::vector<double> out;
+  for (const egm::ProgressRecord& r : sink.of<egm::ProgressRecord>()) out.push_back(r.train_loss.value_or(NAN));
   return out;
 }
 
@@ -93,7 +98,7 @@ TEST(DataParallel, TwoRanksMatchOneRankWithTheSameSeedAndGlobalBatch) {
 
   // k=1 first, on rank 0 alone (rank 1 waits at the barrier).
   egm::MemorySink one;
-  egm::RunResult r1;
+  egm::RunOutcome r1;
   std::unique_ptr<egm::Trainer> trainer_one;
   if (rank == 0) {
     trainer_one = std::make_unique<egm::Trainer>(config, runtime(), *corpus(), one);
@@ -104,7 +109,7 @@ TEST(DataParallel, TwoRanksMatchOneRankWithTheSameSeedAndGlobalBatch) {
   egm::MpiCommunicator comm(MPI_COMM_WORLD);
   egm::MemorySink two;
   egm::Trainer trainer(config, runtime(), *corpus(), two, &comm);
-  egm::RunResult r2 = trainer.run();
+  egm::RunOutcome r2 = trainer.run();
   ASSERT_EQ(r2.status, egm::Outcome::done);
 
   // Every rank holds the same replica, bit for bit (all apply the same averaged gradient).
@@ -119,13 +124,13 @@ TEST(DataParallel, TwoRanksMatchOneRankWithTheSameSeedAndGlobalBatch) {
 
   // The run says how it was trained.
   ASSERT_FALSE(two.records.empty());
-  const auto& status = two.records.front();
-  EXPECT_EQ(status["kind"], "status");
-  EXPECT_EQ(status["world_size"], 2);
-  EXPECT_EQ(status["backend"], "mpi");
+  const auto* start = std::get_if<egm::StartRecord>(&two.records.front().body);
+  ASSERT_NE(start, nullptr) << "the first record is not the run's start";
+  EXPECT_EQ(start->setup.world_size, 2);
+  EXPECT_EQ(start->setup.backend, egm::Backend::mpi);
 
   // Loss curves: the first 50 steps agree to 1e-5 relative.
-  std::vector<double> l1 = values(one, "progress", "train_loss"), l2 = values(two, "progress", "train_loss");
+  std::vector<double> l1 = train_losses(one), l2 = train_losses(two);
   ASSERT_EQ(l1.size(), 50u);
   ASSERT_EQ(l2.size(), 50u);
   double worst_loss = 0.0;
@@ -135,11 +140,12 @@ TEST(DataParallel, TwoRanksMatchOneRankWithTheSameSeedAndGlobalBatch) {
   }
   EXPECT_LT(l1.back(), l1.front() - 0.3) << "the run should learn something, or the comparison says little";
   // The evaluations (split over the ranks in the k=2 run) agree as well.
-  std::vector<double> e1 = values(one, "eval", "loss"), e2 = values(two, "eval", "loss");
+  std::vector<double> e1 = eval_losses(one), e2 = eval_losses(two);
   ASSERT_EQ(e1.size(), e2.size());
   for (size_t i = 0; i < e1.size(); ++i) EXPECT_LE(relative_difference(e1[i], e2[i]), 1e-5) << "eval " << i;
-  EXPECT_LE(relative_difference(r1.full_val, r2.full_val), 1e-5);
-  EXPECT_LE(relative_difference(r1.ar_val, r2.ar_val), 1e-5);
+  ASSERT_TRUE(r1.measured.full_val && r2.measured.full_val && r1.measured.ar_val && r2.measured.ar_val);
+  EXPECT_LE(relative_difference(*r1.measured.full_val, *r2.measured.full_val), 1e-5);
+  EXPECT_LE(relative_difference(*r1.measured.ar_val, *r2.measured.ar_val), 1e-5);
 
   // Parameters after 50 steps, to float tolerance. The two runs differ only in
   // float32 summation order (~1e-7 relative in each gradient); AdamW's step
@@ -206,7 +212,7 @@ TEST(DataParallel, KilledAndResumedTwoRankRunContinuesItsTrajectory) {
   config.train.eval_interval = 10;
 
   egm::MemorySink straight;
-  egm::RunResult full;
+  egm::RunOutcome full;
   {
     egm::MpiCommunicator comm(MPI_COMM_WORLD);
     full = egm::Trainer(config, runtime(), *corpus(), straight, &comm).run();
@@ -214,7 +220,7 @@ TEST(DataParallel, KilledAndResumedTwoRankRunContinuesItsTrajectory) {
 
   const std::string dir = shared_temp_dir("resume");
   egm::MemorySink first, second;
-  egm::RunResult stopped, resumed;
+  egm::RunOutcome stopped, resumed;
   {
     // Both ranks are told to stop at the same step (the worker relays the coordinator's stop).
     egm::MpiCommunicator comm(MPI_COMM_WORLD);
@@ -229,17 +235,18 @@ TEST(DataParallel, KilledAndResumedTwoRankRunContinuesItsTrajectory) {
     resumed = egm::Trainer(config, runtime(dir), *corpus(), second, &comm).run();
   }
   EXPECT_EQ(resumed.status, egm::Outcome::done);
-  EXPECT_EQ(resumed.resumed_from_step, 17);  // on every rank: all read rank 0's checkpoint
+  EXPECT_EQ(resumed.resumed_from_step, std::optional<int64_t>(17));  // on every rank: all read rank 0's checkpoint
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) {
-    std::vector<double> expected = values(straight, "progress", "train_loss");
-    std::vector<double> got = values(first, "progress", "train_loss");
-    std::vector<double> rest = values(second, "progress", "train_loss");
+    std::vector<double> expected = train_losses(straight);
+    std::vector<double> got = train_losses(first);
+    std::vector<double> rest = train_losses(second);
     got.insert(got.end(), rest.begin(), rest.end());
     ASSERT_EQ(expected.size(), 30u);
     EXPECT_EQ(got, expected);  // bitwise, not approximately
-    EXPECT_EQ(resumed.final_val, full.final_val);
-    EXPECT_EQ(resumed.full_val, full.full_val);
+    ASSERT_TRUE(full.measured.final_val && full.measured.full_val);
+    EXPECT_EQ(resumed.measured.final_val, full.measured.final_val);
+    EXPECT_EQ(resumed.measured.full_val, full.measured.full_val);
     fs::remove_all(dir);
   }
 }

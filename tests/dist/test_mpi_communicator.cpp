@@ -55,7 +55,7 @@ TEST(MpiCommunicator, RankAndSizeAreThoseOfTheCommunicator) {
   egm::MpiCommunicator comm(MPI_COMM_WORLD);
   EXPECT_EQ(comm.rank(), world_rank());
   EXPECT_EQ(comm.size(), world_size());
-  EXPECT_EQ(comm.backend(), "mpi");
+  EXPECT_EQ(comm.backend(), egm::Backend::mpi);
   EXPECT_NE(comm.comm(), MPI_COMM_WORLD);  // a duplicate
 }
 
@@ -202,10 +202,14 @@ TEST(MpiCheck, AFailingCallReportsMpisTextFileLineHostAndRank) {
 
 TEST(MakeCommunicator, CpuDevicesGetMpi) {
   auto comm = egm::make_communicator(MPI_COMM_WORLD, torch::Device(torch::kCPU));
-  EXPECT_EQ(comm->backend(), "mpi");
+  EXPECT_EQ(comm->backend(), egm::Backend::mpi);
   EXPECT_EQ(comm->size(), world_size());
-  EXPECT_EQ(egm::backend_for(torch::Device(torch::kCPU)), "mpi");
-  EXPECT_EQ(egm::backend_for(torch::Device(torch::kCUDA, 0)), egm::have_nccl() ? "nccl" : "mpi");
+  // The one rule, as workers and the coordinator apply it.
+  const egm::DeviceName cpu, cuda{egm::DeviceName::Kind::cuda, 0};
+  EXPECT_EQ(egm::backend_for(cpu, 2, true), egm::Backend::mpi);
+  EXPECT_EQ(egm::backend_for(cuda, 2, true), egm::Backend::nccl);
+  EXPECT_EQ(egm::backend_for(cuda, 2, false), egm::Backend::mpi);
+  EXPECT_EQ(egm::backend_for(cuda, 1, true), egm::Backend::none);
 }
 
 TEST(Placement, LocalRankUnderMpirunOnOneNode) {

@@ -72,7 +72,8 @@ TEST(NcclLink, WithoutAGpuPerRankEveryRankFailsAlikeWithAClearMessage) {
   // No GPU: every rank's device is missing. One GPU: both ranks would share it.
   const int device = gpus == 0 ? world_rank() : 0;
   const std::string expected = gpus == 0 ? "cannot use its GPU" : "share the GPU";
-  EXPECT_EQ(egm::backend_for(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device))), "nccl");
+  EXPECT_EQ(egm::backend_for(egm::DeviceName{egm::DeviceName::Kind::cuda, device}, 2, egm::have_nccl()),
+            egm::Backend::nccl);
   try {
     egm::make_communicator(MPI_COMM_WORLD, torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device)));
     ADD_FAILURE() << "an NCCL communicator was made without a GPU per rank";
@@ -99,7 +100,7 @@ TEST(NcclOnGpus, AllreduceMeanAndBroadcastOnCudaTensors) {
   const int rank = world_rank(), n = world_size();
   const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank));
   auto comm = egm::make_communicator(MPI_COMM_WORLD, device, /*bucket_bytes=*/64);
-  ASSERT_EQ(comm->backend(), "nccl");
+  ASSERT_EQ(comm->backend(), egm::Backend::nccl);
   auto* nccl = dynamic_cast<egm::NcclCommunicator*>(comm.get());
   ASSERT_NE(nccl, nullptr);
 

@@ -106,8 +106,7 @@ INSTANTIATE_TEST_SUITE_P(MainVariants, OnCuda, ::testing::Values("base", "ega", 
 // The training losses a run records, by step.
 std::map<int64_t, double> losses(const egm::MemorySink& sink) {
   std::map<int64_t, double> out;
-  for (const auto& r : sink.records)
-    if (r["kind"] == "progress") out[r["step"].get<int64_t>()] = r["train_loss"].get<double>();
+  for (const egm::ProgressRecord& r : sink.of<egm::ProgressRecord>()) out[r.step] = r.train_loss.value_or(NAN);
   return out;
 }
 
@@ -126,7 +125,7 @@ TEST(CudaCheckpoint, WrittenOnCudaResumesOnTheCpuAndBack) {
   auto runtime = [&](const std::string& device, const std::string& out) {
     egm::RuntimeOptions r;
     r.threads = 1;
-    r.device = device;
+    r.device = egm::parse_device_name(device);
     r.out_dir = out;
     r.log_interval = 1;
     return r;
@@ -139,16 +138,16 @@ TEST(CudaCheckpoint, WrittenOnCudaResumesOnTheCpuAndBack) {
   // checkpoints), the CPU stopped after step 6, CUDA to the end.
   egm::MemorySink legs;
   const std::string out = (dir / "legs").string();
-  int64_t expect_resume = -1;
+  std::optional<int64_t> expect_resume;
   for (const auto& [device, stop_after] : std::vector<std::pair<std::string, int>>{{"cuda", 3}, {"cpu", 3}, {"cuda", 99}}) {
     int polls = 0;
     const int limit = stop_after;
-    const egm::RunResult r = egm::Trainer(c, runtime(device, out), corpus, legs).run([&] { return ++polls > limit; });
+    const egm::RunOutcome r = egm::Trainer(c, runtime(device, out), corpus, legs).run([&] { return ++polls > limit; });
     EXPECT_EQ(r.resumed_from_step, expect_resume) << device;
     EXPECT_EQ(r.status, limit == 99 ? egm::Outcome::done : egm::Outcome::interrupted) << device;
     expect_resume = r.step;
   }
-  EXPECT_EQ(expect_resume, 9);
+  EXPECT_EQ(expect_resume, std::optional<int64_t>(9));
   const auto want = losses(reference), got = losses(legs);
   ASSERT_EQ(want.size(), 9u);
   for (const auto& [step, loss] : want) {

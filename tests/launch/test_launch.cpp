@@ -5,13 +5,14 @@
 
 #include <algorithm>
 
-#include "launch/device_name.h"
 #include "launch/launch_options.h"
 #include "util/error.h"
 
 namespace {
 
 using namespace egm::launch;
+using egm::DeviceName;
+using egm::parse_device_name;
 
 TEST(DeviceName, ParsesTheThreeForms) {
   EXPECT_EQ(parse_device_name("cpu").str(), "cpu");
@@ -36,20 +37,20 @@ TEST(DeviceName, RefusesEverythingElseNamingTheFlag) {
 }
 
 TEST(DeviceName, CudaOnACpuOnlyBuildIsRefused) {
-  EXPECT_NO_THROW(require_buildable(parse_device_name("cpu")));
-  if (built_with_cuda()) {
-    EXPECT_NO_THROW(require_buildable(parse_device_name("cuda:0")));
+  EXPECT_NO_THROW(egm::require_buildable(parse_device_name("cpu")));
+  if (egm::built_with_cuda()) {
+    EXPECT_NO_THROW(egm::require_buildable(parse_device_name("cuda:0")));
   } else {
-    EXPECT_THROW(require_buildable(parse_device_name("cuda")), egm::ConfigError);
+    EXPECT_THROW(egm::require_buildable(parse_device_name("cuda")), egm::ConfigError);
   }
 }
 
 TEST(ResolveDevice, FlagBeatsSpecBeatsCpu) {
-  EXPECT_EQ(resolve_device("", ""), "cpu");
-  EXPECT_EQ(resolve_device("", "cuda"), "cuda");
-  EXPECT_EQ(resolve_device("cpu", "cuda"), "cpu");
-  EXPECT_EQ(resolve_device("cuda:1", "cpu"), "cuda:1");
-  EXPECT_THROW(resolve_device("", "tpu"), egm::ConfigError);
+  const DeviceName cpu, cuda = parse_device_name("cuda"), cuda1 = parse_device_name("cuda:1");
+  EXPECT_EQ(resolve_device(std::nullopt, std::nullopt), cpu);
+  EXPECT_EQ(resolve_device(std::nullopt, cuda), cuda);
+  EXPECT_EQ(resolve_device(cpu, cuda), cpu);
+  EXPECT_EQ(resolve_device(cuda1, cpu), cuda1);
 }
 
 // Parses `args` with the launch flags as a front door would.
@@ -69,7 +70,7 @@ TEST(LaunchFlags, EveryFieldSurvivesTheTripToTheNextProcess) {
   o.runs_dir = "/scratch/runs";
   o.new_sweep = true;
   o.threads_per_worker = 3;
-  o.device = "cuda";
+  o.device = parse_device_name("cuda");
   o.checkpoint_interval = 25;
   o.stop_timeout_s = 7.5;
   o.grid = {"train.lr=1e-3,3e-4", "model.dropout=range(0,0.3,0.1)"};
@@ -103,6 +104,14 @@ TEST(LaunchFlags, ExtendSurvivesTheTripAndExcludesNewSweep) {
 
 TEST(LaunchFlags, ABadDeviceIsAParseError) {
   EXPECT_THROW(parse({"s.json", "--device", "tpu"}), CLI::ValidationError);
+}
+
+TEST(LaunchFlags, TheDeviceIsParsedOnceIntoItsType) {
+  EXPECT_FALSE(parse({"s.json"}).device);  // none: the spec's, else cpu
+  const LaunchOptions o = parse({"s.json", "--device", "cuda:3"});
+  ASSERT_TRUE(o.device);
+  EXPECT_TRUE(o.device->is_cuda());
+  EXPECT_EQ(o.device->index, 3);
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ egm::db::MetricPoint point(int64_t cell, int64_t run, int64_t step) {
   p.cell_id = cell;
   p.run_id = run;
   p.step = step;
-  p.split = "train";
+  p.split = egm::MetricSplit::train;
   p.loss = 1.0 / static_cast<double>(step);
   p.time = 1000.0 + static_cast<double>(step);
   return p;
@@ -191,7 +191,7 @@ TEST(DiskFull, DatabaseWriteFailsWholeAndLeavesTheFileIntact) {
     input.config_hash = "c", input.max_steps = 100000;
     cell = db.ensure_cells(sweep.sweep.id, {input}).at(0);
     RunInfo info;
-    info.host = "host", info.device = "cpu";
+    info.host = "host";
     run = db.start_attempt(cell, info);
     std::vector<MetricPoint> first;
     for (int64_t step = 1; step <= 10; ++step) first.push_back(point(cell, run, step));
@@ -250,10 +250,9 @@ egm::RuntimeOptions runtime_in(const std::string& dir) {
   return r;
 }
 
-int count_events(const egm::MemorySink& sink, const std::string& event) {
+int count_events(const egm::MemorySink& sink, egm::TrainerEvent event) {
   int n = 0;
-  for (const auto& r : sink.records)
-    if (r.value("kind", "") == "event" && r.value("event", "") == event) ++n;
+  for (const egm::EventRecord& e : sink.of<egm::EventRecord>()) n += e.event == event;
   return n;
 }
 
@@ -280,15 +279,16 @@ TEST(DamagedCheckpoints, AllBadRestartsFromScratchAndSaysSo) {
   std::ofstream(paths.previous, std::ios::binary | std::ios::trunc) << previous;
 
   egm::MemorySink resumed;
-  const egm::RunResult r = egm::Trainer(tiny_config(), runtime_in(dir.string()), word_corpus(), resumed).run();
+  const egm::RunOutcome r = egm::Trainer(tiny_config(), runtime_in(dir.string()), word_corpus(), resumed).run();
   EXPECT_EQ(r.status, egm::Outcome::done);
-  EXPECT_EQ(r.resumed_from_step, -1) << "a damaged checkpoint was loaded";
-  EXPECT_EQ(count_events(resumed, "checkpoint_skipped"), 2);
-  EXPECT_EQ(count_events(resumed, "restart_from_scratch"), 1);
-  EXPECT_EQ(count_events(resumed, "resumed"), 0);
+  EXPECT_FALSE(r.resumed_from_step) << "a damaged checkpoint was loaded";
+  EXPECT_EQ(count_events(resumed, egm::TrainerEvent::checkpoint_skipped), 2);
+  EXPECT_EQ(count_events(resumed, egm::TrainerEvent::restart_from_scratch), 1);
+  EXPECT_EQ(count_events(resumed, egm::TrainerEvent::resumed), 0);
 
   egm::MemorySink fresh_sink;
-  const egm::RunResult fresh = egm::Trainer(tiny_config(), runtime_in(""), word_corpus(), fresh_sink).run();
-  EXPECT_EQ(r.final_val, fresh.final_val) << "the restart did not train from step 0 like a fresh run";
+  const egm::RunOutcome fresh = egm::Trainer(tiny_config(), runtime_in(""), word_corpus(), fresh_sink).run();
+  ASSERT_TRUE(fresh.measured.final_val);
+  EXPECT_EQ(r.measured.final_val, fresh.measured.final_val) << "the restart did not train from step 0 like a fresh run";
   fs::remove_all(dir);
 }

@@ -129,22 +129,28 @@ double jitter(int64_t cell_id, int pair, int name) {
   return 1.0 + 0.05 * (2.0 * std::uniform_real_distribution<double>(0.0, 1.0)(rng) - 1.0);
 }
 
-std::vector<json> learned_params(const std::string& variant, int64_t step, int64_t cell_id) {
-  std::vector<json> out;
+egm::LearnedParams learned_params(const std::string& variant, int64_t step, int64_t cell_id) {
+  egm::LearnedParams out;
   if (variant == "ega" || variant == "ega_mope")
     for (int layer = 0; layer < 6; ++layer)
       for (int head = 0; head < 8; ++head)
         for (const char* name : {"tau", "alpha", "gate_open_share"})
-          out.push_back({{"module", "ega"}, {"layer", layer}, {"index", head}, {"name", name},
-                         {"value", static_cast<float>(0.5 + 1e-4 * static_cast<double>(step + head))}});
+          out.push_back({"ega", layer, head, name, static_cast<float>(0.5 + 1e-4 * static_cast<double>(step + head))});
   if (variant == "mope" || variant == "ega_mope")
     for (int pair = 0; pair < 128; ++pair)
       for (int name = 0; name < 2; ++name)
-        out.push_back({{"module", "mope"}, {"layer", -1}, {"index", pair}, {"name", name == 0 ? "omega" : "sigma"},
-                       {"value", static_cast<float>((1.0 + 1e-3 * static_cast<double>(pair) +
-                                                     1e-6 * static_cast<double>(step)) *
-                                                    (step == 0 ? 1.0 : jitter(cell_id, pair, name)))}});
+        out.push_back({"mope", -1, pair, name == 0 ? "omega" : "sigma",
+                       static_cast<float>((1.0 + 1e-3 * static_cast<double>(pair) + 1e-6 * static_cast<double>(step)) *
+                                          (step == 0 ? 1.0 : jitter(cell_id, pair, name)))});
   return out;
+}
+
+// A record as a worker forwards it, stamped with the (simulated) time.
+egm::Record at(egm::RecordBody body, double time) {
+  egm::Record r;
+  r.body = std::move(body);
+  r.time = time;
+  return r;
 }
 
 double final_loss(int64_t cell_id) { return 1.3 + static_cast<double>(cell_id % 1000) / 4000.0; }
@@ -219,8 +225,8 @@ class Simulator {
         w.step = 0;
         std::mt19937_64 rng(o_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(a->cell_id));
         w.end = std::uniform_int_distribution<int64_t>(o_.min_steps, o_.max_steps)(rng);
-        std::vector<json> records;
-        records.push_back({{"kind", "status"}, {"status", "running"}, {"step", 0}, {"time", sim_time_}});
+        std::vector<egm::Record> records;
+        records.push_back(at(egm::StartRecord{0, {}}, sim_time_));
         eval(w, records);
         send_records(w, std::move(records));
       } else if (std::holds_alternative<es::Stop>(r->message)) {
@@ -240,30 +246,28 @@ class Simulator {
     }
   }
 
-  void eval(const Worker& w, std::vector<json>& records) const {
+  void eval(const Worker& w, std::vector<egm::Record>& records) const {
     const double t = sim_time_;
-    records.push_back({{"kind", "eval"}, {"step", w.step}, {"split", "eval_train"}, {"loss", 2.0}, {"time", t}});
-    records.push_back({{"kind", "eval"}, {"step", w.step}, {"split", "eval_val"}, {"loss", 2.1}, {"time", t}});
-    json list = json::array();
-    if (o_.params)
-      for (json& p : learned_params(w.assign.variant, w.step, w.assign.cell_id)) list.push_back(std::move(p));
-    if (!list.empty()) records.push_back({{"kind", "params"}, {"step", w.step}, {"params", list}, {"time", t}});
+    records.push_back(at(egm::EvalRecord{w.step, egm::MetricSplit::eval_train, 2.0, std::nullopt}, t));
+    records.push_back(at(egm::EvalRecord{w.step, egm::MetricSplit::eval_val, 2.1, std::nullopt}, t));
+    egm::LearnedParams list;
+    if (o_.params) list = learned_params(w.assign.variant, w.step, w.assign.cell_id);
+    if (!list.empty()) records.push_back(at(egm::ParamsRecord{w.step, std::move(list)}, t));
   }
 
   // One simulated second of a busy worker.
   void advance(Worker& w) {
-    std::vector<json> records;
+    std::vector<egm::Record> records;
     const int64_t to = std::min(w.end, w.step + o_.steps_per_s);
     const double t = sim_time_;
     for (int64_t s = w.step + 1; s <= to; ++s) {
       w.step = s;
       const bool at_eval = s % o_.eval_every == 0 || s == w.end;
       if (s % o_.log_every == 0 || at_eval)
-        records.push_back({{"kind", "progress"}, {"step", s}, {"train_loss", 3.0 - 1e-4 * static_cast<double>(s)},
-                           {"lr", 1e-3}, {"tokens_per_s", 50000.0}, {"elapsed_s", 1.0}, {"time", t}});
+        records.push_back(at(egm::ProgressRecord{s, 3.0 - 1e-4 * static_cast<double>(s), 1e-3, 50000.0, 1.0}, t));
       if (at_eval) {
         eval(w, records);
-        if (s != w.end) records.push_back({{"kind", "checkpoint"}, {"step", s}, {"time", t}});
+        if (s != w.end) records.push_back(at(egm::CheckpointRecord{s}, t));
       }
     }
     if (w.step < w.end) {
@@ -271,26 +275,26 @@ class Simulator {
       return;
     }
     const double loss = final_loss(w.assign.cell_id);
-    for (const char* split : {"val_full", "val_ar", "val_ar_ref"})
-      records.push_back({{"kind", "final_eval"}, {"split", split}, {"loss", loss}, {"windows", 64}, {"time", t}});
-    records.push_back({{"kind", "checkpoint"}, {"step", w.step}, {"time", t}});
-    records.push_back({{"kind", "status"}, {"status", "done"}, {"step", w.step}, {"time", t}});
-    send_records(w, std::move(records));
+    for (egm::MetricSplit split : {egm::MetricSplit::val_full, egm::MetricSplit::val_ar, egm::MetricSplit::val_ar_ref})
+      records.push_back(at(egm::FinalEvalRecord{split, loss, 64}, t));
+    records.push_back(at(egm::CheckpointRecord{w.step}, t));
     es::Result res{w.assign.cell_id, w.assign.run_id, {}, 0};
     res.result.status = egm::Outcome::done;
     res.result.step = w.step;
-    res.result.final_val = loss;
-    res.result.best_val = loss;
-    res.result.full_val = loss;
-    res.result.ar_val = loss + 0.01;
-    res.result.ar_ref_val = loss;
+    res.result.measured.final_val = loss;
+    res.result.measured.best_val = loss;
+    res.result.measured.full_val = loss;
+    res.result.measured.ar_val = loss + 0.01;
+    res.result.measured.ar_ref_val = loss;
+    records.push_back(at(egm::EndRecord{res.result}, t));
+    send_records(w, std::move(records));
     send(w, res);
     reported_[w.assign.cell_id] = loss;
     w.busy = false;
     --busy_;
   }
 
-  void send_records(Worker& w, std::vector<json> records) {
+  void send_records(Worker& w, std::vector<egm::Record> records) {
     send(w, es::Records{w.assign.cell_id, w.assign.run_id, std::move(records)});
   }
   void send(Worker& w, const es::Message& m) {

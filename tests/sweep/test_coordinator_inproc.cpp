@@ -21,7 +21,6 @@
 
 #include "coordinator/coordinator.h"
 #include "db/results_db.h"
-#include "launch/device_name.h"
 #include "spec/sweep_setup.h"
 #include "sweep/in_process_transport.h"
 #include "util/files.h"
@@ -44,22 +43,27 @@ constexpr const char* kSpec = R"({
   "retries": 1
 })";
 
+// A record as a worker forwards it: with the time it was emitted.
+egm::Record at(egm::RecordBody body, double time) {
+  egm::Record r;
+  r.body = std::move(body);
+  r.time = time;
+  return r;
+}
+
 // The final loss a scripted worker reports for a cell: distinct per cell.
 double scripted_loss(const es::Assign& a) { return 1.0 + static_cast<double>(a.cell_id) / 100.0; }
 
 void send_done(es::Transport& t, const es::Assign& a, int64_t steps = 40) {
   es::Records r{a.cell_id, a.run_id, {}};
-  r.records.push_back({{"kind", "progress"}, {"step", steps / 2}, {"train_loss", 2.0}, {"lr", 1e-3},
-                       {"tokens_per_s", 1000.0}, {"time", 1000.0}});
-  nlohmann::json sigma = {{"module", "mope"}, {"layer", -1}, {"index", 0}, {"name", "sigma"}, {"value", 0.5}};
-  r.records.push_back(
-      {{"kind", "params"}, {"step", steps}, {"time", 1001.0}, {"params", nlohmann::json::array({sigma})}});
+  r.records.push_back(at(egm::ProgressRecord{steps / 2, 2.0, 1e-3, 1000.0, 0.0}, 1000.0));
+  r.records.push_back(at(egm::ParamsRecord{steps, {{"mope", -1, 0, "sigma", 0.5}}}, 1001.0));
   es::send_message(t, 0, r);
   es::Result res{a.cell_id, a.run_id, {}, 0};
   res.result.status = egm::Outcome::done;
   res.result.step = steps;
-  res.result.final_val = scripted_loss(a);
-  res.result.best_val = scripted_loss(a) - 0.01;
+  res.result.measured.final_val = scripted_loss(a);
+  res.result.measured.best_val = scripted_loss(a) - 0.01;
   es::send_message(t, 0, res);
 }
 
@@ -190,13 +194,13 @@ TEST_F(CoordinatorInProcess, EveryCellDoneOnceInSpecOrderByWhicheverWorkerIsIdle
     EXPECT_GT(r.id, previous_run);
     previous_run = r.id;
     EXPECT_DOUBLE_EQ(*c.results.final_val, 1.0 + static_cast<double>(c.id) / 100.0);
-    EXPECT_EQ(*c.results.final_step, 40);
+    EXPECT_EQ(*c.final_step, 40);
   }
   // Each ASSIGN names the cell's run folder and the cell's own config.
   for (const auto& w : workers)
     for (const auto& a : w.assigned) {
       EXPECT_EQ(a.group, std::vector<int>{w.transport->rank()});
-      const nlohmann::json config = nlohmann::json::parse(a.config_json);
+      const nlohmann::json& config = a.config;  // as the worker receives it: decoded
       EXPECT_EQ(config["train"]["seed"].get<uint64_t>(), a.seed);
       EXPECT_EQ(config["model"]["variant"].get<std::string>(), a.variant);
       EXPECT_EQ(fs::path(a.runtime.out_dir).parent_path(), dir_ / "runs" / "inproc");
@@ -238,14 +242,13 @@ TEST_F(CoordinatorInProcess, ACheckpointRecordIsCommittedBeforeTheNextAssignment
     }
     es::Records r{a.cell_id, a.run_id, {}};
     for (int64_t step : {10, 20})
-      r.records.push_back({{"kind", "progress"}, {"step", step}, {"train_loss", 2.0}, {"lr", 1e-3},
-                           {"tokens_per_s", 1000.0}, {"time", 1000.0}});
-    r.records.push_back({{"kind", "checkpoint"}, {"step", 20}, {"time", 1000.0}});
+      r.records.push_back(at(egm::ProgressRecord{step, 2.0, 1e-3, 1000.0, 0.0}, 1000.0));
+    r.records.push_back(at(egm::CheckpointRecord{20}, 1000.0));
     es::send_message(t, 0, r);
     es::Result res{a.cell_id, a.run_id, {}, 0};
     res.result.status = egm::Outcome::done;
     res.result.step = 20;
-    res.result.final_val = scripted_loss(a);
+    res.result.measured.final_val = scripted_loss(a);
     es::send_message(t, 0, res);
   };
   ASSERT_EQ(run_sweep(workers, options()), ec::kExitDone);
@@ -449,8 +452,7 @@ TEST_F(CoordinatorInProcess, StopSignalCheckpointsRunningCellsExits75AndTheRerun
   std::vector<FakeWorker> workers(2);
   for (auto& w : workers)
     w.on_assign = [&busy](es::Transport& t, const es::Assign& a) {
-      es::send_message(t, 0, es::Records{a.cell_id, a.run_id,
-                                         {{{"kind", "progress"}, {"step", 7}, {"train_loss", 3.0}, {"time", 5.0}}}});
+      es::send_message(t, 0, es::Records{a.cell_id, a.run_id, {at(egm::ProgressRecord{7, 3.0, 0, 0, 0}, 5.0)}});
       ++busy;
       // Train until told to stop, then report the checkpointed step.
       while (true) {
@@ -724,8 +726,8 @@ TEST_F(CoordinatorInProcess, DataParallelCellsGoToKIdleWorkersAtOnceAndNothingOv
     const edb::RunRow& r = runs.at(c.key)[0];
     EXPECT_EQ(c.status, edb::CellStatus::done) << c.key;
     EXPECT_EQ(r.info.world_size, static_cast<int>(ranks.at(c.key))) << c.key;
-    EXPECT_EQ(r.info.backend, ranks.at(c.key) == 1 ? "none" : "mpi") << c.key;  // CPU: MPI_Allreduce
-    EXPECT_EQ(r.info.device, "cpu");
+    EXPECT_EQ(r.info.backend, ranks.at(c.key) == 1 ? egm::Backend::none : egm::Backend::mpi) << c.key;  // CPU: MPI
+    EXPECT_EQ(r.info.device, egm::DeviceName{});
     // Strict head of line: cells start in spec order, so a 1-rank cell never
     // overtakes a waiting k-rank one (run ids are given out as cells start).
     EXPECT_GT(r.id, previous_run) << c.key;
@@ -829,7 +831,7 @@ std::function<void(es::Transport&)> hello_on(const std::string& host, int local_
 }  // namespace
 
 TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGetsItsOwn) {
-  if (!egm::launch::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
+  if (!egm::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
   write_spec(kGpuSpec);
   // Two hosts with 2 GPUs each; the coordinator's host is neither (local ranks from 0).
   // dist::place_on_gpu: local rank r -> GPU r % 2.
@@ -840,7 +842,7 @@ TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGet
   workers[3].say_hello = hello_on("nodeB", 1, 2);
   for (auto& w : workers) w.on_assign = finish_as_group_member;
   ec::CoordinatorOptions o = options();
-  o.device = "cuda";
+  o.device = egm::parse_device_name("cuda");
   ASSERT_EQ(run_sweep(workers, o), ec::kExitDone);
 
   const std::map<int, std::string> expected = {{1, "cuda:0"}, {2, "cuda:1"}, {3, "cuda:0"}, {4, "cuda:1"}};
@@ -848,8 +850,8 @@ TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGet
   for (const auto& w : workers) {
     ASSERT_FALSE(w.assigned.empty());
     for (const auto& a : w.assigned) {
-      EXPECT_EQ(a.runtime.device, expected.at(w.transport->rank())) << "rank " << w.transport->rank();
-      devices_by_run[a.run_id].push_back(a.runtime.device);
+      EXPECT_EQ(a.runtime.device.str(), expected.at(w.transport->rank())) << "rank " << w.transport->rank();
+      devices_by_run[a.run_id].push_back(a.runtime.device.str());
     }
   }
   // A 2-rank ega cell takes two idle workers; whichever two they are, on one host
@@ -857,7 +859,7 @@ TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGet
   edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
   for (const auto& r : db.list_runs()) {
     const auto& devices = devices_by_run.at(r.id);
-    EXPECT_EQ(r.info.device, devices.front()) << r.cell_key;
+    EXPECT_EQ(r.info.device.str(), devices.front()) << r.cell_key;
     if (r.variant == "ega") {
       EXPECT_EQ(r.info.world_size, 2) << r.cell_key;
     }
@@ -865,14 +867,14 @@ TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGet
 }
 
 TEST_F(CoordinatorInProcess, ACudaSweepWithTooFewGpuSlotsStopsAtHelloNamingTheWorker) {
-  if (!egm::launch::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
+  if (!egm::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
   write_spec(kGpuSpec);  // runs_per_gpu 2
   std::vector<FakeWorker> workers(3);
   workers[0].say_hello = hello_on("nodeA", 0, 1);
   workers[1].say_hello = hello_on("nodeA", 1, 1);
   workers[2].say_hello = hello_on("nodeA", 2, 1);  // 1 GPU x 2 runs holds local ranks 0..1
   ec::CoordinatorOptions o = options();
-  o.device = "cuda";
+  o.device = egm::parse_device_name("cuda");
   ::testing::internal::CaptureStderr();
   const int code = run_sweep(workers, o);
   const std::string err = ::testing::internal::GetCapturedStderr();
@@ -885,13 +887,13 @@ TEST_F(CoordinatorInProcess, ACudaSweepWithTooFewGpuSlotsStopsAtHelloNamingTheWo
 }
 
 TEST_F(CoordinatorInProcess, ACudaIndexPastAWorkersGpusStopsAtHelloBeforeTheDatabase) {
-  if (!egm::launch::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
+  if (!egm::built_with_cuda()) GTEST_SKIP() << "this egm is built without CUDA: --device cuda is refused";
   write_spec(kGpuSpec);
   std::vector<FakeWorker> workers(2);
   workers[0].say_hello = hello_on("nodeA", 0, 1);
   workers[1].say_hello = hello_on("nodeA", 1, 1);
   ec::CoordinatorOptions o = options();
-  o.device = "cuda:7";
+  o.device = egm::parse_device_name("cuda:7");
   ::testing::internal::CaptureStderr();
   const int code = run_sweep(workers, o);
   const std::string err = ::testing::internal::GetCapturedStderr();

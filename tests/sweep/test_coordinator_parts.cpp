@@ -19,9 +19,17 @@
 namespace ec = egm::coordinator;
 using nlohmann::json;
 
+// Records as a worker's RECORDS message carries them, decoded as the protocol does.
+std::vector<egm::Record> decoded(const std::vector<json>& records) {
+  std::vector<egm::Record> out;
+  for (const json& r : records) out.push_back(egm::record_from_json(r));
+  return out;
+}
+
 TEST(RecordMapping, EveryTrainerRecordKindBecomesItsRows) {
-  const std::vector<json> records = {
-      {{"kind", "status"}, {"status", "running"}, {"step", 0}, {"time", 99.0}},
+  const std::vector<egm::Record> records = decoded({
+      {{"kind", "status"}, {"status", "running"}, {"step", 0}, {"time", 99.0}, {"world_size", 2},
+       {"backend", "nccl"}, {"device", "cuda:1"}},
       {{"kind", "progress"}, {"step", 10}, {"train_loss", 2.5}, {"lr", 0.001}, {"tokens_per_s", 5000.0},
        {"elapsed_s", 1.0}, {"time", 100.0}},
       {{"kind", "progress"}, {"step", 20}, {"train_loss", nullptr}, {"lr", 0.002}, {"tokens_per_s", 6000.0},
@@ -34,12 +42,12 @@ TEST(RecordMapping, EveryTrainerRecordKindBecomesItsRows) {
       {{"kind", "event"}, {"event", "resumed"}, {"step", 20}, {"path", "/r/checkpoint.egmc"},
        {"message", "resumed from the latest checkpoint"}, {"time", 105.0}},
       {{"kind", "final_eval"}, {"split", "val_full"}, {"loss", 1.875}, {"windows", 7}, {"time", 106.0}},
-  };
+  });
   const ec::MappedRecords m = ec::map_records(records, {/*sweep*/ 1, /*cell*/ 2, /*run*/ 3, /*final_step*/ 60});
 
   ASSERT_EQ(m.batch.metrics.size(), 4u);
   const auto& p = m.batch.metrics[0];
-  EXPECT_EQ(p.split, "train");
+  EXPECT_EQ(p.split, egm::MetricSplit::train);
   EXPECT_EQ(p.step, 10);
   EXPECT_EQ(p.cell_id, 2);
   EXPECT_EQ(p.run_id, 3);
@@ -48,9 +56,9 @@ TEST(RecordMapping, EveryTrainerRecordKindBecomesItsRows) {
   EXPECT_EQ(*p.tokens_per_s, 5000.0);
   EXPECT_EQ(p.time, 100.0);
   EXPECT_FALSE(m.batch.metrics[1].loss);  // NaN travels as null and is stored as NULL
-  EXPECT_EQ(m.batch.metrics[2].split, "eval_val");
+  EXPECT_EQ(m.batch.metrics[2].split, egm::MetricSplit::eval_val);
   EXPECT_EQ(*m.batch.metrics[2].loss, 2.25);
-  EXPECT_EQ(m.batch.metrics[3].split, "val_full");
+  EXPECT_EQ(m.batch.metrics[3].split, egm::MetricSplit::val_full);
   EXPECT_EQ(m.batch.metrics[3].step, 60);  // final measurements belong to the final step
   EXPECT_EQ(*m.batch.metrics[3].loss, 1.875);
 
@@ -77,16 +85,19 @@ TEST(RecordMapping, EveryTrainerRecordKindBecomesItsRows) {
   ASSERT_TRUE(m.progress);
   EXPECT_EQ(m.progress->step, 20);
   EXPECT_EQ(*m.progress->tokens_per_s, 6000.0);
+  // The start record: what the worker really runs with, for the runs row.
+  ASSERT_TRUE(m.setup);
+  EXPECT_EQ(m.setup->world_size, 2);
+  EXPECT_EQ(m.setup->backend, egm::Backend::nccl);
+  EXPECT_EQ(m.setup->device, egm::parse_device_name("cuda:1"));
 }
 
 TEST(RecordMapping, AKnownKindWithoutItsFieldsIsAProtocolError) {
-  EXPECT_THROW(ec::map_records({{{"kind", "eval"}, {"split", "eval_val"}}}, {1, 2, 3, 60}), egm::ProtocolError);
-  EXPECT_THROW(ec::map_records({{{"step", 1}}}, {1, 2, 3, 60}), egm::ProtocolError);
+  EXPECT_THROW(decoded({{{"kind", "eval"}, {"split", "eval_val"}}}), egm::ProtocolError);
+  EXPECT_THROW(decoded({{{"step", 1}}}), egm::ProtocolError);
   // A split the trainer does not write is not stored under a made-up name.
-  EXPECT_THROW(ec::map_records({{{"kind", "eval"}, {"step", 1}, {"split", "eval_test"}, {"loss", 1.0}}}, {1, 2, 3, 60}),
-               egm::ProtocolError);
-  EXPECT_THROW(ec::map_records({{{"kind", "final_eval"}, {"split", "val"}, {"loss", 1.0}}}, {1, 2, 3, 60}),
-               egm::ProtocolError);
+  EXPECT_THROW(decoded({{{"kind", "eval"}, {"step", 1}, {"split", "eval_test"}, {"loss", 1.0}}}), egm::ProtocolError);
+  EXPECT_THROW(decoded({{{"kind", "final_eval"}, {"split", "val"}, {"loss", 1.0}}}), egm::ProtocolError);
 }
 
 TEST(FailureInjection, ParsesEntriesAndMatchesTheFirstAttempts) {
@@ -252,21 +263,21 @@ TEST(RecordMapping, LongRunsKeepAboutKMaxTrainPointsTrainPoints) {
     records.push_back({{"kind", "progress"}, {"step", s}, {"train_loss", 2.0}, {"time", 1.0}});
   records.push_back({{"kind", "eval"}, {"step", 5000}, {"split", "eval_val"}, {"loss", 1.5}});
   const ec::MappedRecords m =
-      ec::map_records(records, {/*sweep*/ 1, /*cell*/ 2, /*run*/ 3, /*final_step*/ 5000, ec::train_stride(5000, 10)});
+      ec::map_records(decoded(records), {/*sweep*/ 1, /*cell*/ 2, /*run*/ 3, /*final_step*/ 5000, ec::train_stride(5000, 10)});
   int64_t train = 0;
   for (const auto& p : m.batch.metrics) {
-    if (p.split != "train") continue;
+    if (p.split != egm::MetricSplit::train) continue;
     ++train;
     EXPECT_EQ(p.step % 50, 0) << p.step;
   }
   EXPECT_EQ(train, 100);
-  EXPECT_EQ(m.batch.metrics.back().split, "eval_val");  // evals are all kept
+  EXPECT_EQ(m.batch.metrics.back().split, egm::MetricSplit::eval_val);  // evals are all kept
   ASSERT_TRUE(m.progress);
   EXPECT_EQ(m.progress->step, 5000);  // the live view sees the latest record
 
   // A final step off the stride is kept too (a resumed run records the same steps).
   const ec::MappedRecords odd = ec::map_records(
-      {{{"kind", "progress"}, {"step", 4990}, {"time", 1.0}}, {{"kind", "progress"}, {"step", 4995}, {"time", 1.0}}},
+      decoded({{{"kind", "progress"}, {"step", 4990}, {"time", 1.0}}, {{"kind", "progress"}, {"step", 4995}, {"time", 1.0}}}),
       {1, 2, 3, /*final_step*/ 4995, ec::train_stride(4995, 10)});
   ASSERT_EQ(odd.batch.metrics.size(), 1u);
   EXPECT_EQ(odd.batch.metrics[0].step, 4995);

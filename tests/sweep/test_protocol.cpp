@@ -94,7 +94,7 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   a.config_json = config.dump(2);  // spliced into the body as it is, white space included
   a.runtime.out_dir = "runs/tiny/ega_mope-s3-0123456789ab";
   a.runtime.threads = 4;
-  a.runtime.device = "cuda:1";
+  a.runtime.device = egm::parse_device_name("cuda:1");
   a.runtime.fail_at_step = 17;
   a.runtime.checkpoint_interval = 50;
   a.runtime.log_interval = 5;
@@ -106,10 +106,11 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   EXPECT_EQ(a2.cell_key, "ega_mope-s3");
   EXPECT_EQ(a2.variant, "ega_mope");
   EXPECT_EQ(a2.seed, 3u);
-  EXPECT_EQ(nlohmann::json::parse(a2.config_json), config);
+  EXPECT_EQ(a2.config, config);  // decoded into the object the worker reads, not text to parse again
+  EXPECT_TRUE(a2.config_json.empty());
   EXPECT_EQ(a2.runtime.out_dir, a.runtime.out_dir);
   EXPECT_EQ(a2.runtime.threads, 4);
-  EXPECT_EQ(a2.runtime.device, "cuda:1");
+  EXPECT_EQ(a2.runtime.device, egm::parse_device_name("cuda:1"));
   EXPECT_EQ(a2.runtime.fail_at_step, 17);
   EXPECT_EQ(a2.runtime.fail_kind, "error");
   EXPECT_EQ(a2.runtime.checkpoint_interval, 50);
@@ -119,10 +120,23 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   es::Records r;
   r.cell_id = 1;
   r.run_id = 2;
-  r.records = {{{"kind", "progress"}, {"step", 10}, {"train_loss", 2.5}},
-               {{"kind", "checkpoint"}, {"step", 10}}};
+  r.records = {egm::ProgressRecord{10, 2.5, 1e-3, 100.0, 1.0}, egm::CheckpointRecord{10}};
+  r.records[1].time = 1234.5;
   const es::Records r2 = round_trip(r);
-  EXPECT_EQ(r2.records, r.records);
+  ASSERT_EQ(r2.records.size(), 2u);
+  for (size_t i = 0; i < r.records.size(); ++i) EXPECT_EQ(egm::to_json(r2.records[i]), egm::to_json(r.records[i]));
+  EXPECT_TRUE(std::holds_alternative<egm::CheckpointRecord>(r2.records[1].body));
+  EXPECT_EQ(r2.records[1].time, std::optional<double>(1234.5));
+  // A record the protocol does not know stops the message, naming the sender.
+  const std::string unknown = es::encode_frame(
+      es::kProtocolVersion, static_cast<uint16_t>(es::Kind::records),
+      R"({"cell_id": 1, "run_id": 2, "records": [{"kind": "telemetry", "step": 3}]})");
+  try {
+    es::decode(unknown, "rank 4");
+    ADD_FAILURE() << "an unknown record kind was accepted";
+  } catch (const egm::ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("a record in RECORDS from rank 4: field 'kind'"), std::string::npos) << e.what();
+  }
 
   es::Result res;
   res.cell_id = 5;
@@ -131,17 +145,17 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   res.result.message = "stopped at step 40";
   res.result.step = 40;
   res.result.resumed_from_step = 20;
-  res.result.final_val = 1.25;
-  res.result.best_val = NAN;  // travels as null
+  res.result.measured.final_val = 1.25;
+  res.result.measured.best_val = std::nullopt;  // travels as null
   res.signal = SIGUSR2;
   const es::Result res2 = round_trip(res);
   EXPECT_EQ(res2.result.status, egm::Outcome::interrupted);
   EXPECT_EQ(res2.result.message, "stopped at step 40");
   EXPECT_EQ(res2.result.step, 40);
-  EXPECT_EQ(res2.result.resumed_from_step, 20);
-  EXPECT_EQ(res2.result.final_val, 1.25);
-  EXPECT_TRUE(std::isnan(res2.result.best_val));
-  EXPECT_TRUE(std::isnan(res2.result.full_val));
+  EXPECT_EQ(res2.result.resumed_from_step, std::optional<int64_t>(20));
+  EXPECT_EQ(res2.result.measured.final_val, std::optional<double>(1.25));
+  EXPECT_FALSE(res2.result.measured.best_val);
+  EXPECT_FALSE(res2.result.measured.full_val);
   EXPECT_EQ(res2.signal, SIGUSR2);
 
   const es::Failed f2 = round_trip(es::Failed{7, 8, "boom", "trainer.cpp:12 on node7 (rank 2)", 13});

@@ -109,9 +109,10 @@ class WorkerInProcess : public ::testing::Test {
       es::Received r = next();
       if (auto* rec = std::get_if<es::Records>(&r.message)) {
         ++o.messages;
-        for (auto& x : rec->records) {
-          o.records.push_back(x);
-          if (on_record) on_record(x);
+        for (const egm::Record& x : rec->records) {
+          // Checked in the JSON form metrics.jsonl and the protocol write.
+          o.records.push_back(egm::to_json(x));
+          if (on_record) on_record(o.records.back());
         }
       } else if (auto* res = std::get_if<es::Result>(&r.message)) {
         o.result = *res;
@@ -171,7 +172,7 @@ TEST_F(WorkerInProcess, HelloThenARunWhoseResultEqualsADirectTrainerRun) {
   EXPECT_EQ(kinds["final_eval"], 3);  // val_full, val_ar, val_ar_ref
   EXPECT_TRUE(ega_tau && mope_sigma);
   EXPECT_LT(o.messages, static_cast<int>(o.records.size()));  // batched
-  EXPECT_EQ(o.result->result.final_val, last_eval_val);
+  EXPECT_EQ(o.result->result.measured.final_val, std::optional<double>(last_eval_val));
   EXPECT_TRUE(fs::exists(dir_ / "ega_mope-s3" / "checkpoint.egmc"));
   EXPECT_TRUE(fs::exists(dir_ / "ega_mope-s3" / "metrics.jsonl"));
 
@@ -181,10 +182,16 @@ TEST_F(WorkerInProcess, HelloThenARunWhoseResultEqualsADirectTrainerRun) {
   egm::RuntimeOptions runtime;
   runtime.threads = 1;
   egm::Trainer trainer(config, runtime, corpus, sink);
-  const egm::RunResult direct = trainer.run();
-  EXPECT_EQ(o.result->result.final_val, direct.final_val);
-  EXPECT_EQ(o.result->result.full_val, direct.full_val);
-  EXPECT_EQ(o.result->result.ar_val, direct.ar_val);
+  const egm::RunOutcome direct = trainer.run();
+  ASSERT_TRUE(direct.measured.final_val && direct.measured.full_val && direct.measured.ar_val);
+  // Every measurement but the rate (tokens/s: wall time), bit for bit.
+  const egm::Measurements& got = o.result->result.measured;
+  EXPECT_EQ(got.final_val, direct.measured.final_val);
+  EXPECT_EQ(got.best_val, direct.measured.best_val);
+  EXPECT_EQ(got.final_train, direct.measured.final_train);
+  EXPECT_EQ(got.full_val, direct.measured.full_val);
+  EXPECT_EQ(got.ar_val, direct.measured.ar_val);
+  EXPECT_EQ(got.ar_ref_val, direct.measured.ar_ref_val);
 }
 
 TEST_F(WorkerInProcess, StopCheckpointsAndTheNextAssignResumesFromThatStep) {
@@ -212,7 +219,7 @@ TEST_F(WorkerInProcess, StopCheckpointsAndTheNextAssignResumesFromThatStep) {
   o = collect();
   ASSERT_TRUE(o.result);
   EXPECT_EQ(o.result->result.status, egm::Outcome::done);
-  EXPECT_EQ(o.result->result.resumed_from_step, stopped_at);
+  EXPECT_EQ(o.result->result.resumed_from_step, std::optional<int64_t>(stopped_at));
   bool resumed_event = false;
   for (const auto& r : o.records)
     if (r["kind"] == "event" && r["event"] == "resumed") resumed_event = r["step"].get<int64_t>() == stopped_at;

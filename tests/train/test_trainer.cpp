@@ -54,8 +54,7 @@ std::string temp_dir(const std::string& name) {
 
 std::vector<double> train_losses(const egm::MemorySink& sink) {
   std::vector<double> out;
-  for (const auto& r : sink.records)
-    if (r["kind"] == "progress") out.push_back(r["train_loss"].get<double>());
+  for (const egm::ProgressRecord& r : sink.of<egm::ProgressRecord>()) out.push_back(r.train_loss.value_or(NAN));
   return out;
 }
 
@@ -84,10 +83,11 @@ TEST(Trainer, SameSeedSameLossesDifferentSeedDifferent) {
 TEST(Trainer, LossFalls) {
   egm::MemorySink sink;
   egm::RunConfig c = tiny("base", 2, 60);
-  egm::RunResult r = egm::Trainer(c, runtime(), synthetic_corpus(), sink).run();
+  egm::RunOutcome r = egm::Trainer(c, runtime(), synthetic_corpus(), sink).run();
   std::vector<double> l = train_losses(sink);
   EXPECT_EQ(r.status, egm::Outcome::done);
-  EXPECT_LT(r.final_val, std::log(static_cast<double>(synthetic_corpus().vocab_size())) - 0.5);
+  ASSERT_TRUE(r.measured.final_val);
+  EXPECT_LT(*r.measured.final_val, std::log(static_cast<double>(synthetic_corpus().vocab_size())) - 0.5);
   EXPECT_LT(l.back(), l.front() - 0.5);
 }
 
@@ -95,26 +95,27 @@ TEST(Trainer, ResumeIsBitwiseIdenticalToAnUninterruptedRun) {
   for (const std::string variant : {"base", "ega_mope", "ega_causal"}) {
     egm::RunConfig c = tiny(variant, 7, 30);
     egm::MemorySink straight;
-    egm::RunResult full = egm::Trainer(c, runtime(), synthetic_corpus(), straight).run();
+    egm::RunOutcome full = egm::Trainer(c, runtime(), synthetic_corpus(), straight).run();
 
     const std::string dir = temp_dir("resume_" + variant);
     egm::MemorySink first, second;
     int polls = 0;
-    egm::RunResult stopped =
+    egm::RunOutcome stopped =
         egm::Trainer(c, runtime(dir), synthetic_corpus(), first).run([&] { return ++polls > 17; });
     ASSERT_EQ(stopped.status, egm::Outcome::interrupted);
     ASSERT_EQ(stopped.step, 17);  // stopped off an eval boundary: the stop itself checkpoints
-    egm::RunResult resumed = egm::Trainer(c, runtime(dir), synthetic_corpus(), second).run();
+    egm::RunOutcome resumed = egm::Trainer(c, runtime(dir), synthetic_corpus(), second).run();
     EXPECT_EQ(resumed.status, egm::Outcome::done);
-    EXPECT_EQ(resumed.resumed_from_step, 17);
+    EXPECT_EQ(resumed.resumed_from_step, std::optional<int64_t>(17));
 
     std::vector<double> expected = train_losses(straight);
     std::vector<double> got = train_losses(first);
     std::vector<double> rest = train_losses(second);
     got.insert(got.end(), rest.begin(), rest.end());
     EXPECT_EQ(got, expected) << variant;  // exact, not approximate
-    EXPECT_EQ(resumed.final_val, full.final_val) << variant;
-    EXPECT_EQ(resumed.full_val, full.full_val) << variant;
+    ASSERT_TRUE(full.measured.final_val && full.measured.full_val) << variant;
+    EXPECT_EQ(resumed.measured.final_val, full.measured.final_val) << variant;
+    EXPECT_EQ(resumed.measured.full_val, full.measured.full_val) << variant;
     fs::remove_all(dir);
   }
 }
@@ -122,11 +123,12 @@ TEST(Trainer, ResumeIsBitwiseIdenticalToAnUninterruptedRun) {
 TEST(Trainer, FinishedRunReportsWithoutTrainingAgain) {
   const std::string dir = temp_dir("finished");
   egm::MemorySink a, b;
-  egm::RunResult first = egm::Trainer(tiny("base", 3, 20), runtime(dir), synthetic_corpus(), a).run();
-  egm::RunResult again = egm::Trainer(tiny("base", 3, 20), runtime(dir), synthetic_corpus(), b).run();
+  egm::RunOutcome first = egm::Trainer(tiny("base", 3, 20), runtime(dir), synthetic_corpus(), a).run();
+  egm::RunOutcome again = egm::Trainer(tiny("base", 3, 20), runtime(dir), synthetic_corpus(), b).run();
   EXPECT_EQ(again.status, egm::Outcome::done);
-  EXPECT_EQ(again.final_val, first.final_val);
-  EXPECT_EQ(again.full_val, first.full_val);
+  ASSERT_TRUE(first.measured.final_val && first.measured.full_val);
+  EXPECT_EQ(again.measured.final_val, first.measured.final_val);
+  EXPECT_EQ(again.measured.full_val, first.measured.full_val);
   EXPECT_TRUE(train_losses(b).empty());
   fs::remove_all(dir);
 }
@@ -149,11 +151,11 @@ TEST(Checkpoint, CorruptOrTruncatedFallsBackToThePreviousOne) {
     EXPECT_THROW(egm::read_checkpoint_header(paths.current), egm::IoError);
 
     egm::MemorySink s2;
-    egm::RunResult r = egm::Trainer(c, runtime(dir), synthetic_corpus(), s2).run();
-    EXPECT_EQ(r.resumed_from_step, 20) << damage;
+    egm::RunOutcome r = egm::Trainer(c, runtime(dir), synthetic_corpus(), s2).run();
+    EXPECT_EQ(r.resumed_from_step, std::optional<int64_t>(20)) << damage;
     bool said_so = false;
-    for (const auto& rec : s2.records)
-      if (rec["kind"] == "event" && rec["event"] == "checkpoint_skipped") said_so = true;
+    for (const egm::EventRecord& e : s2.of<egm::EventRecord>())
+      if (e.event == egm::TrainerEvent::checkpoint_skipped) said_so = true;
     EXPECT_TRUE(said_so) << "a skipped checkpoint must be reported";
     fs::remove_all(dir);
   }
@@ -173,7 +175,7 @@ TEST(Trainer, DivergenceStopsWithAStatusNotACrash) {
   c.train.warmup_steps = 0;
   c.train.grad_clip = 0;
   egm::MemorySink s;
-  egm::RunResult r = egm::Trainer(c, runtime(), synthetic_corpus(), s).run();
+  egm::RunOutcome r = egm::Trainer(c, runtime(), synthetic_corpus(), s).run();
   EXPECT_EQ(r.status, egm::Outcome::diverged);
   EXPECT_LT(r.step, 30);
   EXPECT_FALSE(r.message.empty());
@@ -183,12 +185,14 @@ TEST(Evaluation, AutoregressiveEqualsWindowLossExactlyForCausalVariants) {
   for (const std::string variant : {"base", "mope", "ega_causal", "ega_causal_mope", "ega", "ega_mope"}) {
     egm::RunConfig c = tiny(variant, 1, 20);
     egm::MemorySink s;
-    egm::RunResult r = egm::Trainer(c, runtime(), synthetic_corpus(), s).run();
+    egm::RunOutcome r = egm::Trainer(c, runtime(), synthetic_corpus(), s).run();
+    ASSERT_TRUE(r.measured.ar_val && r.measured.ar_ref_val) << variant;
+    const double ar = *r.measured.ar_val, ref = *r.measured.ar_ref_val;
     if (variant == "ega" || variant == "ega_mope") {
       // Seen: 8.7e-5 (ega) and 1.4e-3 (ega_mope) after 20 tiny steps; causal gaps are <= 5e-7.
-      EXPECT_GT(std::abs(r.ar_val - r.ar_ref_val), 2e-5) << variant << ": the gate reads the future";
+      EXPECT_GT(std::abs(ar - ref), 2e-5) << variant << ": the gate reads the future";
     } else {
-      EXPECT_NEAR(r.ar_val, r.ar_ref_val, 2e-6) << variant;
+      EXPECT_NEAR(ar, ref, 2e-6) << variant;
     }
   }
 }
@@ -218,12 +222,12 @@ TEST(TrainingSmoke, EveryNamedVariantTrains) {
     egm::RunConfig c = tiny(v.name, 11, 25);
     egm::apply_variant_options(c.model);
     egm::MemorySink sink;
-    egm::RunResult r = egm::Trainer(c, runtime(), synthetic_corpus(), sink).run();
+    egm::RunOutcome r = egm::Trainer(c, runtime(), synthetic_corpus(), sink).run();
     ASSERT_EQ(r.status, egm::Outcome::done) << v.name << ": " << r.message;
     std::vector<double> l = train_losses(sink);
     EXPECT_TRUE(std::all_of(l.begin(), l.end(), [](double x) { return std::isfinite(x); })) << v.name;
     EXPECT_LT(l.back(), l.front() - 0.3) << v.name;
-    EXPECT_TRUE(std::isfinite(r.full_val)) << v.name;
+    EXPECT_TRUE(r.measured.full_val && std::isfinite(*r.measured.full_val)) << v.name;
   }
 }
 

@@ -1,6 +1,6 @@
 // A learned scalar worth tracking over training (MoPE omega/sigma per pair,
-// EGA tau/alpha per layer and head), as emitted to the metrics stream and the
-// results database.
+// EGA tau/alpha per layer and head, the EGA gate's open share), as the model
+// reports it, a params record carries it and the results database stores it.
 #pragma once
 
 #include <cstdint>
