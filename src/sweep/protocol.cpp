@@ -1,3 +1,11 @@
+// The protocol's encoding (the format is written down in protocol.h): a
+// message is a 16-byte header and a JSON body. Encoding builds the body from
+// the typed message (records and outcomes through their own encoders in
+// src/run, so RECORDS and metrics.jsonl hold the same JSON) and prepends the
+// header. Decoding checks the frame from the outside in (length, magic,
+// version, kind, body length, JSON, fields), so the first thing wrong is what
+// the error names: a worker from another egm build fails on the version, not
+// on a field it happens to lack.
 #include "sweep/protocol.h"
 
 #include <fmt/format.h>
@@ -47,6 +55,8 @@ bool known_kind(uint16_t k) {
 }
 
 // The fields of a message body; every problem names the kind, the sender and the field.
+// Optional fields (those added after v1) are read with a default, so an older
+// peer's message still decodes (protocol.h, "Versioning").
 JsonFields fields(const json& body, const char* what, const std::string& from) {
   return JsonFields(body, fmt::format("{} message from {}", what, from));
 }
@@ -253,6 +263,8 @@ std::string encode_frame(uint16_t version, uint16_t kind, const std::string& bod
 }
 
 std::string encode(const Message& message) {
+  // dump() is nlohmann's compact form; NaN cannot appear (every measurement is
+  // an optional written as null), and invalid UTF-8 is replaced below.
   // Replace invalid UTF-8 (e.g. a path in an error text) instead of throwing.
   std::string body = to_json(message).dump(-1, ' ', false, json::error_handler_t::replace);
   if (const auto* a = std::get_if<Assign>(&message)) {

@@ -12,19 +12,8 @@ DB=$WORK/main.sqlite
 MIXED=$WORK/mixed.sqlite
 PY=/usr/bin/python3
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() {  # run NAME EXPECTED_STATUS CMD...: stdout in $out, stderr in $err
-  local name=$1 expected=$2
-  shift 2
-  out=$("$@" 2>"$WORK/stderr") ; status=$?
-  err=$(cat "$WORK/stderr")
-  if [ "$expected" = 0 ] && [ "$status" != 0 ]; then fail "$name: exit $status, stderr: $err"; fi
-  if [ "$expected" != 0 ] && [ "$status" = 0 ]; then fail "$name: exit 0, expected failure; stdout: $out"; fi
-}
-expect_in() {  # expect_in NAME TEXT HAYSTACK
-  case "$3" in *"$2"*) ;; *) fail "$1: missing '$2' in: $3" ;; esac
-}
+# shellcheck source=../support/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 
 before=$(sha256sum "$DB" | cut -d' ' -f1)
 
@@ -100,5 +89,4 @@ run "report needs --out" 1 "$EGM" report fixture --db "$DB"
 after=$(sha256sum "$DB" | cut -d' ' -f1)
 [ "$before" = "$after" ] || fail "the database changed"
 
-if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all egm analyze/report checks passed"
+finish

@@ -14,8 +14,8 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 DB=$WORK/results.sqlite
 "$FIXTURE" "$DB" || { echo "fixture failed"; exit 1; }
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=../support/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 torch_libs='lib(torch|torch_cpu|torch_cuda|c10|c10_cuda|cudart|cublas|cudnn|nccl)[._]'
 
 needed=$(readelf -d "$EGM" | grep NEEDED)
@@ -57,5 +57,4 @@ status=$?
 [ "$(wc -l <"$WORK/err")" = 1 ] && grep -q "egm-torch" "$WORK/err" || fail "egm data path without egm-torch: stderr '$(cat "$WORK/err")'"
 [ -s "$WORK/out" ] && fail "egm data path without egm-torch printed: $(cat "$WORK/out")"
 
-[ "$failures" = 0 ] && echo "all passed"
-exit $((failures > 0))
+finish

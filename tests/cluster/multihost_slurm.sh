@@ -226,8 +226,8 @@ expect_eq "egm submit exit status" 0 $?
 job=$(sed -n 's/^submitted sweep .* as Slurm job \([0-9][0-9]*\)$/\1/p' "$WORK/submit.txt")
 LOG=$(dirname "$DB")/$SWEEP-$job.out
 [ -n "$job" ] || { sed 's/^/    | /' "$WORK/submit.txt"; fail "no job id in egm submit's output"; finish; }
-expect_in "the batch script asks for two nodes" "#SBATCH --nodes=2" "$(dirname "$DB")/$SWEEP.sbatch"
-expect_in "the batch script asks for 4 tasks" "#SBATCH --ntasks=4" "$(dirname "$DB")/$SWEEP.sbatch"
+expect_in_file "the batch script asks for two nodes" "#SBATCH --nodes=2" "$(dirname "$DB")/$SWEEP.sbatch"
+expect_in_file "the batch script asks for 4 tasks" "#SBATCH --ntasks=4" "$(dirname "$DB")/$SWEEP.sbatch"
 wait_job_state "$job" RUNNING 60 || { show_job "$job"; fail "job $job never ran"; finish; }
 expect_eq "the job's nodes" "egm-host-a,egm-host-b" "$(job_field "$job" NodeList)"
 note "job $job running on $(job_field "$job" NodeList)"

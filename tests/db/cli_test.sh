@@ -11,20 +11,8 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 DB=$WORK/results.sqlite
 "$FIXTURE" "$DB" || { echo "fixture failed"; exit 1; }
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# run NAME EXPECTED_STATUS CMD...: runs CMD, keeps stdout/stderr in $out/$err.
-run() {
-  local name=$1 expected=$2
-  shift 2
-  out=$("$@" 2>"$WORK/stderr") ; status=$?
-  err=$(cat "$WORK/stderr")
-  if [ "$expected" = 0 ] && [ "$status" != 0 ]; then fail "$name: exit $status, stderr: $err"; fi
-  if [ "$expected" != 0 ] && [ "$status" = 0 ]; then fail "$name: exit 0, expected failure; stdout: $out"; fi
-}
-expect_in() {  # expect_in NAME TEXT HAYSTACK
-  case "$3" in *"$2"*) ;; *) fail "$1: missing '$2' in: $3" ;; esac
-}
+# shellcheck source=../support/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 
 # Close every writer first: the checksum is of the file at rest.
 before=$(sha256sum "$DB" | cut -d' ' -f1)
@@ -101,5 +89,4 @@ run "missing db query" 1 "$EGM" query "SELECT 1" --db "$WORK/missing.sqlite"
 after=$(sha256sum "$DB" | cut -d' ' -f1)
 [ "$before" = "$after" ] || fail "the database file changed"
 
-if [ "$failures" != 0 ]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all CLI checks passed"
+finish

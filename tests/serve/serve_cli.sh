@@ -6,8 +6,8 @@
 set -u
 EGM=$1 MAKE_FIXTURE=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=../support/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 
 # refuse WHAT ARGS...: exit 2, exactly one line on stderr, nothing on stdout.
 refuse() {
@@ -62,5 +62,4 @@ rc=$?
 after=$(sha256sum "$DB" | cut -d' ' -f1)$(stat -c %Y.%y "$DB")
 [ "$before" = "$after" ] || fail "the database file changed while served"
 
-if [ "$failures" != 0 ]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all checks passed"
+finish

@@ -17,21 +17,10 @@ fi
 [ -f "${EGM_DATA:-}" ] || { echo "SKIP: no corpus at '${EGM_DATA:-}' (set EGM_DATA)"; exit 77; }
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun"; exit 77; }
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=../support/checks.sh
+source "${EGM_SOURCE_DIR:?}/tests/support/checks.sh"
 # q DB SQL: one read-only query, CSV without the header line.
 q() { "$EGM" query "$2" --db "$1" --format csv | tail -n +2; }
-expect_eq() {  # expect_eq WHAT EXPECTED ACTUAL
-  [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
-}
-expect_in() {  # expect_in WHAT NEEDLE FILE
-  grep -qF -- "$2" "$3" || { fail "$1: '$2' not in $3"; sed 's/^/    | /' "$3" | tail -n 30; }
-}
-finish() {
-  if [ "$failures" != 0 ]; then echo "$failures check(s) failed"; exit 1; fi
-  echo "all checks passed"
-  exit 0
-}
 # Every cell of the sweep done, with exactly one done attempt each.
 expect_all_done_once() {  # expect_all_done_once DB CELLS
   expect_eq "cells done" "$2" "$(q "$1" "SELECT count(*) FROM cells WHERE status = 'done'")"

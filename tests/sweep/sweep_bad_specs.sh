@@ -18,7 +18,7 @@ check_refused() {  # check_refused NAME EXPECTED_MESSAGE SPEC_TEXT
   "$EGM" sweep "$WORK/$1.json" --workers 1 --db "$DB" --runs-dir "$RUNS" >"$WORK/$1.out" 2>&1
   local status=$?
   [ "$status" != 0 ] || fail "$1: exit 0"
-  expect_in "$1 message" "$2" "$WORK/$1.out"
+  expect_in_file "$1 message" "$2" "$WORK/$1.out"
   expect_eq "$1 leaves the database unchanged" "$before" "$(sha256sum "$DB" | cut -d' ' -f1)"
 }
 check_refused malformed "invalid JSON" '{"name": "one_cell", "preset": "tiny", "variants": ["base"], "seeds": [0,}'
@@ -42,14 +42,14 @@ check_refused dp_zero '$.data_parallel_by_variant.base: must be >= 1' \
 mpirun --oversubscribe -np 1 "$BIN_DIR/egm-coordinator" "$WORK/unknown_key.json" --db "$DB" --runs-dir "$RUNS" \
   --view none : -np 1 "$BIN_DIR/egm-worker" --data "$EGM_DATA" >"$WORK/direct.out" 2>&1
 [ $? != 0 ] || fail "egm-coordinator with a bad spec: exit 0"
-expect_in "egm-coordinator message" '$.sedes: unknown key' "$WORK/direct.out"
+expect_in_file "egm-coordinator message" '$.sedes: unknown key' "$WORK/direct.out"
 expect_eq "egm-coordinator leaves the database unchanged" "$before" "$(sha256sum "$DB" | cut -d' ' -f1)"
 
 # Same name, changed content: refused without --new-sweep, nothing written.
 sed 's/"steps": 10/"steps": 12/' "$SPECS/one_cell.json" >"$WORK/changed.json"
 "$EGM" sweep "$WORK/changed.json" --workers 1 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/changed.out" 2>&1
 [ $? != 0 ] || fail "changed spec: exit 0"
-expect_in "changed spec message" "--new-sweep" "$WORK/changed.out"
+expect_in_file "changed spec message" "--new-sweep" "$WORK/changed.out"
 expect_eq "changed spec leaves the database unchanged" "$before" "$(sha256sum "$DB" | cut -d' ' -f1)"
 expect_eq "run folders unchanged" "$runs_before" "$(find "$RUNS" | sort | sha256sum)"
 finish

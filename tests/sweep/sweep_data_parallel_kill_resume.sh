@@ -40,7 +40,7 @@ expect_eq "attempt 1 interrupted (recovered), attempt 2 done, both on 2 ranks ov
   FROM runs ORDER BY attempt" | tr '\n' ';')"
 resumed=$(q "$DB" "SELECT resumed_from_step FROM runs WHERE attempt = 2")
 expect_resumed_from_checkpoint "attempt 2" "$resumed" "$ckpt" 50
-expect_in "resumed on two workers" "on workers " "$WORK/second.txt"
+expect_in_file "resumed on two workers" "on workers " "$WORK/second.txt"
 first_step=$(q "$DB" "SELECT min(m.step) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.attempt = 2
   AND m.split = 'train'")
 [ -n "$first_step" ] && [ -n "$resumed" ] && [ "$first_step" -gt "$resumed" ] ||

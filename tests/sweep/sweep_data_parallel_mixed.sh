@@ -12,7 +12,7 @@ source "$(dirname "$0")/lib.sh"
 "$EGM" sweep "$SPECS/mixed_dp.json" --workers 3 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/out.txt" 2>&1
 expect_eq "exit status" 0 $?
 expect_all_done_once "$DB" 4
-expect_in "summary line" "sweep mixed_dp: all 4 cells done" "$WORK/out.txt"
+expect_in_file "summary line" "sweep mixed_dp: all 4 cells done" "$WORK/out.txt"
 
 # What the database recorded for each attempt (spec order).
 expect_eq "world size and backend per cell" "base 2 mpi;ega 1 none;mope 1 none;ega_mope 2 mpi;" \

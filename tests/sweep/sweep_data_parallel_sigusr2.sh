@@ -30,7 +30,7 @@ fi
 wait "$job"
 expect_eq "exit status after SIGUSR2" 75 $?
 echo "first run's log:"; sed 's/^/    | /' "$WORK/first.txt" | tail -n 5
-expect_in "interruption reported" "interrupted by SIGUSR2 (time-limit warning): checkpointing 1 running cell" \
+expect_in_file "interruption reported" "interrupted by SIGUSR2 (time-limit warning): checkpointing 1 running cell" \
   "$WORK/first.txt"
 if grep -q "exited on signal" "$WORK/first.txt"; then fail "a rank died of the signal"; fi
 # Both members answered their STOP in time (no attempt closed by the timeout, no stray answers).

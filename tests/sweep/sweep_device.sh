@@ -19,7 +19,7 @@ refused() {  # refused WHAT EXPECTED_MESSAGE COMMAND...: exit 2, one line on std
   "$@" >"$WORK/out.txt" 2>"$WORK/err.txt"
   local status=$?
   expect_eq "$what: exit status" 2 "$status"
-  expect_in "$what: message" "$message" "$WORK/err.txt"
+  expect_in_file "$what: message" "$message" "$WORK/err.txt"
   expect_eq "$what: one line on stderr" 1 "$(wc -l <"$WORK/err.txt")"
   [ ! -e "$DB" ] || fail "$what: the database was created"
   [ ! -e "$RUNS" ] || fail "$what: a run folder was created"
@@ -51,7 +51,7 @@ fi
 spec huge ', "overrides": {"train": {"batch_size": 1000000}}'
 refused "sweep of runs that cannot fit" "need about" \
   "$EGM" sweep "$WORK/huge.json" --workers 2 --db "$DB" --runs-dir "$RUNS"
-expect_in "the estimate is itemised" "attention" "$WORK/err.txt"
+expect_in_file "the estimate is itemised" "attention" "$WORK/err.txt"
 
 # Submissions (dry runs: nothing written, nothing submitted).
 spec packed ', "runs_per_gpu": 2'
@@ -59,11 +59,11 @@ refused "submit: more workers than GPU slots" "hold 4 workers" \
   "$EGM" submit "$WORK/packed.json" --slurm --gpus-per-node 2 --workers 5 --dry-run --db "$DB"
 "$EGM" submit "$WORK/packed.json" --slurm --gpus-per-node a100:2 --dry-run --db "$DB" >"$WORK/script.sh" 2>"$WORK/err.txt"
 expect_eq "submit with GPUs: exit status" 0 $?
-expect_in "the job trains on the GPUs" "--device cuda" "$WORK/script.sh"
-expect_in "4 workers: 4 cells, 2 GPUs x runs_per_gpu 2" ": -np 4 " "$WORK/script.sh"
-expect_in "the allocation has the GPUs" "#SBATCH --gpus-per-node=a100:2" "$WORK/script.sh"
+expect_in_file "the job trains on the GPUs" "--device cuda" "$WORK/script.sh"
+expect_in_file "4 workers: 4 cells, 2 GPUs x runs_per_gpu 2" ": -np 4 " "$WORK/script.sh"
+expect_in_file "the allocation has the GPUs" "#SBATCH --gpus-per-node=a100:2" "$WORK/script.sh"
 "$EGM" submit "$WORK/packed.json" --slurm --gpus-per-node 2 --device cpu --dry-run --db "$DB" >"$WORK/cpu.sh" 2>/dev/null
-expect_in "--device cpu wins over the GPUs" "--device cpu" "$WORK/cpu.sh"
+expect_in_file "--device cpu wins over the GPUs" "--device cpu" "$WORK/cpu.sh"
 "$EGM" submit "$WORK/plain.json" --slurm --dry-run --db "$DB" >"$WORK/nogpu.sh" 2>/dev/null
 grep -qF -- "--device cuda" "$WORK/nogpu.sh" && fail "a submission without GPUs asked for CUDA"
 [ ! -e "$DB" ] || fail "a dry run created the database"

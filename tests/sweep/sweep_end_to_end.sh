@@ -9,9 +9,9 @@ source "$(dirname "$0")/lib.sh"
 "$EGM" sweep "$EXPERIMENTS/tiny.json" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/out.txt" 2>&1
 expect_eq "exit status" 0 $?
 expect_all_done_once "$DB" 8
-expect_in "the 2x2 table (analysis layer)" "Student-t intervals over seeds" "$WORK/out.txt"
+expect_in_file "the 2x2 table (analysis layer)" "Student-t intervals over seeds" "$WORK/out.txt"
 if grep -q "^no analysis of sweep" "$WORK/out.txt"; then fail "no analysis: $(grep "^no analysis of sweep" "$WORK/out.txt")"; fi
-expect_in "summary line" "sweep tiny: all 8 cells done" "$WORK/out.txt"
+expect_in_file "summary line" "sweep tiny: all 8 cells done" "$WORK/out.txt"
 expect_eq "sweep status" done "$(q "$DB" "SELECT status FROM sweeps WHERE name = 'tiny'")"
 
 # Metrics: the paper-protocol evals at 0, 20, 40, 60 (tiny preset), train
@@ -47,17 +47,17 @@ expect_eq "run folders" 8 "$(ls -d "$RUNS"/tiny/*-s* | wc -l)"
 
 # The read-only verbs.
 "$EGM" status --db "$DB" >"$WORK/status.txt" 2>&1 || fail "egm status failed"
-expect_in "egm status" "8 cells: 8 done, 0 running, 0 pending, 0 failed" "$WORK/status.txt"
+expect_in_file "egm status" "8 cells: 8 done, 0 running, 0 pending, 0 failed" "$WORK/status.txt"
 "$EGM" runs --db "$DB" --format csv >"$WORK/runs.csv" 2>&1 || fail "egm runs failed"
 expect_eq "egm runs rows" 9 "$(wc -l <"$WORK/runs.csv")"
-expect_in "egm runs" "tiny,ega_mope-s1,ega_mope,1,done" "$WORK/runs.csv"
+expect_in_file "egm runs" "tiny,ega_mope-s1,ega_mope,1,done" "$WORK/runs.csv"
 "$EGM" query "SELECT variant, count(*) AS n FROM cells GROUP BY variant ORDER BY variant" --db "$DB" --format json \
   >"$WORK/query.json" 2>&1 || fail "egm query failed"
-expect_in "egm query" '"variant": "ega_mope"' "$WORK/query.json"
+expect_in_file "egm query" '"variant": "ega_mope"' "$WORK/query.json"
 
 # Again: done cells are skipped, nothing new runs.
 "$EGM" sweep "$EXPERIMENTS/tiny.json" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/again.txt" 2>&1
 expect_eq "exit status of the rerun" 0 $?
-expect_in "rerun header" "8 cells (8 done, 0 to run" "$WORK/again.txt"
+expect_in_file "rerun header" "8 cells (8 done, 0 to run" "$WORK/again.txt"
 expect_eq "attempts after the rerun" 8 "$(q "$DB" "SELECT count(*) FROM runs")"
 finish

@@ -29,18 +29,18 @@ expect_eq "other cells done" 4 "$(q "$DB" "SELECT count(*) FROM cells WHERE stat
 expect_eq "last_error is one line" 0 "$(q "$DB" "SELECT count(*) FROM cells WHERE instr(last_error, char(10)) > 0
   OR last_error LIKE '%Exception raised from%'")"
 expect_eq "runs.error is one line" 0 "$(q "$DB" "SELECT count(*) FROM runs WHERE instr(error, char(10)) > 0")"
-expect_in "the view names the config error" "failed  ega-s0 attempt 1 failed" "$WORK/out.txt"
-expect_in "the view shows the config error's message" "(injected as a config error)" "$WORK/out.txt"
-expect_in "the view says it is not retried" "(not retried: it would fail the same way again; giving up on this cell)" "$WORK/out.txt"
-expect_in "the view shows LibTorch's own message" "injected failure at step 0 (test-only fail_at_step) (injected as out of memory)" "$WORK/out.txt"
+expect_in_file "the view names the config error" "failed  ega-s0 attempt 1 failed" "$WORK/out.txt"
+expect_in_file "the view shows the config error's message" "(injected as a config error)" "$WORK/out.txt"
+expect_in_file "the view says it is not retried" "(not retried: it would fail the same way again; giving up on this cell)" "$WORK/out.txt"
+expect_in_file "the view shows LibTorch's own message" "injected failure at step 0 (test-only fail_at_step) (injected as out of memory)" "$WORK/out.txt"
 grep -q "Exception raised from" "$WORK/out.txt" && fail "a C++ stack trace reached the live view"
 grep -q -e "Primary job" -e "mpirun detected" -e "non-zero exit code" "$WORK/out.txt" && fail "mpirun's banner is in the output"
-expect_in "the summary names the cell" "mope-s1: failed 1 time, no retries left: injected failure at step 0" "$WORK/out.txt"
-expect_in "the summary says where the logs are" "mope-s1: $RUNS/failures/mope-s1-" "$WORK/out.txt"
+expect_in_file "the summary names the cell" "mope-s1: failed 1 time, no retries left: injected failure at step 0" "$WORK/out.txt"
+expect_in_file "the summary says where the logs are" "mope-s1: $RUNS/failures/mope-s1-" "$WORK/out.txt"
 
 "$EGM" status --db "$DB" >"$WORK/status.txt" 2>&1 || fail "egm status failed"
-expect_in "status: the config error in one line" "failed  ega-s0 (failure 1 of 1 allowed; given up): injected failure at step 0" "$WORK/status.txt"
-expect_in "status: the out of memory in one line" "failed  mope-s1 (failure 1 of 1 allowed; given up): injected failure at step 0 (test-only fail_at_step) (injected as out of memory)" "$WORK/status.txt"
+expect_in_file "status: the config error in one line" "failed  ega-s0 (failure 1 of 1 allowed; given up): injected failure at step 0" "$WORK/status.txt"
+expect_in_file "status: the out of memory in one line" "failed  mope-s1 (failure 1 of 1 allowed; given up): injected failure at step 0 (test-only fail_at_step) (injected as out of memory)" "$WORK/status.txt"
 grep -q "Exception raised from" "$WORK/status.txt" && fail "a C++ stack trace reached egm status"
 
 # The full text: the attempt_failed event and errors.log in the run folder.
@@ -48,13 +48,13 @@ expect_eq "mope-s1's event has the stack trace" 1 "$(q "$DB" "SELECT count(*) FR
   WHERE c.key = 'mope-s1' AND e.kind = 'attempt_failed' AND e.message LIKE '%(not retriable)%Exception raised from%'")"
 log=$(ls "$RUNS"/failures/mope-s1-*/errors.log 2>/dev/null | head -n 1)
 if [ -f "$log" ]; then
-  expect_in "errors.log: the attempt" "mope-s1 attempt 1 failed on rank" "$log"
-  expect_in "errors.log: not retriable" "out of memory, not retriable" "$log"
-  expect_in "errors.log: the stack trace" "Exception raised from" "$log"
+  expect_in_file "errors.log: the attempt" "mope-s1 attempt 1 failed on rank" "$log"
+  expect_in_file "errors.log: not retriable" "out of memory, not retriable" "$log"
+  expect_in_file "errors.log: the stack trace" "Exception raised from" "$log"
 else
   fail "no errors.log in mope-s1's run folder"
 fi
-expect_in "base-s1's errors.log: retriable" "out of memory, retriable" "$(ls "$RUNS"/failures/base-s1-*/errors.log | head -n 1)"
+expect_in_file "base-s1's errors.log: retriable" "out of memory, retriable" "$(ls "$RUNS"/failures/base-s1-*/errors.log | head -n 1)"
 
 # Running it again (no injection): nothing to retry, the given-up cells stay given up.
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/again.txt" 2>&1

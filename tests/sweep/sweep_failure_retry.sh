@@ -11,7 +11,7 @@ EGM_TEST_FAIL="ega:1:25:1,mope:0:5:99" \
   "$EGM" sweep "$SPECS/failures.json" --workers 2 --db "$DB" --runs-dir "$WORK/runs" --view plain \
   >"$WORK/out.txt" 2>&1
 expect_eq "exit status (a cell failed for good)" 1 $?
-expect_in "the cell given up is named" "mope-s0: failed 2 times, no retries left: injected failure at step 5" "$WORK/out.txt"
+expect_in_file "the cell given up is named" "mope-s0: failed 2 times, no retries left: injected failure at step 5" "$WORK/out.txt"
 expect_eq "sweep status" failed "$(q "$DB" "SELECT status FROM sweeps WHERE name = 'failures'")"
 
 cell_runs() { q "$DB" "SELECT r.attempt || ' ' || r.status FROM runs r JOIN cells c ON c.id = r.cell_id WHERE c.key = '$1' ORDER BY r.attempt" | tr '\n' ';'; }

@@ -20,11 +20,11 @@ expect_eq "each cell trained with its point's lr" 4 \
   "$(q "$DB" "SELECT count(*) FROM cells WHERE json_extract(config_json, '\$.train.lr') = json_extract(grid_json, '\$.\"train.lr\"')")"
 expect_eq "the two points' losses differ" 2 "$(q "$DB" "SELECT count(DISTINCT final_val) FROM cells WHERE variant = 'base'")"
 "$EGM" runs --db "$DB" >"$WORK/runs.txt" 2>&1
-expect_in "egm runs shows the point" "train.lr=0.01" "$WORK/runs.txt"
+expect_in_file "egm runs shows the point" "train.lr=0.01" "$WORK/runs.txt"
 "$EGM" analyze grid --db "$DB" --no-params >"$WORK/analyze.txt" 2>&1
 expect_eq "egm analyze exit status" 0 $?
-expect_in "egm analyze: one section per point" "=== grid point 1: train.lr=0.01 ===" "$WORK/analyze.txt"
-expect_in "egm analyze: across points" "=== across grid points ===" "$WORK/analyze.txt"
+expect_in_file "egm analyze: one section per point" "=== grid point 1: train.lr=0.01 ===" "$WORK/analyze.txt"
+expect_in_file "egm analyze: across points" "=== across grid points ===" "$WORK/analyze.txt"
 
 # Again: resumed, nothing redone.
 "$EGM" sweep "$SPECS/grid.json" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/again.txt" 2>&1
@@ -36,7 +36,7 @@ before=$(sha256sum "$DB")
 "$EGM" sweep "$SPECS/grid.json" --grid train.lr=3e-3,1e-2,3e-2 --workers 2 --db "$DB" --runs-dir "$RUNS" \
   --view plain >"$WORK/changed.txt" 2>&1
 expect_eq "exit status of a changed grid" 2 $?
-expect_in "the refusal says how to go on" "--new-sweep" "$WORK/changed.txt"
+expect_in_file "the refusal says how to go on" "--new-sweep" "$WORK/changed.txt"
 expect_eq "database untouched" "$before" "$(sha256sum "$DB")"
 
 # A bad axis: one line naming it, exit 2, nothing written.
@@ -44,7 +44,7 @@ for arg in train.lrx=1 'train.lr=range(1,' train.lr=1,1 model.n_layer=2.5 train.
   "$EGM" sweep "$SPECS/grid.json" --grid "$arg" --db "$WORK/bad.sqlite" --runs-dir "$RUNS" >"$WORK/bad.txt" 2>&1
   expect_eq "exit status of --grid $arg" 2 $?
   expect_eq "one line for --grid $arg" 1 "$(wc -l <"$WORK/bad.txt")"
-  expect_in "the axis is named for --grid $arg" "--grid ${arg%%=*}" "$WORK/bad.txt"
+  expect_in_file "the axis is named for --grid $arg" "--grid ${arg%%=*}" "$WORK/bad.txt"
   [ -e "$WORK/bad.sqlite" ] && fail "--grid $arg created the database"
 done
 
@@ -52,7 +52,7 @@ done
 "$EGM" sweep "$SPECS/grid.json" --grid train.lr=1e-2,3e-3 --extend --workers 2 --db "$DB" --runs-dir "$RUNS" \
   --view plain >"$WORK/reordered.txt" 2>&1
 expect_eq "exit status of --extend that changes cells" 2 $?
-expect_in "the refusal names a cell" "base-s0-g0" "$WORK/reordered.txt"
+expect_in_file "the refusal names a cell" "base-s0-g0" "$WORK/reordered.txt"
 expect_eq "database untouched by the refused --extend" "$before" "$(sha256sum "$DB")"
 
 # --extend with a value added at the axis's end: the same sweep, only the new point's two cells train.

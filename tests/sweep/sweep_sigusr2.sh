@@ -33,7 +33,7 @@ fi
 wait "$job"
 expect_eq "exit status after SIGUSR2" 75 $?
 echo "first run's log:"; sed 's/^/    | /' "$WORK/first.txt" | tail -n 8
-expect_in "interruption reported" "interrupted by SIGUSR2 (time-limit warning)" "$WORK/first.txt"
+expect_in_file "interruption reported" "interrupted by SIGUSR2 (time-limit warning)" "$WORK/first.txt"
 if grep -q "exited on signal" "$WORK/first.txt"; then fail "a rank died of the signal"; fi
 
 expect_eq "sweep status" interrupted "$(q "$DB" "SELECT status FROM sweeps")"

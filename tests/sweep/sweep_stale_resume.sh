@@ -39,10 +39,10 @@ while :; do
   sleep 0.5
 done
 sed 's/^/    | /' "$WORK/status.txt"
-expect_in "status: stale" "sweep long_tiny  [stale]" "$WORK/status.txt"
-expect_in "status: coordinator gone" "coordinator gone?" "$WORK/status.txt"
-expect_in "status: running cells shown as interrupted" "0 running, " "$WORK/status.txt"
-expect_in "status: running cells shown as interrupted" "$left interrupted" "$WORK/status.txt"
+expect_in_file "status: stale" "sweep long_tiny  [stale]" "$WORK/status.txt"
+expect_in_file "status: coordinator gone" "coordinator gone?" "$WORK/status.txt"
+expect_in_file "status: running cells shown as interrupted" "0 running, " "$WORK/status.txt"
+expect_in_file "status: running cells shown as interrupted" "$left interrupted" "$WORK/status.txt"
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/second.txt" 2>&1
 expect_eq "exit status of the resumed sweep" 0 $?
