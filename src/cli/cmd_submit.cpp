@@ -169,8 +169,8 @@ void run_submit(SubmitOptions o) {
 
   // The sweep and its cells exist before the job does, so `egm status` shows
   // it pending, and the job id has a row to live in.
-  spec::SweepSetup setup = spec::open_sweep(spec::load_spec(o.launch.spec_path, o.launch.grid), db_path,
-                                                  spec::changed_spec(o.launch.new_sweep, o.launch.extend));
+  // The spec read above, not the file again (it may have changed since).
+  spec::SweepSetup setup = spec::open_sweep(spec, db_path, spec::changed_spec(o.launch.new_sweep, o.launch.extend));
   const db::SweepRow& sweep = setup.sweep.sweep;
   if (sweep.slurm_job_id) {
     const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);
