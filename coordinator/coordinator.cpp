@@ -22,6 +22,7 @@
 #include "util/json_limits.h"
 #include "util/log.h"
 #include "util/process_info.h"
+#include "util/source_state.h"
 #include "util/stop_signal.h"
 
 namespace egm::coordinator {
@@ -194,6 +195,10 @@ void Coordinator::setup() {
   }
   if (const auto slurm = slurm::read_slurm_env(); slurm.job_id)
     db().set_slurm_job_id(sweep_id_, std::to_string(*slurm.job_id));
+  // The code behind this sweep's numbers: a modified build's diff, kept once
+  // (runs record its sha256; workers of the same build carry the same).
+  if (const SourceState& src = source_state(); src.modified())
+    db().store_source_diff({std::string(src.diff_sha256), static_cast<int64_t>(src.diff_size), std::string(src.diff)});
   db().set_sweep_status(sweep_id_, db::SweepStatus::running);  // with the first heartbeat
   last_heartbeat_ = Clock::now();
   db().record_event({sweep_id_, std::nullopt, std::nullopt, db::EventKind::coordinator_started,
@@ -298,6 +303,11 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
   }
   if (m.git_commit != EGM_GIT_COMMIT)  // through the view: stderr lines would break its redraw
     say(fmt::format("warning: worker rank {} runs egm {}, the coordinator {}", w.rank, m.git_commit, EGM_GIT_COMMIT));
+  else if (m.source_diff_sha256 != source_state().diff_sha256)
+    say(fmt::format("warning: worker rank {} was built from another modification of egm {} (diff {}), the "
+                    "coordinator from {}; its runs record the sha256 only",
+                    w.rank, m.git_commit, m.source_diff_sha256.substr(0, 12),
+                    source_state().modified() ? std::string(source_state().diff_sha256.substr(0, 12)) : "a clean tree"));
   w.device = device_for(w, m);
   w.hello = m;
   w.state = WorkerState::idle;
@@ -630,6 +640,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   info.backend = expected_backend(leader.device, hellos);
   info.torch_version = leader.hello.torch_version;
   info.git_commit = leader.hello.git_commit;
+  if (!leader.hello.source_diff_sha256.empty()) info.source_diff_sha256 = leader.hello.source_diff_sha256;
   const int64_t run_id = db().start_attempt(cell_id, info);
   const int attempt = cell.row.attempts + 1;  // what start_attempt numbered it
   cell.row.attempts = attempt;

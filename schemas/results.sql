@@ -189,3 +189,16 @@ CREATE VIEW params AS
   SELECT s.cell_id AS cell_id, s.run_id AS run_id, s.step AS step, v.module AS module, v.layer AS layer,
          v.idx AS idx, v.name AS name, v.value AS value
   FROM param_snapshots s JOIN param_layouts l ON l.id = s.layout_id JOIN param_values(l.layout, s.data) v;
+
+-- @migration 6: source provenance
+-- The code behind every number: a run trained by a build from a modified tree
+-- records the sha256 of its modification (`git diff HEAD`, embedded at build
+-- time, util/source_state.h); the coordinator stores the text once per sha.
+-- NULL: built from a clean tree (git_commit has no "-dirty"), or recorded by an
+-- egm from before this version.
+ALTER TABLE runs ADD COLUMN source_diff_sha256 TEXT;
+CREATE TABLE source_diffs (
+  sha256 TEXT PRIMARY KEY,
+  size   INTEGER NOT NULL,  -- bytes of the whole diff
+  diff   TEXT NOT NULL      -- as built: the whole diff, or its first 512 KiB when larger
+);

@@ -17,6 +17,7 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/process_info.h"
+#include "util/source_state.h"
 #include "util/stop_signal.h"
 #include "util/torch_compat.h"
 #include "workers/failure_report.h"
@@ -41,6 +42,7 @@ sweep::Hello Worker::hello() {
   h.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   h.torch_version = compat::torch_version();
   h.git_commit = EGM_GIT_COMMIT;
+  h.source_diff_sha256 = std::string(source_state().diff_sha256);
   h.nccl = have_nccl();
   h.gpus = static_cast<int>(torch::cuda::device_count());
   try {

@@ -186,6 +186,19 @@ json to_json(const SweepAnalysis& a) {
   for (const auto& c : a.setup_conflicts) conflicts.push_back({{"comparison", c.comparison}, {"cells", c.detail}});
   j["setup_conflicts"] = conflicts;
 
+  json provenance = json::array();
+  for (const ProvenanceMix& m : a.provenance) {
+    json groups = json::array();
+    for (const ProvenanceGroup& g : m.groups)
+      groups.push_back({{"egm", g.provenance.commit},
+                        {"diff_sha256", g.provenance.diff_sha256},
+                        {"libtorch", g.provenance.torch_version},
+                        {"device", g.provenance.device_kind},
+                        {"cells", g.cells}});
+    provenance.push_back({{"comparisons", m.comparisons}, {"groups", std::move(groups)}});
+  }
+  j["provenance"] = provenance;
+
   json mope = json::array();
   for (const auto& r : a.params.mope) {
     json pairs = json::array();

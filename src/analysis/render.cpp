@@ -259,6 +259,12 @@ std::vector<Section> sections(const SweepAnalysis& a) {
     out.push_back({"WARNING: paired cells ran with different setups",
                    "--allow-mixed-world-size was given; these comparisons mix world sizes or backends.",
                    setup_conflict_table(a)});
+  if (!a.provenance.empty())
+    out.push_back({"WARNING: compared cells were trained by different code",
+                   "Different egm commits, source modifications (diff sha256; `egm runs --show-diff CELL` prints "
+                   "one), LibTorch versions or devices trained the cells of these comparisons: a difference may be "
+                   "the code's, not the model's.",
+                   provenance_table(a)});
   if (!a.params.mope.empty()) {
     out.push_back({"MoPE (omega, sigma) per run",
                    fmt::format("Sigma regions: below 1, character [1,6), word [6,20), clause [20,55), sentence >= 55. "
@@ -321,6 +327,7 @@ std::string render_main_table(const SweepAnalysis& a) {
     s += fmt::format("  WARNING: {} comparisons pair cells run with different world sizes or backends "
                      "(--allow-mixed-world-size)\n",
                      a.setup_conflicts.size());
+  for (const ProvenanceMix& m : a.provenance) s += "  WARNING: trained by different code: " + m.text() + "\n";
   return s;
 }
 

@@ -487,6 +487,7 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
 
   a.setup_conflicts = setups.conflicts();
   if (!a.setup_conflicts.empty() && !o.allow_mixed_setups) EGM_THROW(ConfigError, "{}", setup_refusal(a.setup_conflicts));
+  a.provenance = provenance_mixes(data, a);
 
   if (o.analyse_params) {
     a.params = params.get();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/param_analysis.h"
+#include "analysis/provenance.h"
 #include "analysis/sweep_data.h"
 #include "db/results_db.h"
 #include "stats/descriptive.h"
@@ -146,6 +147,7 @@ struct SweepAnalysis {
   std::string no_interaction_reason;     // why there is none
   std::optional<PublishedComparison> published;
   std::vector<SetupConflict> setup_conflicts;  // only when allowed; otherwise analyze_sweep throws
+  std::vector<ProvenanceMix> provenance;       // comparisons whose cells different code trained (a warning)
   std::vector<std::string> notes;              // what was not computed, and why
   ParamAnalysis params;
   std::uint64_t rng_seed = 0;

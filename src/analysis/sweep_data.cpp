@@ -122,21 +122,44 @@ std::optional<double> CellData::value(Metric metric) const {
   return std::nullopt;
 }
 
+std::string Provenance::text() const {
+  std::string s = "egm " + commit;
+  if (!diff_sha256.empty()) s += fmt::format(" (diff {})", diff_sha256.substr(0, 12));
+  return s + fmt::format(", LibTorch {}, {}", torch_version.empty() ? "?" : torch_version, device_kind);
+}
+
 namespace {
 
 // The attempts behind a done cell's result: the last done attempt, and while
 // an attempt resumed from a checkpoint, the attempt before it (which wrote it).
-std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attempts) {
-  std::vector<RunSetup> setups;
+std::vector<const db::RunRow*> result_attempts(const std::vector<const db::RunRow*>& attempts) {
+  std::vector<const db::RunRow*> behind;
   auto done = std::find_if(attempts.rbegin(), attempts.rend(),
                            [](const db::RunRow* r) { return r->status == db::RunStatus::done; });
-  if (done == attempts.rend()) return setups;
   for (auto it = done; it != attempts.rend(); ++it) {
-    const RunSetup s{(*it)->info.world_size, to_string((*it)->info.backend)};
-    if (std::find(setups.begin(), setups.end(), s) == setups.end()) setups.push_back(s);
+    behind.push_back(*it);
     if (!(*it)->info.resumed_from_step) break;
   }
+  return behind;
+}
+
+std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attempts) {
+  std::vector<RunSetup> setups;
+  for (const db::RunRow* r : result_attempts(attempts)) {
+    const RunSetup s{r->info.world_size, to_string(r->info.backend)};
+    if (std::find(setups.begin(), setups.end(), s) == setups.end()) setups.push_back(s);
+  }
   return setups;
+}
+
+std::vector<Provenance> result_provenance(const std::vector<const db::RunRow*>& attempts) {
+  std::vector<Provenance> out;
+  for (const db::RunRow* r : result_attempts(attempts)) {
+    const Provenance p{r->info.git_commit, r->info.source_diff_sha256.value_or(""), r->info.torch_version,
+                       device_kind(r->info.device)};
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
 }
 
 // The learned parameters the analysis reads (packed snapshots, schema v5):
@@ -292,7 +315,10 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   for (const auto& c : cells) {
     CellData d;
     d.row = c;
-    if (c.status == db::CellStatus::done) d.setups = result_setups(runs_by_cell[c.id]);
+    if (c.status == db::CellStatus::done) {
+      d.setups = result_setups(runs_by_cell[c.id]);
+      d.provenance = result_provenance(runs_by_cell[c.id]);
+    }
     data.cells.push_back(std::move(d));
   }
 

@@ -71,12 +71,28 @@ struct RunSetup {
   }
 };
 
+// The code and libraries behind a result: what trained it (runs.git_commit,
+// source_diff_sha256, torch_version, device).
+struct Provenance {
+  std::string commit;         // "5fd6dc7a1b2c", "...-dirty", "unknown"
+  std::string diff_sha256;    // the modification of a dirty build; empty: clean or not recorded
+  std::string torch_version;
+  std::string device_kind;    // "cpu", "cuda"
+  std::string text() const;   // "egm 5fd6dc7a1b2c-dirty (diff 3f2a9c1b7d0e), LibTorch 2.11.0, cpu"
+  bool operator==(const Provenance& o) const {
+    return commit == o.commit && diff_sha256 == o.diff_sha256 && torch_version == o.torch_version &&
+           device_kind == o.device_kind;
+  }
+  bool operator<(const Provenance& o) const { return text() < o.text(); }
+};
+
 struct CellData {
   db::CellRow row;
   // Setups of the attempts behind the result: the done attempt and, while an
   // attempt resumed from a checkpoint, the attempt before it. Empty when the
   // cell is not done.
   std::vector<RunSetup> setups;
+  std::vector<Provenance> provenance;  // of the same attempts
   std::optional<double> value(Metric metric) const;
 };
 

@@ -164,6 +164,17 @@ db::Table setup_conflict_table(const SweepAnalysis& a) {
   return t;
 }
 
+db::Table provenance_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"comparisons", "egm", "diff_sha256", "libtorch", "device", "cells"};
+  for (const ProvenanceMix& m : a.provenance)
+    for (const ProvenanceGroup& g : m.groups)
+      t.rows.push_back({text(fmt::format("{}", fmt::join(m.comparisons, ", "))), text(g.provenance.commit),
+                        text(g.provenance.diff_sha256), text(g.provenance.torch_version),
+                        text(g.provenance.device_kind), text(fmt::format("{}", fmt::join(g.cells, ", ")))});
+  return t;
+}
+
 db::Table mope_run_table(const SweepAnalysis& a) {
   db::Table t;
   t.columns = {"run",           "variant",         "seed",       "step",        "pairs",          "below_1",

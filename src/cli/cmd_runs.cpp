@@ -1,12 +1,16 @@
 // egm runs: the cells of the sweeps (one row per variant x seed, with results),
-// or with --attempts every attempt at them; filters and table/csv/json output.
+// or with --attempts every attempt at them; filters and table/csv/json output;
+// --show-diff KEY the source modification behind a cell's attempts.
 // Read-only: never creates or changes the database.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "cli/commands.h"
 #include "db/results_db.h"
@@ -23,6 +27,7 @@ struct RunsOptions {
   std::string format = "table";
   bool attempts = false;
   bool all = false;
+  std::string show_diff;  // a cell key: print the source modification behind its attempts
 };
 
 db::Value opt(const std::optional<double>& v) { return v ? db::Value(*v) : db::Value(); }
@@ -78,16 +83,66 @@ db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Forma
 db::Table attempts_table(db::ResultsDb& results, const db::CellFilter& f, db::Format format) {
   db::Table t;
   t.columns = {"sweep", "cell", "variant", "seed", "attempt", "status", "host", "device", "world_size",
-               "backend", "started_utc", "duration_s", "resumed_from_step", "git_commit", "error"};
+               "backend", "started_utc", "duration_s", "resumed_from_step", "git_commit", "source_diff", "error"};
   for (const auto& r : results.list_runs(f)) {
     t.rows.push_back({r.sweep_name, r.cell_key, r.variant, r.seed, int64_t{r.attempt},
                       std::string(db::to_string(r.status)), r.info.host, r.info.device.str(), int64_t{r.info.world_size},
                       std::string(to_string(r.info.backend)), db::format_utc(r.started_at),
                       r.ended_at ? db::Value(std::round((*r.ended_at - r.started_at) * 10) / 10) : db::Value(),
                       opt(r.info.resumed_from_step), r.info.git_commit,
+                      // the sha256 in full for scripts, its first 12 in the aligned table (as git shows commits)
+                      r.info.source_diff_sha256
+                          ? db::Value(format == db::Format::table ? r.info.source_diff_sha256->substr(0, 12)
+                                                                  : *r.info.source_diff_sha256)
+                          : db::Value(),
                       r.error ? db::Value(shorten(*r.error, format)) : db::Value()});
   }
   return t;
+}
+
+// egm runs --show-diff KEY: the modification(s) of the builds that trained the
+// cell's attempts, as `git diff HEAD` wrote them (pipe to `git apply` on their
+// commit), one per distinct diff; a clean build, an unknown diff or a
+// truncated one is said on stderr.
+void show_diff(db::ResultsDb& results, const RunsOptions& o) {
+  db::CellFilter f;
+  f.sweeps = o.sweeps;
+  f.include_superseded = o.all;
+  std::vector<db::RunRow> runs;
+  std::set<std::string> sweeps;
+  for (db::RunRow& r : results.list_runs(f))
+    if (r.cell_key == o.show_diff) {
+      sweeps.insert(r.sweep_name);
+      runs.push_back(std::move(r));
+    }
+  EGM_REQUIRE(!runs.empty(), ConfigError, "--show-diff {}: no attempt of a cell {} in {}{}", o.show_diff,
+              o.show_diff, o.sweeps.empty() ? "any sweep" : fmt::format("sweep {}", fmt::join(o.sweeps, ", ")),
+              o.all ? "" : " (--all: superseded sweeps too)");
+  EGM_REQUIRE(sweeps.size() == 1, ConfigError, "--show-diff {}: sweeps {} each have a cell {}; pass --sweep NAME",
+              o.show_diff, fmt::join(sweeps, ", "), o.show_diff);
+  std::vector<std::string> seen;
+  for (const db::RunRow& r : runs) {
+    const std::string where = fmt::format("{} attempt {} (egm {})", r.cell_key, r.attempt, r.info.git_commit);
+    if (!r.info.source_diff_sha256) {
+      std::cerr << fmt::format("{}: built from a clean tree{}\n", where,
+                               results.schema_version() < 6 ? " or not recorded (a database from before schema 6)"
+                                                            : "");
+      continue;
+    }
+    const std::string& sha = *r.info.source_diff_sha256;
+    if (std::find(seen.begin(), seen.end(), sha) != seen.end()) continue;
+    seen.push_back(sha);
+    const std::optional<db::SourceDiff> d = results.source_diff(sha);
+    if (!d) {
+      std::cerr << fmt::format("{}: modified (diff sha256 {}), but the diff was not stored: that build ran "
+                               "elsewhere than the coordinator\n",
+                               where, sha);
+      continue;
+    }
+    std::cout << fmt::format("# {}: diff sha256 {}, {} bytes\n", where, sha, d->size) << d->diff;
+    if (d->truncated())
+      std::cerr << fmt::format("{}: the diff is {} bytes; its first {} are stored\n", where, d->size, d->diff.size());
+  }
 }
 
 void run_runs(const RunsOptions& o) {
@@ -100,6 +155,7 @@ void run_runs(const RunsOptions& o) {
       db::parse_cell_status(s);
   }
   db::ResultsDb results = db::open_for_reading(o.db);
+  if (!o.show_diff.empty()) return show_diff(results, o);
   db::CellFilter f;
   f.sweeps = o.sweeps;
   f.variants = o.variants;
@@ -126,6 +182,9 @@ void register_runs_command(CLI::App& app) {
   cmd->add_option("--format", opts->format, "table, csv or json")->capture_default_str();
   cmd->add_flag("--attempts", opts->attempts, "one row per attempt (host, device, duration, error)");
   cmd->add_flag("--all", opts->all, "also sweeps superseded by --new-sweep");
+  cmd->add_option("--show-diff", opts->show_diff,
+                  "print the source modification (git diff HEAD of its build) behind each attempt of cell KEY")
+      ->type_name("KEY");
   cmd->callback([opts] { run_runs(*opts); });
 }
 

@@ -144,10 +144,15 @@ CellRow read_cell(const Statement& s) {
   return r;
 }
 
-constexpr const char* kRunColumns =
-    "SELECT r.id, r.cell_id, s.name, c.key, c.variant, c.seed, r.attempt, r.status, r.host, r.device, "
-    "r.world_size, r.backend, r.torch_version, r.git_commit, r.resumed_from_step, r.started_at, r.ended_at, "
-    "r.error FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id";
+// source_diff_sha256 came with schema v6; an older file (read-only) has none.
+std::string run_columns_for(int schema_version) {
+  return std::string(
+             "SELECT r.id, r.cell_id, s.name, c.key, c.variant, c.seed, r.attempt, r.status, r.host, r.device, "
+             "r.world_size, r.backend, r.torch_version, r.git_commit, r.resumed_from_step, r.started_at, "
+             "r.ended_at, r.error, ") +
+         (schema_version >= 6 ? "r.source_diff_sha256" : "NULL") +
+         " FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id";
+}
 
 RunRow read_run(const Statement& s) {
   RunRow r;
@@ -174,6 +179,7 @@ RunRow read_run(const Statement& s) {
   r.started_at = s.real(15);
   r.ended_at = s.opt_real(16);
   r.error = s.opt_text(17);
+  r.info.source_diff_sha256 = s.opt_text(18);
   return r;
 }
 
@@ -514,9 +520,9 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
       t, fmt::format("superseded by attempt {}", attempt), cell_id);
   connection_.execute(
       "INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
-      "started_at, resumed_from_step) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+      "started_at, resumed_from_step, source_diff_sha256) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       cell_id, attempt, info.host, info.device.str(), info.world_size, to_string(info.backend), info.torch_version,
-      info.git_commit, t, info.resumed_from_step);
+      info.git_commit, t, info.resumed_from_step, info.source_diff_sha256);
   const int64_t run_id = connection_.last_insert_rowid();
   connection_.execute("UPDATE cells SET status = 'running', attempts = ?, updated_at = ? WHERE id = ?", attempt, t,
                       cell_id);
@@ -541,6 +547,22 @@ void ResultsDb::set_run_setup(int64_t run_id, const DeviceName& device, Backend 
                                               device.str(), to_string(backend), world_size, run_id);
   EGM_REQUIRE(changed == 1, DbError, "{}: no run with id {}", path(), run_id);
   tx.commit();
+}
+
+void ResultsDb::store_source_diff(const SourceDiff& d) {
+  require_writable("store_source_diff");
+  Transaction tx(connection_);
+  connection_.execute("INSERT OR IGNORE INTO source_diffs (sha256, size, diff) VALUES (?, ?, ?)", d.sha256, d.size,
+                      d.diff);
+  tx.commit();
+}
+
+std::optional<SourceDiff> ResultsDb::source_diff(const std::string& sha256) {
+  if (schema_version_ < 6) return std::nullopt;
+  CachedStatement s = connection_.cached("SELECT sha256, size, diff FROM source_diffs WHERE sha256 = ?");
+  s->bind(1, sha256);
+  if (!s->step()) return std::nullopt;
+  return SourceDiff{s->text(0), s->int64(1), s->text(2)};
 }
 
 void ResultsDb::set_resumed_from_step(int64_t run_id, int64_t step) {
@@ -609,7 +631,7 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
 }
 
 RunRow ResultsDb::run(int64_t run_id) {
-  Statement s = connection_.prepare(std::string(kRunColumns) + " WHERE r.id = ?");
+  Statement s = connection_.prepare(run_columns_for(schema_version_) + " WHERE r.id = ?");
   s.bind(1, run_id);
   EGM_REQUIRE(s.step(), DbError, "{}: no run with id {}", path(), run_id);
   return read_run(s);
@@ -618,7 +640,7 @@ RunRow ResultsDb::run(int64_t run_id) {
 std::vector<RunRow> ResultsDb::list_runs(const CellFilter& filter) {
   Where w;
   filter_cells(w, filter, "r.status");
-  Statement s = connection_.prepare(std::string(kRunColumns) + w.sql() + " ORDER BY s.id, c.position, r.attempt");
+  Statement s = connection_.prepare(run_columns_for(schema_version_) + w.sql() + " ORDER BY s.id, c.position, r.attempt");
   w.bind(s);
   std::vector<RunRow> rows;
   while (s.step()) rows.push_back(read_run(s));

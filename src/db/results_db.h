@@ -139,6 +139,17 @@ struct RunInfo {
   std::string torch_version;
   std::string git_commit;
   std::optional<int64_t> resumed_from_step;  // nullopt: from scratch
+  // The build's source modification (util/source_state.h); none: a clean tree
+  // or not recorded (schema < 6). Its text: ResultsDb::source_diff.
+  std::optional<std::string> source_diff_sha256;
+};
+
+// A build's source modification as stored (table source_diffs).
+struct SourceDiff {
+  std::string sha256;
+  int64_t size = 0;   // of the whole diff
+  std::string diff;   // the whole diff, or its first 512 KiB (size says which)
+  bool truncated() const { return static_cast<int64_t>(diff.size()) < size; }
 };
 
 struct RunRow {
@@ -345,6 +356,10 @@ class ResultsDb {
   // Records the checkpoint step a running attempt resumed from: the worker
   // learns it after start_attempt, when the trainer has loaded the checkpoint.
   void set_resumed_from_step(int64_t run_id, int64_t step);
+  // Keeps a build's modification (once per sha256; a second store is a no-op).
+  void store_source_diff(const SourceDiff& diff);
+  // The stored modification of that sha256; none when unknown (or schema < 6).
+  std::optional<SourceDiff> source_diff(const std::string& sha256);
   RunRow run(int64_t run_id);
   std::vector<RunRow> list_runs(const CellFilter& filter = {});
 

@@ -30,6 +30,9 @@
 //            backend, so a CUDA run of several ranks averages over NCCL.
 //            `gpus` (optional, default 0): CUDA devices the worker sees; with
 //            --device cuda the coordinator deals them out (ASSIGN's device).
+//            `source_diff_sha256` (optional, default empty): the sha256 of the
+//            source modification the worker was built from (util/source_state.h);
+//            each run's row records its leader's.
 //   RECORDS  {cell_id, run_id, records: [record, ...]}
 //            the trainer's records (run/records.h: their JSON, with "time", the
 //            UNIX s the worker saw them); batched: sent every ~0.5 s and at
@@ -165,6 +168,7 @@ struct Hello {
   std::string error;  // non-empty: this worker cannot train (the sweep stops)
   bool nccl = false;  // built with the NCCL backend (optional field)
   int gpus = 0;       // CUDA devices visible to it (optional field)
+  std::string source_diff_sha256;  // its build's source modification; empty: a clean tree (optional field)
 };
 
 // How a run is trained (RuntimeOptions minus what the worker knows itself).

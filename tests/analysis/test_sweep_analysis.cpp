@@ -43,7 +43,9 @@ constexpr double kT975Df8 = 2.3060041350333709;
 
 class Analysis : public ::testing::Test {
  protected:
-  db::ResultsDb open() { return db::ResultsDb(dir_.file("r.sqlite"), db::OpenMode::read_write_create); }
+  db::ResultsDb open(const std::string& name = "r.sqlite") {
+    return db::ResultsDb(dir_.file(name), db::OpenMode::read_write_create);
+  }
   ScratchDir dir_;
 };
 
@@ -383,6 +385,50 @@ TEST_F(Analysis, MixedWorldSizesAreRefusedUnlessAllowed) {
   EXPECT_EQ(a.setup_conflicts[1].comparison, "interaction seed 1");
   EXPECT_NEAR(a.interaction->result.estimate, 0.06, kTol);
   EXPECT_NE(render_main_table(a).find("WARNING"), std::string::npos);
+}
+
+// Cells trained by other code (another commit, a modified tree, another
+// LibTorch) are paired, but every comparison that mixes them says so, naming
+// the cells of each kind; comparisons that do not touch them say nothing.
+TEST_F(Analysis, ComparisonsOverCellsOfDifferentCodeAreFlaggedNamingTheCells) {
+  db::ResultsDb db = open();
+  FixtureOptions o;
+  db::RunInfo modified = fx::single_rank();
+  modified.git_commit = "fixture-dirty";
+  modified.source_diff_sha256 = "3f2a9c1b7d0e" + std::string(52, '0');
+  o.setups["ega-s1"] = modified;
+  db::RunInfo other_torch = fx::single_rank();
+  other_torch.torch_version = "2.12.0";
+  o.setups["ega_mope-s2"] = other_torch;
+  fx::write_fixture(db, o);
+  const SweepAnalysis a = analyze_sweep(db, "fixture");
+  // ega's cells, and everything pairing them, mix two builds; ega_mope's mix LibTorch versions.
+  std::map<std::string, const ProvenanceMix*> by;
+  for (const ProvenanceMix& m : a.provenance)
+    for (const std::string& c : m.comparisons) by[c] = &m;
+  EXPECT_EQ(by.count("base"), 0u);
+  EXPECT_EQ(by.count("mope"), 0u);
+  EXPECT_EQ(by.count("delta(mope)"), 0u);
+  ASSERT_EQ(by.count("ega"), 1u);
+  ASSERT_EQ(by.count("delta(ega)"), 1u);
+  ASSERT_EQ(by.count("ega_mope"), 1u);
+  ASSERT_EQ(by.count("interaction"), 1u);
+  const ProvenanceMix& ega = *by.at("ega");
+  ASSERT_EQ(ega.groups.size(), 2u);
+  const ProvenanceGroup& dirty = ega.groups[0].provenance.commit == "fixture-dirty" ? ega.groups[0] : ega.groups[1];
+  EXPECT_EQ(dirty.cells, std::vector<std::string>{"ega-s1"});
+  EXPECT_EQ(dirty.provenance.diff_sha256, *modified.source_diff_sha256);
+  const ProvenanceMix& inter = *by.at("interaction");
+  EXPECT_EQ(inter.groups.size(), 3u);  // the fixture's build, the modified one, the other LibTorch
+  EXPECT_NE(inter.text().find("LibTorch 2.12.0"), std::string::npos) << inter.text();
+  EXPECT_NE(inter.text().find("(diff 3f2a9c1b7d0e)"), std::string::npos) << inter.text();
+  const std::string headline = render_main_table(a);
+  EXPECT_NE(headline.find("WARNING: trained by different code: ega"), std::string::npos) << headline;
+  EXPECT_NE(render_analysis(a, OutputFormat::json).find("\"diff_sha256\": \"3f2a9c1b7d0e"), std::string::npos);
+  // The fixture with one build: nothing to say.
+  db::ResultsDb clean = open("clean.sqlite");
+  fx::write_fixture(clean, FixtureOptions{});
+  EXPECT_TRUE(analyze_sweep(clean, "fixture").provenance.empty());
 }
 
 TEST_F(Analysis, ACellResumedUnderAnotherBackendConflictsByItself) {

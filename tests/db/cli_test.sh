@@ -74,6 +74,15 @@ expect_in "runs csv quoting" '"bad value, ""x"" at step 3"' "$out"
 run "runs attempts" 0 "$EGM" runs --db "$DB" --attempts --seed 0 --format csv
 [ "$(printf '%s\n' "$out" | wc -l)" = 4 ] || fail "runs attempts: expected header + 3 rows: $out"
 
+run "show diff" 0 "$EGM" runs --db "$DB" --show-diff base-s0
+expect_in "show diff" "diff --git a/x b/x" "$out"
+expect_in "show diff" "# base-s0 attempt 1 (egm 0123456789ab-dirty): diff sha256 aaaa" "$out"
+run "show diff of a clean build" 0 "$EGM" runs --db "$DB" --show-diff mope-s0
+[ -z "$out" ] || fail "show diff of a clean build printed a diff: $out"
+expect_in "show diff of a clean build" "built from a clean tree" "$err"
+run "show diff of no such cell" 1 "$EGM" runs --db "$DB" --show-diff nope-s9
+expect_in "show diff of no such cell" "no attempt of a cell nope-s9" "$err"
+
 run "runs via EGM_DB" 0 env EGM_DB="$DB" "$EGM" runs --format csv --variant base
 expect_in "runs via EGM_DB" "demo,base-s0,base,0,done" "$out"
 

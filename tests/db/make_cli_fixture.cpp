@@ -43,7 +43,12 @@ int main(int argc, char** argv) {
   info.host = "node1";
   egm::Measurements r;
   r.final_val = 1.4742;
-  db.finish_attempt(db.start_attempt(ids[0], info), RunStatus::done, "", r, {}, /*step=*/100);
+  // base-s0 was trained by a modified build, whose diff the coordinator stored.
+  RunInfo modified = info;
+  modified.git_commit = "0123456789ab-dirty";
+  modified.source_diff_sha256 = std::string(64, 'a');
+  db.store_source_diff({*modified.source_diff_sha256, 48, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n"});
+  db.finish_attempt(db.start_attempt(ids[0], modified), RunStatus::done, "", r, {}, /*step=*/100);
   const int64_t running = db.start_attempt(ids[1], info);
   // Steps 10 and 20 ten seconds apart: 1 step/s.
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -137,8 +137,8 @@ TEST(Migrations, NewFileGetsCurrentSchemaWalAndForeignKeys) {
   ResultsDb db(dir.file("new.sqlite"), OpenMode::read_write_create);
   Connection& c = db.connection();
   EXPECT_EQ(c.user_version(), results_schema_version());
-  const std::set<std::string> expected = {"sweeps", "cells", "runs", "metrics", "param_layouts", "param_snapshots",
-                                          "events"};
+  const std::set<std::string> expected = {"sweeps",          "cells",  "runs",        "metrics", "param_layouts",
+                                          "param_snapshots", "events", "source_diffs"};
   EXPECT_EQ(table_names(c), expected);
   // Learned parameters are packed (schema v5); `params` reads them as rows.
   Statement view = c.prepare("SELECT type FROM sqlite_master WHERE name = 'params'");
@@ -260,6 +260,48 @@ TEST(Migrations, VersionTwoFileCellsAreReadableAndResume) {
   EXPECT_EQ(db.schema_version(), results_schema_version());
   EXPECT_EQ(db.ensure_cells(sweep_id, {egm::testing::make_cell("base", 0)}), std::vector<int64_t>{cell_id});
   EXPECT_EQ(db.cells_to_run(sweep_id).size(), 0u);
+}
+
+// A file written before source provenance (schema v5): its runs read without
+// a diff sha and --show-diff's lookup finds none; after the upgrade a run
+// records the sha, and the diff text is stored once per sha.
+TEST(Migrations, VersionFiveRunsReadWithoutASourceDiff) {
+  ScratchDir dir;
+  const std::string path = dir.file("v5.sqlite");
+  {
+    Connection c(path, OpenMode::read_write_create);
+    const auto& all = results_migrations();
+    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 5}), 5);
+    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
+    const auto in = egm::testing::make_cell("base", 0);
+    c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
+              "max_attempts, updated_at, attempts, status) VALUES (1, 0, ?, ?, ?, ?, ?, ?, ?, 1, 1, 'interrupted')",
+              in.key, in.variant, in.seed, in.config_json, in.config_hash, in.max_steps, in.max_attempts);
+    c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, git_commit, started_at) "
+              "VALUES (1, 1, 'interrupted', 'h', 'cpu', 1, 'none', 'abc-dirty', 1)");
+  }
+  {
+    ResultsDb reader(path, OpenMode::read_only);
+    EXPECT_EQ(reader.schema_version(), 5);
+    const auto runs = reader.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_FALSE(runs[0].info.source_diff_sha256);
+    EXPECT_FALSE(reader.source_diff("anything"));
+  }
+  ResultsDb db(path, OpenMode::read_write);
+  const std::string sha(64, 'b');
+  db.store_source_diff({sha, 12, "diff --git a"});
+  db.store_source_diff({sha, 12, "ignored: the sha is the key"});
+  RunInfo info;
+  info.source_diff_sha256 = sha;
+  const int64_t run = db.start_attempt(1, info);
+  EXPECT_EQ(db.run(run).attempt, 2);
+  EXPECT_EQ(db.run(run).info.source_diff_sha256, std::optional<std::string>(sha));
+  const auto stored = db.source_diff(sha);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->diff, "diff --git a");
+  EXPECT_EQ(stored->size, 12);
+  EXPECT_FALSE(stored->truncated());
 }
 
 // A file written before events had a step (schema v3): the read-only verbs
