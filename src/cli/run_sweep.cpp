@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -33,14 +32,11 @@
 #include "train/cuda_memory.h"
 #include "train/memory_estimate.h"
 #include "util/error.h"
-#include "util/files.h"
 #include "util/log.h"
 #include "util/process_info.h"
 
 namespace egm::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 [[noreturn]] void exec_command(const std::vector<std::string>& cmd) {
   if (geteuid() == 0) {
