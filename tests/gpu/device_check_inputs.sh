@@ -5,7 +5,7 @@
 #     bundle; a tarball that is not one; an unknown flag: one line
 #     "device_check: error: ...", exit 2, nothing written into --out;
 #   - a part that hangs (EGM_DEVICE_CHECK_STALL): killed from outside mid-part, the
-#     report on disk says what was done and what is running; with --budget 40 the
+#     report on disk says what was done and what is running; with --budget 70 the
 #     hung part is cut when the budget runs out (failed, with its last lines), every
 #     later part is not run for lack of time, and the call ends inside the budget, exit 1.
 #   device_check_inputs.sh SRC_DIR WORK_DIR      (EGM_BUILD_DIR: the build folder)
@@ -84,17 +84,19 @@ tar -tzf "$WORK/out/logs.tgz" | grep -q "logs/preflight.log" || fail "killed mid
 # everything after it is recorded as not run, and the call ends inside the budget.
 rm -rf "$WORK/out" && mkdir -p "$WORK/out"
 t0=$SECONDS
-EGM_DEVICE_CHECK_STALL=gpu_tests bash "$CHECK" --device cpu --out "$WORK/out" --budget 40 >"$WORK/budget.log" 2>"$WORK/budget.err"
+# 70 s: the preflight (under 15 s even on a loaded machine) leaves the hung part at
+# least its 20 s minimum, so it starts, and is cut by the budget, not by its cap.
+EGM_DEVICE_CHECK_STALL=gpu_tests bash "$CHECK" --device cpu --out "$WORK/out" --budget 70 >"$WORK/budget.log" 2>"$WORK/budget.err"
 rc=$?
 took=$((SECONDS - t0))
-[ $rc = 1 ] || fail "budget 40: exit $rc, expected 1 (a part failed)"
-[ -s "$WORK/budget.err" ] && fail "budget 40: wrote to stderr: $(head -c 300 "$WORK/budget.err")"
-[ $took -le 42 ] || fail "budget 40: took $took s"
-python3 - "$WORK/out/report.json" <<'PY' || fail "budget 40: the report does not account for every part"
+[ $rc = 1 ] || fail "budget 70: exit $rc, expected 1 (a part failed)"
+[ -s "$WORK/budget.err" ] && fail "budget 70: wrote to stderr: $(head -c 300 "$WORK/budget.err")"
+[ $took -le 72 ] || fail "budget 70: took $took s"
+python3 - "$WORK/out/report.json" <<'PY' || fail "budget 70: the report does not account for every part"
 import json, sys
 r = json.load(open(sys.argv[1]))
 parts = r["parts"]
-assert not r["ok"] and r["elapsed_s"] <= 40, (r["ok"], r["elapsed_s"])
+assert not r["ok"] and r["elapsed_s"] <= 70, (r["ok"], r["elapsed_s"])
 assert len(parts) == 18, [p["name"] for p in parts]
 assert parts[0]["name"] == "preflight" and parts[0]["status"] == "done", parts[0]
 cut = parts[1]
@@ -103,13 +105,13 @@ assert "the budget ran out" in cut["note"] and cut["timeout_s"] < cut["cap_s"], 
 assert any("stalling" in line for line in cut["last_lines"]), cut["last_lines"]
 for p in parts[2:]:
     assert p["status"] == "not_run" and "lack of time" in p["note"], p
-print("budget 40:", ", ".join(f"{p['name']} {p['status']}" for p in parts[:3]), "...")
+print("budget 70:", ", ".join(f"{p['name']} {p['status']}" for p in parts[:3]), "...")
 PY
-grep -q "not run for lack of time" "$WORK/out/report.md" || fail "budget 40: report.md does not say what did not run"
-grep -q "stalling" "$WORK/out/report.md" || fail "budget 40: report.md lacks the cut part's last lines"
-[ -s "$WORK/out/logs.tgz" ] || fail "budget 40: no logs.tgz"
+grep -q "not run for lack of time" "$WORK/out/report.md" || fail "budget 70: report.md does not say what did not run"
+grep -q "stalling" "$WORK/out/report.md" || fail "budget 70: report.md lacks the cut part's last lines"
+[ -s "$WORK/out/logs.tgz" ] || fail "budget 70: no logs.tgz"
 n=$(ls "$WORK/out" | wc -l)
-[ "$n" -le 5 ] || fail "budget 40: $n files in --out: $(ls "$WORK/out")"
+[ "$n" -le 5 ] || fail "budget 70: $n files in --out: $(ls "$WORK/out")"
 
 [ $failures = 0 ] && echo "all passed"
 exit $((failures > 0))
