@@ -1,205 +1,454 @@
 #!/usr/bin/env bash
-# The prepared device check: one call on the lent GPU machine (at most ~8 min),
-# leaving a report (report.md, report.json, logs) in the folder it is given.
-#   GPU machine:  scripts/device_check.sh --bundle build/device-bundle --out "$OUT"
+# The prepared device check: one call on the lent GPU machine that always
+# brings back a report, whatever fails or hangs.
+#   GPU machine:  scripts/device_check.sh --bundle build/device-bundle.tar.gz --out "$OUT"
 #                 (the bundle is made here by scripts/device_bundle.sh and carried)
-#   here (CI):    scripts/device_check.sh --device cpu --out DIR   (the CPU dry run)
-# It holds, each part timed and recorded even when another fails:
-#   1. the GPU tests (tests/gpu: every main variant's logits and gradients on
-#      CUDA against the CPU, fp32 and bf16; a checkpoint CUDA -> CPU -> CUDA);
-#   2. egm bench for base, ega, ega_causal, mope, ega_mope in fp32 and bf16
-#      (ms/step, tokens/s, MFU against the measured dense bf16 rate, peak GPU memory);
-#   3. the quick sweep with runs_per_gpu 1 and 4 (cells per hour each).
-# On --device cpu the same steps run at the tiny preset with few steps: they
-# check the script and the report, not speed. Exit status: 0 when every part
-# ran and passed, 1 otherwise (the report says which).
+#   rehearsal:    tests/gpu/device_rehearsal.sh runs it with --device cpu in a bare
+#                 root file system (no Open MPI, no ssh, no compilers), as CI does
+#   here:         scripts/device_check.sh --device cpu --out DIR  (the build folder's binaries)
+#
+# --budget SECONDS (default 480) bounds the whole call. The parts run one after
+# another in the order of what their result is worth; each gets the smaller of
+# its cap and the time left (less a reserve for the last report), and one that
+# cannot get its minimum is recorded as not run. report.json and report.md are
+# rewritten before and after every part (running / done / failed with its last
+# log lines / not run for lack of time), and logs.tgz after every part, so a
+# call killed from outside still leaves the report of everything before.
+# What comes back (--out): report.md, report.json, logs.tgz, profile_summary.txt.
+#
+# The parts, in order (cuda: the paper preset; cpu: the tiny one, few steps):
+#   preflight        ldd of every carried binary and library (a "not found" is a
+#                    broken bundle: exit 2), nvidia-smi, whether ssh exists, a tiny bench
+#   gpu_tests        tests/gpu on CUDA against the CPU; under --device cuda a skipped test fails
+#   bench_base_*     egm bench, base, bf16 then fp32
+#   profile          one profiled base bf16 step: kernels (cuda) or ATen ops per step, GPU-busy share
+#   bench_*_bf16     ega, ega_causal, mope, ega_mope
+#   nccl             test_nccl_link under mpirun with 1 rank (collectives on the GPU) and
+#                    2 ranks on one GPU (must be refused cleanly, on every rank alike)
+#   packing          1, 2 and 4 concurrent base bf16 benchmarks on one GPU: steps/s in total
+#   bench_*_fp32     ega, ega_causal, mope, ega_mope
+#   sweep_rpg4       the quick sweep with runs_per_gpu 4 (egm sweep: mpirun without ssh)
+#   peer_eager_sdpa  PyTorch 2.11 eager with SDPA, base (tests/bench/pytorch_step.py), same GPU
+#   peer_compile     the same under torch.compile
+# EGM_DEVICE_CHECK_STALL=PART (tests only) makes that part hang after its work, as a
+# hung GPU run would: the budget must still leave a report.
+# Exit status: 0 every part done; 1 a part failed or did not run; 2 bad input
+# (--budget not a positive number of seconds, an --out that cannot be written,
+# a missing or broken bundle: one line on stderr).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+cd "$SRC"
 
-OUT="" DEVICE=cuda BUNDLE=""
+usage="usage: scripts/device_check.sh --out DIR [--device cuda|cpu] [--bundle TARBALL|DIR] [--budget SECONDS]"
+die() { echo "device_check: error: $*" >&2; exit 2; }
+OUT="" DEVICE=cuda BUNDLE="" BUDGET=480
 while [ $# -gt 0 ]; do
   case "$1" in
+    --out|--device|--bundle|--budget) [ $# -ge 2 ] || die "$1 needs a value ($usage)" ;;&
     --out) OUT=$2; shift 2 ;;
     --device) DEVICE=$2; shift 2 ;;
     --bundle) BUNDLE=$2; shift 2 ;;
-    *) echo "device_check: unknown argument $1 (--out DIR [--device cuda|cpu] [--bundle DIR])" >&2; exit 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    -h|--help) echo "$usage"; exit 0 ;;
+    *) die "unknown argument $1 ($usage)" ;;
   esac
 done
-[ -n "$OUT" ] || { echo "device_check: --out DIR is required" >&2; exit 2; }
-mkdir -p "$OUT"
-OUT=$(realpath "$OUT")
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-started=$(date +%s)
-LOG="$OUT/device_check.log"
-: >"$LOG"
-log() { echo "[device_check $(( $(date +%s) - started ))s] $*" | tee -a "$LOG"; }
-
-# ---- where the binaries and libraries come from -------------------------------
+[[ "$BUDGET" =~ ^[0-9]+$ ]] && [ "$BUDGET" -gt 0 ] ||
+  die "--budget $BUDGET: expected a positive whole number of seconds (default 480)"
+case "$DEVICE" in cuda|cpu) ;; *) die "--device $DEVICE: expected cuda or cpu" ;; esac
+[ -n "$OUT" ] || die "--out DIR is required ($usage)"
+{ mkdir -p "$OUT" && touch "$OUT/.device_check_probe" && rm -f "$OUT/.device_check_probe"; } 2>/dev/null ||
+  die "--out $OUT cannot be written"
+OUT=$(cd "$OUT" && pwd)
 if [ -n "$BUNDLE" ]; then
-  BIN=$(realpath "$BUNDLE/bin")
-  torch_dir=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>>"$LOG")
-  site=$(dirname "$torch_dir")
-  nv=$(find "$site/nvidia" -maxdepth 3 -type d -name lib 2>/dev/null | tr '\n' ':')
+  [ -e "$BUNDLE" ] || die "--bundle $BUNDLE: no such file or folder (scripts/device_bundle.sh makes it)"
+  BUNDLE=$(cd "$(dirname "$BUNDLE")" && pwd)/$(basename "$BUNDLE")
+fi
+# python3 with torch (the PyTorch peers; the bundle's LibTorch): the GPU machine's is
+# /opt/torch/.venv's, on the PATH there; here the venv of scripts/torch_env.sh.
+PY=""
+for p in "${EGM_PYTHON:-}" "$(command -v python3 || true)" /opt/torch/.venv/bin/python3 \
+         "${EGM_TORCH_HOME:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/egm/torch-2.11.0}/bin/python3"; do
+  [ -n "$p" ] && [ -x "$p" ] || continue
+  [ -n "$PY" ] || PY=$p  # without torch it still writes the report
+  if "$p" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || die "no python3 (the check writes its report with it; torch's venv has one)"
+
+STARTED=$(date +%s)
+DEADLINE=$((STARTED + BUDGET))
+RESERVE=8  # seconds kept for the last report and logs.tgz
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/egm-device-check.XXXXXX")
+LOGS=$WORK/logs
+RESULTS=$WORK/results
+mkdir -p "$LOGS" "$RESULTS"
+trap 'rm -rf "$WORK"' EXIT
+: >"$WORK/parts.tsv"
+rm -f "$OUT/report.md" "$OUT/report.json" "$OUT/logs.tgz" "$OUT/profile_summary.txt"
+now() { date +%s; }
+# Progress on stdout; stderr carries only the one-line errors (bad input).
+log() { echo "[device_check $(( $(now) - STARTED ))s] $*" | tee -a "$LOGS/device_check.log"; }
+
+# ---- the parts: name, cap (s), minimum worth starting with (s) --------------------
+PART_LIST=(
+  "preflight 60 10" "gpu_tests 150 20" "bench_base_bf16 60 15" "bench_base_fp32 60 15" "profile 60 15"
+  "bench_ega_bf16 60 15" "bench_ega_causal_bf16 60 15" "bench_mope_bf16 60 15" "bench_ega_mope_bf16 60 15"
+  "nccl 90 15" "packing 150 30"
+  "bench_ega_fp32 60 15" "bench_ega_causal_fp32 60 15" "bench_mope_fp32 60 15" "bench_ega_mope_fp32 60 15"
+  "sweep_rpg4 240 45" "peer_eager_sdpa 120 20" "peer_compile 240 45"
+)
+
+write_report() {
+  "$PY" "$SRC/scripts/device_report.py" --parts "$WORK/parts.tsv" --parts-order "${PART_LIST[*]}" \
+    --results "$RESULTS" --logs "$LOGS" --machine "$WORK/machine.txt" --out "$OUT" --device "$DEVICE" \
+    --preset "$PRESET" --budget "$BUDGET" --elapsed "$(( $(now) - STARTED ))" 2>>"$LOGS/device_check.log" ||
+    log "warning: the report writer failed (see device_check.log)"
+}
+pack_logs() { tar -czf "$OUT/logs.tgz.part" -C "$WORK" logs 2>/dev/null && mv "$OUT/logs.tgz.part" "$OUT/logs.tgz"; }
+# record NAME STATUS SECONDS TIMEOUT NOTE: one line per change; the last line of a part wins.
+record() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5//$'\t'/ }" >>"$WORK/parts.tsv"; }
+
+# ---- where the binaries and libraries come from ------------------------------------
+PRESET=tiny
+if [ "$DEVICE" = cuda ]; then PRESET=paper; fi
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -n), $(nproc) cores, kernel $(uname -r)"
+  echo "budget: $BUDGET s, device $DEVICE, preset $PRESET"
+} >"$WORK/machine.txt"
+BDIR=""
+if [ -n "$BUNDLE" ]; then
+  if [ -d "$BUNDLE" ]; then
+    BDIR=$BUNDLE
+  else
+    mkdir -p "$WORK/bundle"
+    tar -xzf "$BUNDLE" -C "$WORK/bundle" 2>"$LOGS/unpack.log" || {
+      record preflight failed 0 0 "the bundle $BUNDLE did not unpack"; write_report; pack_logs
+      die "--bundle $BUNDLE did not unpack: $(head -n 1 "$LOGS/unpack.log")"; }
+    BDIR=$WORK/bundle/device-bundle
+  fi
+  [ -x "$BDIR/bin/egm" ] || {
+    record preflight failed 0 0 "the bundle has no bin/egm"; write_report; pack_logs
+    die "--bundle $BUNDLE has no bin/egm (scripts/device_bundle.sh makes it)"; }
+  BIN=$BDIR/bin
+  cat "$BDIR/MANIFEST" >>"$WORK/machine.txt" 2>/dev/null
+  torch_dir=$("$PY" -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("torch").origin))' 2>>"$LOGS/device_check.log")
+  [ -d "$torch_dir/lib" ] || die "$PY has no torch (the bundle's binaries load its LibTorch)"
+  nv=$(find "$(dirname "$torch_dir")/nvidia" -maxdepth 3 -type d -name lib 2>/dev/null | tr '\n' ':')
   # Only egm's processes see the carried libraries (older than that machine's own:
-  # python3 there must keep its own libz, libssl, ...).
-  EGM_LD="$(realpath "$BUNDLE/lib"):$torch_dir/lib:$nv${LD_LIBRARY_PATH:-}"
-  if ! command -v mpirun >/dev/null 2>&1 && [ -f "$BUNDLE/openmpi.tar.gz" ]; then
-    log "unpacking Open MPI from the bundle into /"
-    tar -xzf "$BUNDLE/openmpi.tar.gz" -P 2>>"$LOG" || log "warning: Open MPI did not unpack"
+  # python3 there keeps its own libz, libssl, ...).
+  EGM_LD="$BDIR/lib:$torch_dir/lib:$nv${LD_LIBRARY_PATH:-}"
+  if [ -d "$BDIR/openmpi" ]; then
+    # Open MPI from the bundle, where it lies (not unpacked into /): its install
+    # folders relocated through Open MPI's and PMIx's own variables.
+    R=$BDIR/openmpi
+    ML=$R/usr/lib/x86_64-linux-gnu
+    export OPAL_PREFIX=$R/usr OPAL_EXEC_PREFIX=$R/usr OPAL_BINDIR=$R/usr/bin OPAL_LIBDIR=$ML/openmpi/lib
+    export OPAL_PKGLIBDIR=$ML/openmpi/lib/openmpi3 OPAL_DATAROOTDIR=$R/usr/share OPAL_DATADIR=$R/usr/share
+    export OPAL_PKGDATADIR=$R/usr/share/openmpi OPAL_SYSCONFDIR=$R/etc/openmpi
+    export PMIX_INSTALL_PREFIX=$ML/pmix2 PMIX_MCA_mca_base_component_path=$ML/pmix2/lib/pmix
+    export PATH=$R/usr/bin:$PATH
+    EGM_LD="$ML:$ML/openmpi/lib:$ML/pmix2/lib:$EGM_LD"
   fi
 else
-  BUILD=$(realpath "${EGM_BUILD_DIR:-build}")
+  BUILD=$(cd "${EGM_BUILD_DIR:-build}" 2>/dev/null && pwd) || die "no build folder ${EGM_BUILD_DIR:-build}: run scripts/setup.sh"
+  [ -x "$BUILD/bin/egm" ] || die "no $BUILD/bin/egm: run scripts/setup.sh first"
   BIN=$BUILD/bin
-  [ -x "$BIN/egm" ] || { echo "device_check: no $BIN/egm: run scripts/setup.sh first" >&2; exit 2; }
+  for t in tests/gpu/test_gpu tests/dist/test_nccl_link; do [ -x "$BUILD/$t" ] && ln -sf "$BUILD/$t" "$WORK/$(basename "$t")"; done
+  echo "egm commit: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown) (build folder $BUILD)" >>"$WORK/machine.txt"
+  EGM_LD=${LD_LIBRARY_PATH:-}
 fi
-EGM_LD=${EGM_LD:-${LD_LIBRARY_PATH:-}}
-EGM="$BIN/egm"
-TEST_GPU="$BIN/test_gpu"
-[ -x "$TEST_GPU" ] || TEST_GPU=$(find "${BUILD:-/nonexistent}/tests/gpu" -maxdepth 1 -name test_gpu -type f 2>/dev/null | head -n1)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-export EGM_DATA=${EGM_DATA:-$PWD/../shared/data/tinyshakespeare/input.txt}
+EGM=$BIN/egm
+TEST_GPU=$BIN/test_gpu; [ -x "$TEST_GPU" ] || TEST_GPU=$WORK/test_gpu
+TEST_NCCL=$BIN/test_nccl_link; [ -x "$TEST_NCCL" ] || TEST_NCCL=$WORK/test_nccl_link
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader GTEST_COLOR=no
+export EGM_DATA=${EGM_DATA:-$SRC/../shared/data/tinyshakespeare/input.txt}
 if [ ! -f "$EGM_DATA" ]; then
   # Timing and the sweep need text, not Shakespeare: a fixed synthetic corpus.
   EGM_DATA="$WORK/corpus.txt"
-  python3 -c 'import random; r=random.Random(0); w=["the","king","and","of","to","my","lord","a","I","you","that","in","is","not","with"]; print("\n".join(" ".join(r.choice(w) for _ in range(12)) for _ in range(40000)))' >"$EGM_DATA"
+  "$PY" -c 'import random; r=random.Random(0); w=["the","king","and","of","to","my","lord","a","I","you","that","in","is","not","with"]; print("\n".join(" ".join(r.choice(w) for _ in range(12)) for _ in range(40000)))' >"$EGM_DATA"
 fi
-
-if [ "$DEVICE" = cpu ]; then
-  # One thread: CI runs it beside other tests on 2 cores (more threads than free cores
-  # make LibTorch spin: a tiny step went from 10 ms to 1 s).
-  PRESET=tiny WARMUP=1 TIMED=3 SWEEP_STEPS=30 PACKINGS="1 2" THREADS=1
+echo "torch: $("$PY" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null || echo '?') ($PY)" >>"$WORK/machine.txt"
+if [ "$DEVICE" = cuda ]; then
+  WARMUP=5 TIMED=20 THREADS=0 SWEEP_STEPS="" SWEEP_WORKERS=4 PEER_WARMUP=5 PEER_TIMED=20
 else
-  PRESET=paper WARMUP=5 TIMED=20 SWEEP_STEPS="" PACKINGS="1 4" THREADS=0
+  # One thread: on a small CPU machine more threads than free cores make LibTorch spin.
+  WARMUP=1 TIMED=3 THREADS=1 SWEEP_STEPS=30 SWEEP_WORKERS=2 PEER_WARMUP=1 PEER_TIMED=3
 fi
-VARIANTS="base ega ega_causal mope ega_mope"
-RESULTS="$WORK/results.jsonl"   # one JSON object per measurement
-: >"$RESULTS"
-failed=0
+export SRC DEVICE PRESET PY EGM EGM_LD BIN TEST_GPU TEST_NCCL WORK LOGS RESULTS OUT WARMUP TIMED THREADS \
+  SWEEP_STEPS SWEEP_WORKERS PEER_WARMUP PEER_TIMED BUNDLE BDIR
 
-# ---- 0. the machine ------------------------------------------------------------
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "host: $(hostname), $(nproc) cores"
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
-  echo "egm commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "torch: $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null || echo '?')"
-} >"$WORK/machine.txt" 2>&1
-log "machine: $(tr '\n' ';' <"$WORK/machine.txt")"
-
-# ---- 1. GPU tests --------------------------------------------------------------
-if [ -n "$TEST_GPU" ] && [ -x "$TEST_GPU" ]; then
-  log "GPU tests"
-  t0=$(date +%s)
-  timeout 180 env LD_LIBRARY_PATH="$EGM_LD" "$TEST_GPU" --gtest_output="json:$WORK/gpu_tests.json" >"$OUT/gpu_tests.log" 2>&1
-  rc=$?
-  log "GPU tests: exit $rc in $(( $(date +%s) - t0 ))s"
-  [ $rc -eq 0 ] || failed=1
-  python3 - "$WORK/gpu_tests.json" "$rc" >>"$RESULTS" <<'PY'
+# ---- the parts' work (each runs in its own bash under `timeout`) ----------------------
+# emit PART JSON...: appends result rows (one JSON object per argument) for the report.
+emit() { local part=$1; shift; for j in "$@"; do echo "$j" >>"$RESULTS/$part.jsonl"; done; }
+# egm_bench PART VARIANT PRECISION [more egm bench flags]: one egm bench, its JSON as a result row.
+egm_bench() {
+  local part=$1 variant=$2 precision=$3
+  shift 3
+  local out="$WORK/bench_${part}_$$_$RANDOM.json"
+  env LD_LIBRARY_PATH="$EGM_LD" "$EGM" bench --preset "$PRESET" --variant "$variant" --device "$DEVICE" \
+    --threads "$THREADS" --set "train.precision=$precision" --warmup "$WARMUP" --timed-steps "$TIMED" --json "$@" \
+    >"$out" || return 1
+  "$PY" - "$out" "$part" "$precision" >>"$RESULTS/$part.jsonl" <<'PY' || return 1
 import json, sys
-path, rc = sys.argv[1], int(sys.argv[2])
+d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+d["part"], d["precision"] = sys.argv[2], d.get("precision", sys.argv[3])
+print(json.dumps(d))
+PY
+}
+part_preflight() {
+  local files=() missing="" f
+  for f in "$BIN"/* ${BDIR:+"$BDIR"/lib/*}; do [ -f "$f" ] && files+=("$f"); done
+  if [ -d "${BDIR:-}/openmpi" ]; then
+    while IFS= read -r f; do files+=("$f"); done < <(find "$BDIR/openmpi" -type f \( -name '*.so*' -o -perm -u+x \) )
+  fi
+  # One ldd per ELF file, as many at once as there are cores: "FILE needs LIB ...".
+  missing=$(printf '%s\0' "${files[@]}" | LD_LIBRARY_PATH=$EGM_LD ROOT=${BDIR:-$BIN} xargs -0 -n 8 -P "$(nproc)" bash -c '
+    for f in "$@"; do
+      [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d " ")" = 177ELF ] || continue
+      out=$(ldd "$f" 2>&1 | grep "not found" | awk "{print \$1}" | sort -u | paste -sd " ")
+      [ -z "$out" ] || echo "${f#"$ROOT"/} needs $out"
+    done' ldd_check | sort)
+  [ -z "$missing" ] || missing+=$'\n'
+  echo "ldd: ${#files[@]} files checked"
+  if [ -n "$missing" ]; then
+    printf '%s' "$missing" >"$WORK/missing_libraries.txt"
+    printf 'missing libraries:\n%s' "$missing"
+    emit preflight "$("$PY" -c 'import json,sys; print(json.dumps({"part":"preflight","missing":sys.argv[1].strip().splitlines()}))' "$missing")"
+    return 3
+  fi
+  local smi ssh mpirun
+  if command -v nvidia-smi >/dev/null; then
+    smi=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1) || smi="none ($smi)"
+  else
+    smi="none (not installed)"
+  fi
+  ssh=$(command -v ssh || command -v rsh || echo none)
+  mpirun=$(command -v mpirun || echo none)
+  echo "nvidia-smi: $smi"; echo "ssh: $ssh"; echo "mpirun: $mpirun"
+  if [ "$DEVICE" = cuda ] && [[ "$smi" == none* ]]; then echo "no GPU: nvidia-smi failed"; return 1; fi
+  emit preflight "$("$PY" -c 'import json,sys; print(json.dumps({"part":"preflight","files_checked":int(sys.argv[1]),"nvidia_smi":sys.argv[2],"ssh":sys.argv[3],"mpirun":sys.argv[4]}))' "${#files[@]}" "$smi" "$ssh" "$mpirun")"
+  local saved_preset=$PRESET saved_timed=$TIMED
+  PRESET=tiny TIMED=3 egm_bench preflight base fp32 || return 1
+  PRESET=$saved_preset TIMED=$saved_timed
+}
+part_gpu_tests() {
+  [ -x "$TEST_GPU" ] || { echo "no test_gpu binary"; return 1; }
+  env LD_LIBRARY_PATH="$EGM_LD" "$TEST_GPU" --gtest_output="json:$WORK/gpu_tests.json"
+  local rc=$?
+  "$PY" - "$WORK/gpu_tests.json" "$rc" "$DEVICE" >>"$RESULTS/gpu_tests.jsonl" <<'PY'
+import json, sys
+path, rc, device = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 try:
-    doc = json.load(open(path))
-    cases = [c for s in doc.get("testsuites", []) for c in s.get("testsuite", [])]
+    cases = [c for s in json.load(open(path)).get("testsuites", []) for c in s.get("testsuite", [])]
 except Exception:
     cases = []
-skipped = sum(1 for c in cases if c.get("result") == "SKIPPED")
-failures = sum(1 for c in cases if c.get("failures"))
-print(json.dumps({"part": "gpu_tests", "exit": rc, "tests": len(cases), "failed": failures, "skipped": skipped}))
+skipped = [c["classname"] + "." + c["name"] for c in cases if c.get("result") == "SKIPPED"]
+failed = [c["classname"] + "." + c["name"] for c in cases if c.get("failures")]
+print(json.dumps({"part": "gpu_tests", "exit": rc, "tests": len(cases), "failed": failed, "skipped": skipped}))
 PY
-else
-  log "GPU tests: no test_gpu binary"; failed=1
-fi
-
-# ---- 2. benchmarks -------------------------------------------------------------
-for precision in fp32 bf16; do
-  for v in $VARIANTS; do
-    log "bench $v $PRESET $precision on $DEVICE"
-    if line=$(timeout 120 env LD_LIBRARY_PATH="$EGM_LD" "$EGM" bench --preset "$PRESET" --variant "$v" --device "$DEVICE" --threads "$THREADS" \
-                --set "train.precision=$precision" --warmup "$WARMUP" --timed-steps "$TIMED" --json 2>>"$LOG" | tail -n1) &&
-       python3 -c 'import json,sys; json.loads(sys.argv[1])' "$line" 2>/dev/null; then
-      python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["part"]="bench"; print(json.dumps(d))' "$line" >>"$RESULTS"
-    else
-      log "bench $v $precision failed"; failed=1
-      echo "{\"part\": \"bench\", \"variant\": \"$v\", \"precision\": \"$precision\", \"error\": true}" >>"$RESULTS"
-    fi
+  [ "$rc" = 0 ] || return 1
+  if [ "$DEVICE" = cuda ]; then
+    "$PY" -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); sys.exit(1 if r["skipped"] or not r["tests"] else 0)' \
+      "$RESULTS/gpu_tests.jsonl" || { echo "under --device cuda a skipped GPU test is a failure"; return 1; }
+  fi
+}
+part_bench() { egm_bench "$PART" "$1" "$2"; }
+part_profile() {
+  egm_bench profile base bf16 --profile "$LOGS/profile_trace.json" || return 1
+  "$PY" "$SRC/tests/bench/profile_summary.py" "$LOGS/profile_trace.json" --top 30 --json "$WORK/profile.json" \
+    >"$OUT/profile_summary.txt" || return 1
+  cat "$OUT/profile_summary.txt"
+  "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["part"]="profile"; print(json.dumps(d))' "$WORK/profile.json" \
+    >>"$RESULTS/profile.jsonl"
+  # On CUDA a trace without kernels means the profiler saw no GPU (CUPTI): a failure, not a number.
+  if [ "$DEVICE" = cuda ]; then
+    "$PY" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["kernels"] > 0 else 1)' "$WORK/profile.json" ||
+      { echo "the trace holds no GPU kernels (is CUPTI loadable?)"; return 1; }
+  fi
+}
+part_nccl() {
+  [ -x "$TEST_NCCL" ] || { echo "no test_nccl_link binary (built only when NCCL is found)"; return 1; }
+  command -v mpirun >/dev/null || { echo "no mpirun (neither in the bundle nor on the PATH)"; return 1; }
+  local np rc ok=0
+  for np in 1 2; do
+    env LD_LIBRARY_PATH="$EGM_LD" mpirun --mca plm isolated --oversubscribe -np "$np" \
+      bash -c 'exec "$0" --gtest_output="json:$1/nccl_np'"$np"'_rank${OMPI_COMM_WORLD_RANK}.json"' "$TEST_NCCL" "$WORK"
+    rc=$?
+    "$PY" - "$WORK" "$np" "$rc" "$DEVICE" >>"$RESULTS/nccl.jsonl" <<'PY' || ok=1
+import glob, json, sys
+work, np, rc, device = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+ranks = {}
+for path in sorted(glob.glob(f"{work}/nccl_np{np}_rank*.json")):
+    cases = [c for s in json.load(open(path)).get("testsuites", []) for c in s.get("testsuite", [])]
+    ranks[path.rsplit("rank", 1)[1][:-5]] = {c["classname"] + "." + c["name"]:
+                                             "failed" if c.get("failures") else c.get("result", "?").lower()
+                                             for c in cases}
+# What each rank must show: with one rank the collectives run on the GPU; two
+# ranks on one GPU are refused cleanly (share the GPU), on every rank alike.
+# Without a GPU (the CPU rehearsal) both counts are refused cleanly.
+gpu = device == "cuda"
+want = {"NcclLink.TheLinkedLibraryIsTheHeadersVersion": "completed",
+        "NcclLink.CheckMacrosCarryTheLibrariesOwnText": "completed"}
+if gpu and np == 1:
+    want["NcclOnGpus.AllreduceMeanAndBroadcastOnCudaTensors"] = "completed"
+else:
+    want["NcclLink.WithoutAGpuPerRankEveryRankFailsAlikeWithAClearMessage"] = "completed"
+problems = [] if rc == 0 else [f"mpirun exit {rc}"]
+if len(ranks) != np:
+    problems.append(f"{len(ranks)} rank reports, want {np}")
+for r, got in ranks.items():
+    for name, result in want.items():
+        if got.get(name) != result:
+            problems.append(f"rank {r}: {name} {got.get(name, 'missing')}, want {result}")
+print(json.dumps({"part": "nccl", "ranks": np, "exit": rc, "results": ranks, "problems": problems}))
+sys.exit(1 if problems else 0)
+PY
   done
-done
-
-# ---- 3. the quick sweep, packed ------------------------------------------------
-for per_gpu in $PACKINGS; do
-  spec="$WORK/quick_rpg$per_gpu.json"
-  python3 - experiments/quick.json "$spec" "$per_gpu" "$SWEEP_STEPS" <<'PY'
+  return $ok
+}
+part_packing() {
+  local n i pids ok=0
+  for n in 1 2 4; do
+    pids=()
+    # On a GPU the n runs share the host's cores too (egm bench --threads 0 would give each all of them).
+    [ "$DEVICE" = cuda ] && THREADS=$(( $(nproc) / n > 0 ? $(nproc) / n : 1 ))
+    for ((i = 0; i < n; i++)); do
+      PART=packing_$n egm_bench "packing_$n" base bf16 >"$LOGS/packing_${n}_$i.log" 2>&1 &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || ok=1; done
+    for ((i = 0; i < n; i++)); do echo "-- run $i of $n:"; tail -n 3 "$LOGS/packing_${n}_$i.log"; done
+    "$PY" - "$RESULTS/packing_$n.jsonl" "$n" >>"$RESULTS/packing.jsonl" <<'PY' || ok=1
 import json, sys
-src, dst, per_gpu, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+path, n = sys.argv[1], int(sys.argv[2])
+try:
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+except OSError:
+    rows = []
+ms = [r["ms_per_step"] for r in rows]
+print(json.dumps({"part": "packing", "runs": n, "finished": len(rows), "ms_per_step": ms,
+                  "steps_per_s_total": sum(1000.0 / m for m in ms) if len(ms) == n else None}))
+sys.exit(0 if len(ms) == n else 1)
+PY
+    rm -f "$RESULTS/packing_$n.jsonl"
+  done
+  return $ok
+}
+part_sweep() {
+  local spec="$WORK/quick_rpg4.json" t0 t1 rc
+  "$PY" - "$SRC/experiments/quick.json" "$spec" "$SWEEP_STEPS" <<'PY' || return 1
+import json, sys
+src, dst, steps = sys.argv[1:]
 spec = json.load(open(src))
-spec["name"] = f"quick_rpg{per_gpu}"
-spec["runs_per_gpu"] = per_gpu
-if steps:  # the CPU dry run: tiny cells
-    spec["preset"] = "tiny"
-    spec["overrides"] = {}
-    spec["steps"] = int(steps)
-    spec["eval_interval"] = int(steps)
+spec["name"], spec["runs_per_gpu"] = "quick_rpg4", 4
+if steps:  # the CPU rehearsal: tiny cells
+    spec.update(preset="tiny", overrides={}, steps=int(steps), eval_interval=int(steps))
 json.dump(spec, open(dst, "w"), indent=2)
 PY
-  workers=$per_gpu  # one GPU: runs_per_gpu workers share it
-  log "quick sweep, runs_per_gpu $per_gpu, $workers worker(s) on $DEVICE"
   t0=$(date +%s.%N)
-  timeout 240 env LD_LIBRARY_PATH="$EGM_LD" "$EGM" sweep "$spec" --device "$DEVICE" --workers "$workers" --db "$WORK/sweep.sqlite" \
-    --runs-dir "$WORK/runs" --view plain >"$OUT/sweep_rpg$per_gpu.log" 2>&1
+  env LD_LIBRARY_PATH="$EGM_LD" "$EGM" sweep "$spec" --device "$DEVICE" --workers "$SWEEP_WORKERS" \
+    --db "$WORK/sweep.sqlite" --runs-dir "$WORK/runs" --view plain
   rc=$?
   t1=$(date +%s.%N)
-  [ $rc -eq 0 ] || { failed=1; log "quick sweep runs_per_gpu $per_gpu: exit $rc (sweep_rpg$per_gpu.log)"; }
-  python3 - "$WORK/sweep.sqlite" "quick_rpg$per_gpu" "$t0" "$t1" "$rc" "$per_gpu" "$workers" >>"$RESULTS" <<'PY'
+  "$PY" - "$WORK/sweep.sqlite" "$t0" "$t1" "$rc" "$SWEEP_WORKERS" >>"$RESULTS/sweep_rpg4.jsonl" <<'PY'
 import json, sqlite3, sys
-db, name, t0, t1, rc, per_gpu, workers = sys.argv[1:]
-wall = float(t1) - float(t0)
-done = 0
+db, t0, t1, rc, workers = sys.argv[1:]
+wall, done, cells = float(t1) - float(t0), 0, 0
 try:
     con = sqlite3.connect(db)
-    done = con.execute("SELECT count(*) FROM cells c JOIN sweeps s ON s.id = c.sweep_id "
-                       "WHERE s.name = ? AND c.status = 'done'", (name,)).fetchone()[0]
+    done, cells = con.execute("SELECT sum(status = 'done'), count(*) FROM cells").fetchone()
 except Exception:
     pass
-print(json.dumps({"part": "sweep", "sweep": name, "runs_per_gpu": int(per_gpu), "workers": int(workers),
-                  "exit": int(rc), "cells_done": done, "wall_s": round(wall, 1),
-                  "cells_per_hour": round(done / wall * 3600, 1) if wall > 0 else None}))
+print(json.dumps({"part": "sweep_rpg4", "runs_per_gpu": 4, "workers": int(workers), "exit": int(rc),
+                  "cells": cells, "cells_done": done, "wall_s": round(wall, 1),
+                  "cells_per_hour": round(done / wall * 3600, 1) if wall > 0 and done else None}))
 PY
-done
+  return $rc
+}
+part_peer() {
+  local compile=$1 threads=$THREADS flags=() cc
+  [ "$threads" = 0 ] && threads=$(nproc)
+  # What a PyTorch user who wants speed writes on a GPU: AdamW's fused kernel.
+  [ "$DEVICE" = cuda ] && flags+=(--fused-adamw)
+  if [ "$compile" = 1 ]; then
+    flags+=(--compile)
+    for cc in cc gcc clang; do command -v "$cc" >/dev/null && break; cc=""; done
+    # Exit 4: skipped where that is no failure (the CPU rehearsal's bare root), failed on a GPU.
+    [ -n "$cc" ] || { echo "no C compiler here: torch.compile (inductor, triton) needs one"; return 4; }
+  fi
+  "$PY" "$SRC/tests/bench/pytorch_step.py" --preset "$PRESET" --variant base --style sdpa --device "$DEVICE" \
+    --precision bf16 --threads "$threads" --warmup "$PEER_WARMUP" --timed-steps "$PEER_TIMED" "${flags[@]}" \
+    >"$WORK/peer_$compile.json" || return 1
+  cat "$WORK/peer_$compile.json"
+  "$PY" -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1]); d["part"]=sys.argv[2]; print(json.dumps(d))' \
+    "$WORK/peer_$compile.json" "$PART" >>"$RESULTS/$PART.jsonl"
+}
+export -f emit egm_bench part_preflight part_gpu_tests part_bench part_profile part_nccl part_packing part_sweep part_peer
 
-# ---- the report ----------------------------------------------------------------
-python3 - "$RESULTS" "$WORK/machine.txt" "$OUT" "$DEVICE" "$PRESET" "$(( $(date +%s) - started ))" "$failed" <<'PY'
-import json, sys
-results_path, machine_path, out, device, preset, seconds, failed = sys.argv[1:]
-rows = [json.loads(l) for l in open(results_path) if l.strip()]
-machine = open(machine_path).read().strip()
-report = {"device": device, "preset": preset, "seconds": int(seconds), "ok": failed == "0",
-          "machine": machine.splitlines(), "results": rows}
-json.dump(report, open(f"{out}/report.json", "w"), indent=2)
-md = [f"# egm device check ({device})", "", "```", machine, "```", "",
-      f"Total {seconds} s; {'every part passed' if failed == '0' else 'SOME PART FAILED (see the logs)'}.", ""]
-for r in rows:
-    if r["part"] == "gpu_tests":
-        md += [f"GPU tests: exit {r['exit']}, {r['tests']} tests, {r['failed']} failed, {r['skipped']} skipped.", ""]
-md += [f"## egm bench, {preset} preset", "",
-       "| variant | precision | ms/step | tokens/s | MFU | peak GPU MB | peak RSS MB |", "|---|---|---|---|---|---|---|"]
-for r in rows:
-    if r["part"] != "bench":
-        continue
-    if r.get("error"):
-        md.append(f"| {r['variant']} | {r['precision']} | failed | | | | |")
-        continue
-    md.append(f"| {r['variant']} | {r['precision']} | {r['ms_per_step']:.2f} | {r['tokens_per_s']:.0f} | "
-              f"{100 * r['mfu']:.1f}% | {r.get('peak_gpu_mb', 0):.0f} | {r['peak_rss_mb']:.0f} |")
-md += ["", "MFU: model FLOPs per second over the dense matrix-product rate measured in the same process "
-       "(bf16 on CUDA, sgemm on the CPU).", "", "## quick sweep", "",
-       "| runs per GPU | workers | cells done | wall s | cells/hour | exit |", "|---|---|---|---|---|---|"]
-for r in rows:
-    if r["part"] == "sweep":
-        md.append(f"| {r['runs_per_gpu']} | {r['workers']} | {r['cells_done']} | {r['wall_s']} | "
-                  f"{r['cells_per_hour']} | {r['exit']} |")
-open(f"{out}/report.md", "w").write("\n".join(md) + "\n")
-print("\n".join(md))
-PY
-log "done in $(( $(date +%s) - started ))s; report in $OUT/report.md"
-exit $failed
+# run_part NAME CAP MIN COMMAND...: COMMAND (a part_ function and its arguments) under
+# the smaller of CAP and the time left; recorded before and after.
+BROKEN_BUNDLE=""
+run_part() {
+  local name=$1 cap=$2 min=$3
+  shift 3
+  local left=$((DEADLINE - $(now) - RESERVE))
+  if [ -n "$BROKEN_BUNDLE" ]; then
+    record "$name" not_run 0 0 "not run: the bundle is broken (preflight)"
+    return
+  fi
+  if [ "$left" -lt "$min" ]; then
+    record "$name" not_run 0 0 "not run for lack of time: ${left}s of the budget left, it needs ${min}s at least (cap ${cap}s)"
+    log "$name: not run (${left}s left)"
+    return
+  fi
+  local t=$((cap < left ? cap : left)) t0 rc
+  record "$name" running 0 "$t" "running (timeout ${t}s)"
+  write_report
+  log "$name: start (timeout ${t}s)"
+  t0=$(now)
+  local run=('"$@"')
+  [ "${EGM_DEVICE_CHECK_STALL:-}" = "$name" ] && run=('"$@"; echo "stalling (EGM_DEVICE_CHECK_STALL)"; exec sleep 100000')
+  PART=$name timeout -k 5 "$t" bash -c "${run[0]}" part "$@" >"$LOGS/$name.log" 2>&1 </dev/null
+  rc=$?
+  local secs=$(( $(now) - t0 ))
+  case $rc in
+    0) record "$name" done "$secs" "$t" "" ;;
+    124|137) if [ "$t" -lt "$cap" ]; then
+               record "$name" failed "$secs" "$t" "cut at ${t}s: the budget ran out (cap ${cap}s)"
+             else
+               record "$name" failed "$secs" "$t" "timed out after ${t}s (its cap)"
+             fi ;;
+    3) record "$name" failed "$secs" "$t" "the bundle lacks libraries (ldd: not found)"; BROKEN_BUNDLE=1 ;;
+    4) if [ "$DEVICE" = cpu ]; then record "$name" skipped "$secs" "$t" "$(tail -n 1 "$LOGS/$name.log")"
+       else record "$name" failed "$secs" "$t" "$(tail -n 1 "$LOGS/$name.log")"; fi ;;
+    *) record "$name" failed "$secs" "$t" "exit $rc" ;;
+  esac
+  log "$name: exit $rc after ${secs}s"
+  write_report
+  pack_logs
+}
+
+for p in "${PART_LIST[@]}"; do record ${p%% *} pending 0 0 ""; done
+write_report
+for p in "${PART_LIST[@]}"; do
+  read -r name cap min <<<"$p"
+  case $name in
+    preflight) run_part "$name" "$cap" "$min" part_preflight ;;
+    gpu_tests) run_part "$name" "$cap" "$min" part_gpu_tests ;;
+    profile) run_part "$name" "$cap" "$min" part_profile ;;
+    nccl) run_part "$name" "$cap" "$min" part_nccl ;;
+    packing) run_part "$name" "$cap" "$min" part_packing ;;
+    sweep_rpg4) run_part "$name" "$cap" "$min" part_sweep ;;
+    peer_eager_sdpa) run_part "$name" "$cap" "$min" part_peer 0 ;;
+    peer_compile) run_part "$name" "$cap" "$min" part_peer 1 ;;
+    bench_*) v=${name#bench_}; run_part "$name" "$cap" "$min" part_bench "${v%_*}" "${v##*_}" ;;
+  esac
+done
+write_report
+pack_logs
+log "done in $(( $(now) - STARTED ))s of ${BUDGET}s; report in $OUT/report.md"
+if [ -n "$BROKEN_BUNDLE" ]; then
+  die "the bundle lacks libraries: $(head -n 1 "$WORK/missing_libraries.txt")$([ "$(wc -l <"$WORK/missing_libraries.txt")" -gt 1 ] && echo "; report.md lists every one")"
+fi
+"$PY" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["ok"] else 1)' "$OUT/report.json"

@@ -19,10 +19,12 @@ PACKAGES=(
   gnuplot-nox libcpp-httplib-dev
 )
 # libcpp-httplib-dev: egm serve. What only the test suite needs: a local Slurm
-# (tests/slurm, tests/cluster), network namespaces (tests/cluster) and a headless
-# browser (tests/serve). Installed when setup.sh builds everything (scripts/test.sh)
-# or with EGM_TEST_PACKAGES=1; a build of named targets (scripts/quick.sh) skips them.
-TEST_PACKAGES=(slurm-wlm munge iproute2 chromium chromium-driver)
+# (tests/slurm, tests/cluster), network namespaces (tests/cluster), a headless
+# browser (tests/serve) and debootstrap (the bare root in which tests/gpu rehearses
+# the GPU machine; scripts/rehearsal_root.sh). Installed when setup.sh builds
+# everything (scripts/test.sh) or with EGM_TEST_PACKAGES=1; a build of named
+# targets (scripts/quick.sh) skips them.
+TEST_PACKAGES=(slurm-wlm munge iproute2 chromium chromium-driver debootstrap)
 if [ $# -eq 0 ] || [ "${EGM_TEST_PACKAGES:-0}" = 1 ]; then
   PACKAGES+=("${TEST_PACKAGES[@]}")
 fi

@@ -1,9 +1,10 @@
 // egm submit SPEC --slurm: runs a sweep as one Slurm job. Renders
-// slurm/egm-sweep.sbatch.tmpl around the command `egm sweep SPEC
-// --print-command` prints (the same code, run in-process), writes the script
-// next to the results database, creates the sweep there (as `egm sweep` would,
-// running nothing), then calls sbatch and stores the job id with the sweep,
-// where `egm status` finds it. slurm/README.md describes the job's life.
+// slurm/egm-sweep.sbatch.tmpl around the mpirun line that egm sweep would run
+// inside the job (launch/launch_command.h, the same function egm sweep calls;
+// no LibTorch is loaded), writes the script next to the results database,
+// creates the sweep there (as `egm sweep` would, running nothing), then calls
+// sbatch and stores the job id with the sweep, where `egm status` finds it.
+// slurm/README.md describes the job's life.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,10 +12,11 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "data/corpus_source.h"
 #include "db/results_db.h"
+#include "launch/launch_command.h"
 #include "launch/launch_options.h"
 #include "slurm/batch_script.h"
 #include "slurm/slurm_commands.h"
@@ -64,34 +66,6 @@ int node_count(const std::vector<std::string>& params) {
                                                     "leave the workers per node open)",
                                                     kv));
   return nodes;
-}
-
-// What `egm sweep ARGS --print-command` prints, from the sweep verb's own code:
-// a private CLI app with only that verb, its stdout captured.
-std::string sweep_launch_command(const std::vector<std::string>& sweep_args) {
-  CLI::App app;
-  register_sweep_command(app);
-  std::vector<std::string> words{"egm", "sweep"};
-  words.insert(words.end(), sweep_args.begin(), sweep_args.end());
-  words.push_back("--print-command");
-  std::vector<const char*> argv;
-  for (const auto& w : words) argv.push_back(w.c_str());
-  std::ostringstream captured;
-  std::streambuf* const saved = std::cout.rdbuf(captured.rdbuf());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    std::cout.rdbuf(saved);
-    EGM_THROW(ConfigError, "egm sweep refused the options egm submit gave it: {}", e.what());
-  } catch (...) {
-    std::cout.rdbuf(saved);
-    throw;
-  }
-  std::cout.rdbuf(saved);
-  std::string line = captured.str();
-  while (!line.empty() && line.back() == '\n') line.pop_back();
-  EGM_CHECK(!line.empty() && line.find('\n') == std::string::npos, "egm sweep --print-command printed '{}'", line);
-  return line;
 }
 
 slurm::BatchParams batch_params(const SubmitOptions& o, const std::string& sweep_name, int workers,
@@ -146,17 +120,22 @@ void run_submit(SubmitOptions o) {
       fs::absolute(o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path).lexically_normal().string();
   const fs::path db_dir = fs::path(db_path).parent_path();
 
-  launch::LaunchOptions passed = o.launch;
-  passed.db_path = db_path;
-  passed.new_sweep = false;
-  passed.extend = false;
-  std::vector<std::string> sweep_args = launch::launch_flags(passed);
-  sweep_args.insert(sweep_args.end(), {"--workers", std::to_string(workers)});
-  if (!o.data.empty()) sweep_args.insert(sweep_args.end(), {"--data", o.data});
-  // --new-sweep and --extend are applied here, once; the job (and each
-  // requeued attempt) then loads that sweep instead of superseding it again
-  // (or taking a spec edited after the submission).
-  const std::string launch = sweep_launch_command(sweep_args);
+  // The job runs the sweep as it is now: --new-sweep and --extend are applied
+  // here, once, so the job (and each requeued attempt) loads that sweep instead
+  // of superseding it again (or taking a spec edited after the submission).
+  launch::SweepLaunch l;
+  l.options = o.launch;
+  l.options.db_path = db_path;
+  l.options.new_sweep = false;
+  l.options.extend = false;
+  l.workers = workers;
+  for (const std::string& variant : spec.variants)
+    l.largest_cell_ranks = std::max(l.largest_cell_ranks, spec.ranks_for(variant));
+  launch::require_enough_workers(l.workers, l.largest_cell_ranks, l.options.spec_path);
+  l.data = existing_corpus(o.data);
+  l.bin_dir = launch::own_binary_dir();
+  l.hosts = launch::RankHosts::slurm_job;
+  const std::string launch = launch::shell_command_line(launch::sweep_launch_command(l));
   const std::string script_path = (db_dir / (spec.name + ".sbatch")).string();
   const std::string script = slurm::render_batch_script(batch_params(o, spec.name, workers, db_dir, launch));
 

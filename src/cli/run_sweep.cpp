@@ -1,10 +1,10 @@
 // egm sweep's work (egm-torch; its flags: cmd_sweep.cpp): runs a spec's
 // cells on this machine by launching
 //   mpirun -np 1 egm-coordinator SPEC ... : -np N egm-worker --data PATH
-// and becoming it (exec), so signals reach mpirun directly and its exit
-// status is ours (0 done, 1 a cell failed for good, 2 error, 75 interrupted:
-// run it again to resume). --print-command prints the command instead (the
-// Slurm batch script runs it inside an allocation).
+// (built by launch/launch_command.h, which egm submit calls too) and becoming
+// it (exec), so signals reach mpirun directly and its exit status is ours
+// (0 done, 1 a cell failed for good, 2 error, 75 interrupted: run it again to
+// resume). --print-command prints the command it would run here instead.
 #include <fmt/format.h>
 #include <torch/cuda.h>
 #include <unistd.h>
@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -24,6 +23,7 @@
 #include "data/corpus_source.h"
 #include "db/results_db.h"
 #include "launch/gpu_placement.h"
+#include "launch/launch_command.h"
 #include "launch/launch_options.h"
 #include "slurm/slurm_env.h"
 #include "spec/expand.h"
@@ -31,88 +31,11 @@
 #include "train/cuda_memory.h"
 #include "train/memory_estimate.h"
 #include "util/error.h"
-#include "util/files.h"
 #include "util/log.h"
 #include "util/process_info.h"
-#include "util/shell.h"
 
 namespace egm::cli {
 namespace {
-
-namespace fs = std::filesystem;
-
-// Splits "--mca btl self,vader -x 'A=b c'" like a shell would (quotes, no expansion).
-std::vector<std::string> split_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  char quote = 0;
-  for (char ch : text) {
-    if (quote) {
-      if (ch == quote) {
-        quote = 0;
-      } else {
-        word += ch;
-      }
-    } else if (ch == '\'' || ch == '"') {
-      quote = ch;
-      in_word = true;
-    } else if (ch == ' ' || ch == '\t' || ch == '\n') {
-      if (in_word) words.push_back(word);
-      word.clear();
-      in_word = false;
-    } else {
-      word += ch;
-      in_word = true;
-    }
-  }
-  EGM_REQUIRE(!quote, ConfigError, "--mpirun-args: unbalanced quote in {}", text);
-  if (in_word) words.push_back(word);
-  return words;
-}
-
-// The folder of the running egm binary; egm-coordinator and egm-worker are built next to it.
-fs::path binary_dir() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  EGM_REQUIRE(!ec, IoError, "cannot locate the egm binary (/proc/self/exe): {}", ec.message());
-  return self.parent_path();
-}
-
-std::string absolute(const std::string& path) { return fs::absolute(path).lexically_normal().string(); }
-
-std::vector<std::string> build_command(const SweepOptions& o, int workers, const std::string& view,
-                                       const std::string& data) {
-  const fs::path dir = binary_dir();
-  const fs::path coordinator = dir / "egm-coordinator", worker = dir / "egm-worker";
-  for (const fs::path& p : {coordinator, worker})
-    EGM_REQUIRE(fs::exists(p), IoError, "{} not found: egm sweep runs the egm-coordinator and egm-worker built next "
-                "to egm (cmake --build BUILD --target egm-coordinator egm-worker)", p.string());
-
-  // Every rank's BLAS gets the worker's thread count before it loads: Debian's
-  // OpenBLAS otherwise starts a thread per core in each process, and on a
-  // full machine those threads spin against each other (tiny preset measured:
-  // 6.5 ms/step with 1 BLAS thread, 250 ms/step without, 2 cores, loaded).
-  const std::string threads = std::to_string(o.launch.threads_per_worker);
-  // -q: without it Open MPI ends every sweep whose status is not 0 (a cell
-  // failed for good: 1; interrupted: 75) with a banner saying a process
-  // "returned a non-zero exit code", after egm's own summary; the status still
-  // comes through. It also silences mpirun's note on a rank killed by a signal
-  // (the status, e.g. 137, remains): run the --print-command line without -q
-  // to see mpirun's own diagnostics.
-  std::vector<std::string> cmd{o.mpirun, "-q", "--oversubscribe", "--bind-to", "none",
-                               "-x", "OMP_NUM_THREADS=" + threads, "-x", "OPENBLAS_NUM_THREADS=" + threads};
-  for (auto& w : split_words(o.mpirun_args)) cmd.push_back(w);
-  // Paths made absolute: the ranks may start elsewhere (a batch job's folder).
-  launch::LaunchOptions passed = o.launch;
-  passed.spec_path = absolute(passed.spec_path);
-  passed.db_path = absolute(passed.db_path.empty() ? db::default_db_path() : passed.db_path);
-  passed.runs_dir = absolute(passed.runs_dir);
-  cmd.insert(cmd.end(), {"-np", "1", coordinator.string()});
-  for (auto& a : launch::launch_flags(passed)) cmd.push_back(a);
-  cmd.insert(cmd.end(), {"--view", view, ":", "-np", std::to_string(workers), worker.string(), "--data", data});
-  return cmd;
-}
 
 [[noreturn]] void exec_command(const std::vector<std::string>& cmd) {
   if (geteuid() == 0) {
@@ -138,9 +61,7 @@ int visible_gpu_count() { return static_cast<int>(torch::cuda::device_count()); 
 bool spans_hosts(const SweepOptions& o) {
   const slurm::SlurmEnv env = slurm::read_slurm_env();
   if (env.nodes && *env.nodes > 1) return true;
-  for (const std::string& w : split_words(o.mpirun_args))
-    if (w == "--host" || w == "-H" || w == "--hostfile" || w == "--machinefile" || w == "-hostfile") return true;
-  return false;
+  return launch::names_hosts(launch::split_launcher_args(o.mpirun_args));
 }
 
 // MB of memory this host has available now (MemAvailable), 0 when unknown.
@@ -224,9 +145,7 @@ void run_sweep(SweepOptions o) {
     }
   }
   const int workers = o.workers > 0 ? o.workers : std::max(ranks, std::min(per_host, cells));
-  EGM_REQUIRE(workers >= ranks, ConfigError,
-              "{}: some cells need {} workers (data_parallel) but --workers is {}; pass --workers {} or more",
-              o.launch.spec_path, ranks, workers, ranks);
+  launch::require_enough_workers(workers, ranks, o.launch.spec_path);
   // Memory, where this host is the one that runs them (a batch job's nodes check nothing here).
   if (!o.print_command && one_host) {
     if (device.is_cuda()) {
@@ -239,15 +158,22 @@ void run_sweep(SweepOptions o) {
                         fmt::format("the memory of {}", process_info().host), host_available_mb());
   }
 
-  const std::string data = absolute(locate_corpus(o.data));
-  EGM_REQUIRE(file_exists(data), IoError,
-              "corpus {} not found: run `egm data fetch`, or pass --data PATH (or set EGM_DATA)", data);
-
+  const std::string data = existing_corpus(o.data);
   std::string view = o.view;
   if (view == "auto") view = o.print_command || !isatty(STDOUT_FILENO) ? "plain" : "tty";
-  const std::vector<std::string> cmd = build_command(o, workers, view, data);
-  std::string line;
-  for (const auto& w : cmd) line += (line.empty() ? "" : " ") + shell_quote(w);
+  launch::SweepLaunch l;
+  l.options = o.launch;
+  if (l.options.db_path.empty()) l.options.db_path = db::default_db_path();
+  l.workers = workers;
+  l.largest_cell_ranks = ranks;
+  l.data = data;
+  l.view = view;
+  l.mpirun = o.mpirun;
+  l.mpirun_args = o.mpirun_args;
+  l.bin_dir = launch::own_binary_dir();
+  l.hosts = slurm::read_slurm_env().in_job() ? launch::RankHosts::slurm_job : launch::RankHosts::this_host;
+  const std::vector<std::string> cmd = launch::sweep_launch_command(l);
+  const std::string line = launch::shell_command_line(cmd);
   if (o.print_command) {
     std::cout << line << "\n";
     return;

@@ -53,6 +53,13 @@ std::string locate_corpus(const std::string& flag) {
   return default_corpus_path();
 }
 
+std::string existing_corpus(const std::string& flag) {
+  const std::string path = std::filesystem::absolute(locate_corpus(flag)).lexically_normal().string();
+  EGM_REQUIRE(file_exists(path), IoError,
+              "corpus {} not found: run `egm data fetch`, or pass --data PATH (or set EGM_DATA)", path);
+  return path;
+}
+
 void fetch_corpus(const std::string& dest, const std::string& url, const std::string& sha256) {
   std::string bytes = download(url);
   std::string got = sha256_hex(bytes);

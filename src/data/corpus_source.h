@@ -19,6 +19,10 @@ std::string default_corpus_path();
 // flag if non-empty, else $EGM_DATA, else default_corpus_path().
 std::string locate_corpus(const std::string& flag);
 
+// locate_corpus(flag) as an absolute path, for processes that start elsewhere
+// (egm sweep's workers, a batch job's); IoError when no file is there.
+std::string existing_corpus(const std::string& flag);
+
 // Downloads `url` into `dest` atomically, after checking the sha256 of the
 // bytes against `sha256`; a mismatch leaves `dest` untouched and throws
 // IoError naming the URL, both digests and what to do.

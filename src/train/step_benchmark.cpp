@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <string>
 
-#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 
 #include "model/cpu_blas.h"
 #include "train/cuda_memory.h"
@@ -111,9 +112,18 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   b.peak_rss_growth_mb = b.peak_rss_mb - peak_after_warmup;
   b.blas_core = blas_core_name();
   // After the measurements, so the profiler's own memory and time stay out of them.
+  // Kineto (the profiler torch.profiler uses): the CPU ops and, on CUDA, every
+  // kernel with its GPU time, so the trace gives kernels per step and how busy
+  // the GPU was (tests/bench/profile_summary.py).
   if (!profile_path.empty()) {
-    torch::autograd::profiler::RecordProfile guard(profile_path);  // written when the guard ends
+    using torch::profiler::impl::ActivityType;
+    std::set<ActivityType> activities{ActivityType::CPU};
+    if (gpu >= 0) activities.insert(ActivityType::CUDA);
+    const torch::profiler::impl::ProfilerConfig profiler(torch::profiler::impl::ProfilerState::KINETO);
+    torch::autograd::profiler::prepareProfiler(profiler, activities);
+    torch::autograd::profiler::enableProfiler(profiler, activities);
     trainer.train_step().item<double>();
+    torch::autograd::profiler::disableProfiler()->save(profile_path);
   }
   b.precision = config.train.precision;
   b.estimate = estimate_training_memory(config, b.parameters, /*cuda=*/gpu >= 0, gpu >= 0 ? 0.0 : rss_before_model);

@@ -20,7 +20,12 @@ backward, global-norm clip 1.0, AdamW (0.9, 0.95, weight decay 0.1) -- and wait 
 Timing: warm-up steps, then the median (and min) of the timed steps. Output: one JSON object.
 
 --compile wraps the model in torch.compile (inductor; --compile-mode default or max-autotune); the
-warm-up steps include the compilation, whose wall time is reported as compile_s.
+warm-up steps include the compilation, whose wall time is reported as warmup_s.
+
+--device cuda runs the step on the GPU (the windows are sampled on the CPU and copied, as egm does);
+--precision bf16 autocasts it to bf16 as egm's train.precision=bf16 does (on CUDA, SDPA then takes
+its flash kernel); --fused-adamw asks AdamW for its fused kernel (CUDA). scripts/device_check.sh
+runs the sdpa style at the paper preset on the lent GPU, eager and compiled, next to egm's step.
 
 Use the PyTorch 2.11 venv of scripts/torch_env.sh:
   ~/.cache/egm/torch-2.11.0/bin/python tests/bench/pytorch_step.py --preset small --variant ega --threads 1
@@ -237,6 +242,10 @@ def main():
     ap.add_argument("--style", default="batched", choices=["batched", "per_head", "sdpa"])
     ap.add_argument("--compile", action="store_true", help="torch.compile the model (inductor)")
     ap.add_argument("--compile-mode", default="default", choices=["default", "max-autotune"])
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="bf16: autocast the step to bf16 (egm's train.precision=bf16)")
+    ap.add_argument("--fused-adamw", action="store_true", help="AdamW(fused=True): one kernel for the update (CUDA)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timed-steps", type=int, default=20)
@@ -262,18 +271,25 @@ def main():
         model = ref.GPT(cfg)
     else:
         model = PerHeadGPT(cfg)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        ap.error("--device cuda: torch sees no GPU")
+    device = torch.device(args.device)
+    model.to(device)
     model.train()
     run = torch.compile(model, mode=args.compile_mode) if args.compile else model
     step_forward = lambda x, y: run(x, y)[1]  # noqa: E731
-    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1,
+                            **({"fused": True} if args.fused_adamw else {}))
     B, T = p["batch_size"], p["block_size"]
     gen = torch.Generator().manual_seed(args.seed)
+    autocast = torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.precision == "bf16")
 
     def step():
         starts = torch.randint(0, len(train) - T - 1, (B,), generator=gen)
-        windows = torch.stack([train[s: s + T + 1] for s in starts.tolist()])
+        windows = torch.stack([train[s: s + T + 1] for s in starts.tolist()]).to(device, non_blocking=True)
         x, y = windows[:, :-1], windows[:, 1:]
-        loss = step_forward(x, y)
+        with autocast:
+            loss = step_forward(x, y)
         opt.zero_grad(set_to_none=False)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -293,6 +309,8 @@ def main():
     med = statistics.median(ms)
     print(json.dumps({
         "impl": "torch_" + args.style + ("_compile" if args.compile else ""), "variant": args.variant, "preset": args.preset,
+        "device": args.device, "precision": args.precision, "fused_adamw": args.fused_adamw,
+        "peak_gpu_mb": torch.cuda.max_memory_allocated() / 2**20 if args.device == "cuda" else None,
         "threads": torch.get_num_threads(), "steps": args.timed_steps,
         "ms_per_step": med, "ms_per_step_min": min(ms), "tokens_per_s": B * T / (med / 1e3),
         "parameters": sum(q.numel() for q in model.parameters()),

@@ -2,7 +2,8 @@
 # `egm` loads no LibTorch for the read-only verbs (src/cli/README.md): its
 # binary needs none of LibTorch's libraries, and the dynamic loader's trace
 # (LD_DEBUG=libs) of status, runs, query, analyze and report on a small
-# database, and of `egm --help` / `egm train --help`, names none. The torch
+# database, of `egm submit --dry-run`, and of `egm --help` / `egm train --help`,
+# names none. The torch
 # verbs do load it (through egm-torch, same pid: LD_DEBUG follows the exec),
 # and without egm-torch next to egm they stop with one line and exit 2.
 #   test_cli_no_torch.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
@@ -43,6 +44,18 @@ loaded "egm runs" no "$EGM" runs --db "$DB"
 loaded "egm query" no "$EGM" query "SELECT count(*) FROM cells" --db "$DB"
 loaded "egm analyze" no "$EGM" analyze demo --db "$DB"
 loaded "egm report" no "$EGM" report demo --db "$DB" --out "$WORK/report"
+# egm submit renders the batch script around the launch line (launch/launch_command.h) in egm
+# itself: no LibTorch, nothing written. The job's line keeps mpirun's launcher for Slurm.
+cat >"$WORK/spec.json" <<'JSON'
+{"name": "no_torch", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0], "steps": 10}
+JSON
+echo "to be or not to be" >"$WORK/corpus.txt"
+loaded "egm submit --dry-run" no "$EGM" submit "$WORK/spec.json" --slurm --dry-run --workers 2 \
+  --db "$WORK/submit/egm.sqlite" --data "$WORK/corpus.txt"
+grep -q -- "egm-coordinator $WORK/spec.json --db $WORK/submit/egm.sqlite .*--view plain : -np 2 .*egm-worker --data $WORK/corpus.txt" \
+  "$WORK/out" || fail "egm submit --dry-run: no launch line in: $(grep launch_command "$WORK/out")"
+grep -q "plm" "$WORK/out" && fail "egm submit --dry-run: the Slurm job's line chooses a launcher: $(grep plm "$WORK/out")"
+[ -e "$WORK/submit" ] && fail "egm submit --dry-run wrote $WORK/submit"
 # A torch verb: the exec into egm-torch, which loads it, prints what egm data path always printed.
 loaded "egm data path" yes "$EGM" data path
 [ -s "$WORK/out" ] || fail "egm data path printed nothing"

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# scripts/device_check.sh on bad input and on a budget that runs out (the
+# build folder's binaries, --device cpu, no bundle):
+#   - --budget 0, -5, 1.5 or abc; an --out that cannot be written; a missing
+#     bundle; a tarball that is not one; an unknown flag: one line
+#     "device_check: error: ...", exit 2, nothing written into --out;
+#   - a part that hangs (EGM_DEVICE_CHECK_STALL): killed from outside mid-part, the
+#     report on disk says what was done and what is running; with --budget 70 the
+#     hung part is cut when the budget runs out (failed, with its last lines), every
+#     later part is not run for lack of time, and the call ends inside the budget, exit 1.
+#   device_check_inputs.sh SRC_DIR WORK_DIR      (EGM_BUILD_DIR: the build folder)
+set -uo pipefail
+SRC=$1 WORK=$2
+CHECK="$SRC/scripts/device_check.sh"
+# shellcheck source=../support/checks.sh
+source "$SRC/tests/support/checks.sh"
+rm -rf "$WORK" && mkdir -p "$WORK"
+
+# refused NAME EXPECTED_TEXT ARGS...: one line naming the problem, exit 2, --out left empty.
+refused() {
+  local name=$1 text=$2
+  shift 2
+  rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+  bash "$CHECK" "$@" >"$WORK/stdout" 2>"$WORK/stderr"
+  local rc=$?
+  [ $rc = 2 ] || fail "$name: exit $rc, expected 2 ($(head -c 300 "$WORK/stderr"))"
+  [ "$(wc -l <"$WORK/stderr")" = 1 ] || fail "$name: stderr is not one line: $(cat "$WORK/stderr")"
+  grep -q "^device_check: error: .*$text" "$WORK/stderr" || fail "$name: stderr '$(cat "$WORK/stderr")' lacks '$text'"
+  [ -s "$WORK/stdout" ] && fail "$name: printed on stdout: $(head -c 300 "$WORK/stdout")"
+  [ -z "$(ls -A "$WORK/out")" ] || fail "$name: wrote into --out: $(ls -A "$WORK/out")"
+}
+refused "budget 0" "--budget 0: expected a positive whole number" --device cpu --out "$WORK/out" --budget 0
+refused "budget -5" "--budget -5: expected a positive whole number" --device cpu --out "$WORK/out" --budget -5
+refused "budget 1.5" "--budget 1.5: expected a positive whole number" --device cpu --out "$WORK/out" --budget 1.5
+refused "budget abc" "--budget abc: expected a positive whole number" --device cpu --out "$WORK/out" --budget abc
+refused "budget without a value" "--budget needs a value" --device cpu --out "$WORK/out" --budget
+refused "device tpu" "--device tpu: expected cuda or cpu" --device tpu --out "$WORK/out"
+refused "unknown flag" "unknown argument --fast" --device cpu --out "$WORK/out" --fast
+refused "no --out" "--out DIR is required" --device cpu
+touch "$WORK/a_file"
+refused "unwritable --out" "--out $WORK/a_file/out cannot be written" --device cpu --out "$WORK/a_file/out"
+[ -e "$WORK/a_file/out" ] && fail "unwritable --out: something was made"
+refused "missing bundle" "--bundle $WORK/nope.tar.gz: no such file" --device cpu --out "$WORK/out" --bundle "$WORK/nope.tar.gz"
+
+# A tarball that is not one, and a folder without bin/egm: the check has started by
+# then (the bundle is unpacked inside the budget), so a report says why, besides the line.
+echo "not a tarball" >"$WORK/bad.tar.gz"
+rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+bash "$CHECK" --device cpu --out "$WORK/out" --bundle "$WORK/bad.tar.gz" --budget 30 >/dev/null 2>"$WORK/stderr"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$WORK/stderr")" = 1 ] && grep -q "^device_check: error: --bundle .*did not unpack" "$WORK/stderr" ||
+  fail "a bad tarball: exit $rc, stderr '$(cat "$WORK/stderr")'"
+grep -q "did not unpack" "$WORK/out/report.md" 2>/dev/null || fail "a bad tarball: report.md does not say so"
+
+# A part that hangs (EGM_DEVICE_CHECK_STALL), as a GPU run can. First the call is
+# killed from outside while it hangs (the device tool's own limit): the report on
+# disk already says what was done and what is running.
+rm -rf "$WORK/out" "$WORK/tmp" && mkdir -p "$WORK/out" "$WORK/tmp"
+TMPDIR=$WORK/tmp EGM_DEVICE_CHECK_STALL=gpu_tests setsid bash "$CHECK" --device cpu --out "$WORK/out" --budget 300 \
+  >"$WORK/killed.log" 2>&1 &
+pid=$!
+running=""
+for _ in $(seq 600); do
+  grep -q '"status": "running"' "$WORK/out/report.json" 2>/dev/null &&
+    grep -q "stalling" "$WORK/tmp"/egm-device-check.*/logs/gpu_tests.log 2>/dev/null && { running=1; break; }
+  sleep 0.1
+done
+kill -KILL -- "-$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+[ -n "$running" ] || fail "killed: never saw gpu_tests running and stalled ($(tail -n 3 "$WORK/killed.log"))"
+python3 - "$WORK/out/report.json" <<'PY' || fail "killed mid-part: the report on disk does not say where it was"
+import json, sys
+r = json.load(open(sys.argv[1]))
+parts = {p["name"]: p for p in r["parts"]}
+assert parts["preflight"]["status"] == "done", parts["preflight"]
+assert parts["gpu_tests"]["status"] == "running", parts["gpu_tests"]
+assert all(p["status"] == "pending" for n, p in parts.items() if n not in ("preflight", "gpu_tests"))
+assert not r["ok"]
+PY
+grep -q "| gpu_tests | running |" "$WORK/out/report.md" || fail "killed mid-part: report.md does not show gpu_tests running"
+tar -tzf "$WORK/out/logs.tgz" | grep -q "logs/preflight.log" || fail "killed mid-part: logs.tgz lacks the preflight's log"
+
+# Then the budget does its job: the hung part is cut when the budget runs out,
+# everything after it is recorded as not run, and the call ends inside the budget.
+rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+t0=$SECONDS
+# 70 s: the preflight (under 15 s even on a loaded machine) leaves the hung part at
+# least its 20 s minimum, so it starts, and is cut by the budget, not by its cap.
+EGM_DEVICE_CHECK_STALL=gpu_tests bash "$CHECK" --device cpu --out "$WORK/out" --budget 70 >"$WORK/budget.log" 2>"$WORK/budget.err"
+rc=$?
+took=$((SECONDS - t0))
+[ $rc = 1 ] || fail "budget 70: exit $rc, expected 1 (a part failed)"
+[ -s "$WORK/budget.err" ] && fail "budget 70: wrote to stderr: $(head -c 300 "$WORK/budget.err")"
+[ $took -le 72 ] || fail "budget 70: took $took s"
+python3 - "$WORK/out/report.json" <<'PY' || fail "budget 70: the report does not account for every part"
+import json, sys
+r = json.load(open(sys.argv[1]))
+parts = r["parts"]
+assert not r["ok"] and r["elapsed_s"] <= 70, (r["ok"], r["elapsed_s"])
+assert len(parts) == 18, [p["name"] for p in parts]
+assert parts[0]["name"] == "preflight" and parts[0]["status"] == "done", parts[0]
+cut = parts[1]
+assert cut["name"] == "gpu_tests" and cut["status"] == "failed", cut
+assert "the budget ran out" in cut["note"] and cut["timeout_s"] < cut["cap_s"], cut
+assert any("stalling" in line for line in cut["last_lines"]), cut["last_lines"]
+for p in parts[2:]:
+    assert p["status"] == "not_run" and "lack of time" in p["note"], p
+print("budget 70:", ", ".join(f"{p['name']} {p['status']}" for p in parts[:3]), "...")
+PY
+grep -q "not run for lack of time" "$WORK/out/report.md" || fail "budget 70: report.md does not say what did not run"
+grep -q "stalling" "$WORK/out/report.md" || fail "budget 70: report.md lacks the cut part's last lines"
+[ -s "$WORK/out/logs.tgz" ] || fail "budget 70: no logs.tgz"
+n=$(ls "$WORK/out" | wc -l)
+[ "$n" -le 5 ] || fail "budget 70: $n files in --out: $(ls "$WORK/out")"
+
+finish
