@@ -142,3 +142,31 @@ endif()
 # sha256 for the corpus and checkpoint checksums; libcurl for `egm data fetch`.
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(CURL REQUIRED)
+
+# egm export: TensorBoard event files through protobuf (Debian's libprotobuf-dev
+# and protoc), and Parquet through Apache Arrow's C++ Parquet writer from the
+# pinned pyarrow wheel (scripts/arrow_env.sh passes EGM_ARROW_DIR, the wheel's
+# pyarrow/ folder: include/, libarrow.so.2600, libparquet.so.2600). Arrow is
+# linked only into the module egm-parquet.so (src/export/parquet_plugin.h).
+# Debian's protobuf, not the copy in the torch wheel that CMAKE_PREFIX_PATH names
+# first (its protoc and 3.13 headers do not match Debian's library). Only egm
+# links it: libtorch_cpu exports its own protobuf symbols, so egm-torch must not.
+set(CMAKE_FIND_USE_CMAKE_PATH FALSE)
+find_package(Protobuf REQUIRED)
+unset(CMAKE_FIND_USE_CMAKE_PATH)
+set(EGM_ARROW_DIR "" CACHE PATH "pyarrow's folder in the wheel's environment (scripts/arrow_env.sh sets it)")
+set(EGM_ARROW_SO_VERSION 2600)
+find_path(EGM_ARROW_INCLUDE_DIR parquet/arrow/writer.h HINTS "${EGM_ARROW_DIR}/include" NO_DEFAULT_PATH)
+find_library(EGM_ARROW_LIBRARY NAMES libarrow.so.${EGM_ARROW_SO_VERSION} HINTS "${EGM_ARROW_DIR}" NO_DEFAULT_PATH)
+find_library(EGM_PARQUET_LIBRARY NAMES libparquet.so.${EGM_ARROW_SO_VERSION} HINTS "${EGM_ARROW_DIR}" NO_DEFAULT_PATH)
+if(NOT EGM_ARROW_INCLUDE_DIR OR NOT EGM_ARROW_LIBRARY OR NOT EGM_PARQUET_LIBRARY)
+  message(FATAL_ERROR "Apache Arrow ${EGM_ARROW_SO_VERSION} (headers, libarrow, libparquet) not found in "
+                      "EGM_ARROW_DIR='${EGM_ARROW_DIR}': scripts/setup.sh installs the pinned pyarrow wheel and "
+                      "passes it (scripts/arrow_env.sh)")
+endif()
+add_library(egm_arrow INTERFACE)
+add_library(egm::arrow ALIAS egm_arrow)
+target_include_directories(egm_arrow SYSTEM INTERFACE "${EGM_ARROW_INCLUDE_DIR}")
+target_link_libraries(egm_arrow INTERFACE "${EGM_PARQUET_LIBRARY}" "${EGM_ARROW_LIBRARY}")
+# The notebook and export tests' python (pandas, Polars, DuckDB, TensorBoard's reader).
+set(EGM_NOTEBOOK_PYTHON "" CACHE FILEPATH "python3 with the notebook test packages (scripts/arrow_env.sh sets it)")

@@ -18,6 +18,8 @@ function(egm_embed_file)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${E_FILE}")
   file(READ "${E_FILE}" hex HEX)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  # Bytes above 0x7f (UTF-8 text) do not fit a char as literals: cast them.
+  string(REGEX REPLACE "0x([89a-f][0-9a-f])," "char(0x\\1)," bytes "${bytes}")
   file(RELATIVE_PATH source "${CMAKE_SOURCE_DIR}" "${E_FILE}")
   set(text "// Generated from ${source} by egm_embed_file (cmake/EgmEmbed.cmake); do not edit.
 #pragma once

@@ -641,6 +641,12 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   info.torch_version = leader.hello.torch_version;
   info.git_commit = leader.hello.git_commit;
   if (!leader.hello.source_diff_sha256.empty()) info.source_diff_sha256 = leader.hello.source_diff_sha256;
+  // What the compute statement counts: each rank's intra-op threads, and on a
+  // GPU its name (the leader's; a group's ranks share a node type).
+  info.threads = options_.threads_per_worker;
+  if (const DeviceName& d = leader.device; d.is_cuda() && d.index >= 0 &&
+      d.index < static_cast<int>(leader.hello.gpu_names.size()) && !leader.hello.gpu_names[d.index].empty())
+    info.gpu_name = leader.hello.gpu_names[d.index];
   const int64_t run_id = db().start_attempt(cell_id, info);
   const int attempt = cell.row.attempts + 1;  // what start_attempt numbered it
   cell.row.attempts = attempt;

@@ -202,3 +202,41 @@ CREATE TABLE source_diffs (
   size   INTEGER NOT NULL,  -- bytes of the whole diff
   diff   TEXT NOT NULL      -- as built: the whole diff, or its first 512 KiB when larger
 );
+
+-- @migration 7: compute per run; typed views for notebooks
+-- What a run used, for the compute statement (src/analysis/compute.h): the
+-- intra-op threads of each of its world_size ranks, and the GPU's name for a
+-- CUDA run (NULL on CPU). Both NULL for runs recorded before this version.
+ALTER TABLE runs ADD COLUMN threads INTEGER;
+ALTER TABLE runs ADD COLUMN gpu_name TEXT;
+-- Views for other tools (README.md, "Notebooks": pandas, Polars, DuckDB). Each
+-- column is a table column (its declared type) or a CAST to INTEGER, DOUBLE or
+-- TEXT, written in SQL that SQLite and DuckDB (which plans an attached SQLite
+-- view's SQL itself, and reads every column as VARCHAR when it cannot) both
+-- understand; no egm function, so unlike `params` they open in any client.
+-- Times stay UNIX seconds (DOUBLE): SQLite has no timestamp type.
+CREATE VIEW cell_results AS
+  SELECT s.name AS sweep, c.id AS cell_id, c.key AS key, c.variant AS variant, c.seed AS seed,
+         c.grid_point AS grid_point, c.grid_json AS grid_json, c.status AS status, c.attempts AS attempts,
+         c.failures AS failures, c.final_step AS final_step, c.final_val AS final_val, c.best_val AS best_val,
+         c.full_val AS full_val, c.ar_val AS ar_val, c.ar_ref_val AS ar_ref_val, c.updated_at AS updated_at
+  FROM cells c JOIN sweeps s ON s.id = c.sweep_id;
+CREATE VIEW metric_points AS
+  SELECT s.name AS sweep, c.id AS cell_id, c.key AS key, c.variant AS variant, c.seed AS seed,
+         c.grid_point AS grid_point, m.run_id AS run_id, m.split AS split, m.step AS step, m.loss AS loss,
+         m.lr AS lr, m.tokens_per_s AS tokens_per_s, m.time AS time
+  FROM metrics m JOIN cells c ON c.id = m.cell_id JOIN sweeps s ON s.id = c.sweep_id;
+-- One row per attempt with what it cost: seconds of wall time; on a GPU
+-- (device cuda...) GPU-seconds = seconds x world_size, else core-seconds =
+-- seconds x world_size x threads (1 when not recorded). NULL while running.
+CREATE VIEW run_compute AS
+  SELECT s.name AS sweep, r.id AS run_id, c.id AS cell_id, c.key AS key, c.variant AS variant, c.seed AS seed,
+         c.grid_point AS grid_point, r.attempt AS attempt, r.status AS status, r.host AS host, r.device AS device,
+         r.gpu_name AS gpu_name, r.world_size AS world_size, r.threads AS threads, r.started_at AS started_at,
+         r.ended_at AS ended_at, CAST(r.ended_at - r.started_at AS DOUBLE) AS seconds,
+         CAST(CASE WHEN r.device LIKE 'cuda%' THEN (r.ended_at - r.started_at) * coalesce(r.world_size, 1) END
+              AS DOUBLE) AS gpu_seconds,
+         CAST(CASE WHEN r.device NOT LIKE 'cuda%'
+                   THEN (r.ended_at - r.started_at) * coalesce(r.world_size, 1) * coalesce(r.threads, 1) END
+              AS DOUBLE) AS core_seconds
+  FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id;

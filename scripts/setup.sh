@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package egm needs (idempotent; apt as root), the pinned
-# LibTorch from PyPI (scripts/torch_env.sh: once per machine, outside the
-# checkout) and builds the project into build/. Both README commands start here.
+# LibTorch and Apache Arrow from PyPI (scripts/torch_env.sh, scripts/arrow_env.sh:
+# once per machine, outside the checkout) and builds the project into build/.
+# Both README commands start here.
 #   scripts/setup.sh                  install + configure + build everything
 #   scripts/setup.sh egm egm-worker   ... build only these targets (and skip the
 #                                     packages only the tests need)
@@ -16,17 +17,20 @@ PACKAGES=(
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libcli11-dev libgtest-dev libgmock-dev
   libvalijson-dev libboost-math-dev libssl-dev libcurl4-openssl-dev
-  gnuplot-nox libcpp-httplib-dev
+  gnuplot-nox libcpp-httplib-dev libprotobuf-dev protobuf-compiler
 )
-# libcpp-httplib-dev: egm serve. What only the test suite needs: a local Slurm
-# (tests/slurm, tests/cluster), network namespaces (tests/cluster), a headless
-# browser (tests/serve) and debootstrap (the bare root in which tests/gpu rehearses
-# the GPU machine; scripts/rehearsal_root.sh). Installed when setup.sh builds
-# everything (scripts/test.sh) or with EGM_TEST_PACKAGES=1; a build of named
-# targets (scripts/quick.sh) skips them.
+# libcpp-httplib-dev: egm serve. libprotobuf-dev, protobuf-compiler: egm export's
+# TensorBoard event files (src/export/tensorboard_event.proto). What only the test
+# suite needs: a local Slurm (tests/slurm, tests/cluster), network namespaces
+# (tests/cluster), a headless browser (tests/serve) and debootstrap (the bare root
+# in which tests/gpu rehearses the GPU machine; scripts/rehearsal_root.sh).
+# Installed when setup.sh builds everything (scripts/test.sh) or with
+# EGM_TEST_PACKAGES=1; a build of named targets (scripts/quick.sh) skips them.
 TEST_PACKAGES=(slurm-wlm munge iproute2 chromium chromium-driver debootstrap)
 if [ $# -eq 0 ] || [ "${EGM_TEST_PACKAGES:-0}" = 1 ]; then
   PACKAGES+=("${TEST_PACKAGES[@]}")
+  # ... and the pinned PyPI packages the export and notebook tests read with (arrow_env.sh).
+  EGM_ARROW_TEST_PACKAGES=1
 fi
 
 missing=()
@@ -42,6 +46,7 @@ if [ "${EGM_SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
 fi
 
 source scripts/torch_env.sh
+source scripts/arrow_env.sh
 
 BUILD_DIR=${EGM_BUILD_DIR:-build}
 BUILD_TYPE=${EGM_BUILD_TYPE:-Release}  # -g costs ~55% more compile time per LibTorch unit
@@ -64,7 +69,10 @@ if [ -f "$BUILD_DIR/CMakeCache.txt" ] && [ "$EGM_TORCH" = pypi ] &&
 fi
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_CXX_COMPILER="$CXX_COMPILER" \
-    "${EGM_TORCH_CMAKE_ARGS[@]}" ${EGM_CMAKE_ARGS:-}
+    "${EGM_TORCH_CMAKE_ARGS[@]}" "${EGM_ARROW_CMAKE_ARGS[@]}" ${EGM_CMAKE_ARGS:-}
+elif ! grep -qxF -- "${EGM_ARROW_CMAKE_ARGS[0]/#-D/}" <(sed 's/:[A-Z]*=/=/' "$BUILD_DIR/CMakeCache.txt"); then
+  # A build folder configured before Arrow was a dependency (or against another pyarrow).
+  cmake -S . -B "$BUILD_DIR" "${EGM_ARROW_CMAKE_ARGS[@]}"
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

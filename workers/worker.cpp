@@ -12,6 +12,7 @@
 #include "config/run_config.h"
 #include "data/corpus_source.h"
 #include "dist/make_communicator.h"
+#include "train/cuda_memory.h"
 #include "egm/version_info.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -45,6 +46,7 @@ sweep::Hello Worker::hello() {
   h.source_diff_sha256 = std::string(source_state().diff_sha256);
   h.nccl = have_nccl();
   h.gpus = static_cast<int>(torch::cuda::device_count());
+  for (int i = 0; i < h.gpus; ++i) h.gpu_names.push_back(cuda_device_name(i).value_or(""));
   try {
     // Loaded once; every run of this worker reads the same tokens.
     const std::string path = std::filesystem::absolute(locate_corpus(options_.data_path)).string();

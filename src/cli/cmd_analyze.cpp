@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/compute.h"
 #include "analysis/grid_analysis.h"
 #include "analysis/render.h"
 #include "analysis/sweep_analysis.h"
@@ -42,10 +43,16 @@ void run_analyze(const AnalyzeOptions& o) {
   const analysis::SweepData data = analysis::load_sweep(results, o.sweep, !o.no_params);
   if (analysis::has_grid(data)) {  // every section per grid point, then across points
     std::cout << analysis::render_grid(analysis::analyze_grid(data, options), format);
+    if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown)
+      std::cout << "\n" << analysis::render_compute_text(analysis::compute_statement(results, o.sweep));
     return;
   }
   const analysis::SweepAnalysis a = analysis::analyze_sweep(data, options);
   std::cout << analysis::render_analysis(a, format);
+  // What the table cost (src/analysis/compute.h); the CSV and JSON forms stay the analysis alone.
+  if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown)
+    std::cout << "\n"
+              << analysis::render_compute_text(analysis::compute_statement(results, o.sweep, analysis::claims_of(a)));
 }
 
 }  // namespace

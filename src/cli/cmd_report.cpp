@@ -7,11 +7,14 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/compute.h"
 #include "analysis/grid_analysis.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "db/results_db.h"
+#include "db/table_format.h"
+#include "util/files.h"
 
 namespace egm::cli {
 namespace {
@@ -29,6 +32,16 @@ struct ReportCliOptions {
   std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
 };
 
+// The compute statement beside the report (compute.md, compute.csv), and its first line on stdout.
+void write_compute(db::ResultsDb& results, const std::string& sweep, const std::vector<analysis::Claim>& claims,
+                   const std::string& out_dir) {
+  const analysis::ComputeStatement c = analysis::compute_statement(results, sweep, claims);
+  const std::string text = analysis::render_compute_text(c);
+  atomic_write_file(out_dir + "/compute.md", "# Compute\n\n```\n" + text + "```\n");
+  atomic_write_file(out_dir + "/compute.csv", db::format_table(analysis::compute_table(c), db::Format::csv));
+  std::cout << text.substr(0, text.find('\n') + 1);
+}
+
 void run_report(const ReportCliOptions& o) {
   analysis::ReportOptions options;
   options.out_dir = o.out;
@@ -44,13 +57,15 @@ void run_report(const ReportCliOptions& o) {
   if (analysis::has_grid(data)) {  // a full report per grid point, and the comparison across points
     const analysis::GridReportResult g = analysis::write_grid_report(data, options);
     std::cout << analysis::render_grid_across_markdown(g.analysis) << "\n";
-    fmt::print("wrote {} files to {} (start with {}/index.md)\n", g.files.size(), g.out_dir, g.out_dir);
+    write_compute(results, o.sweep, {}, g.out_dir);
+    fmt::print("wrote {} files to {} (start with {}/index.md)\n", g.files.size() + 2, g.out_dir, g.out_dir);
     if (!g.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", g.plot_message);
     return;
   }
   const analysis::ReportResult r = analysis::write_report(data, options);
   std::cout << analysis::render_main_table(r.analysis) << "\n";
-  fmt::print("wrote {} files to {} (start with {}/index.md)\n", r.files.size(), r.out_dir, r.out_dir);
+  write_compute(results, o.sweep, analysis::claims_of(r.analysis), r.out_dir);
+  fmt::print("wrote {} files to {} (start with {}/index.md)\n", r.files.size() + 2, r.out_dir, r.out_dir);
   if (!r.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", r.plot_message);
 }
 

@@ -18,5 +18,6 @@ void register_analyze_command(CLI::App& app);  // cmd_analyze.cpp: multi-seed st
 void register_report_command(CLI::App& app);   // cmd_report.cpp: tables and plots
 void register_submit_command(CLI::App& app);   // cmd_submit.cpp: render + sbatch
 void register_serve_command(CLI::App& app);    // cmd_serve.cpp: read-only HTTP view of the db
+void register_export_command(CLI::App& app);   // cmd_export.cpp: Parquet / TensorBoard / CSV files of a sweep
 
 }  // namespace egm::cli

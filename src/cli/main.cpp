@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   register_report_command(app);
   register_submit_command(app);
   register_serve_command(app);
+  register_export_command(app);
 
   try {
     app.parse(argc, argv);

@@ -144,13 +144,15 @@ CellRow read_cell(const Statement& s) {
   return r;
 }
 
-// source_diff_sha256 came with schema v6; an older file (read-only) has none.
+// source_diff_sha256 came with schema v6, threads and gpu_name with v7; an
+// older file (read-only) reads them as absent.
 std::string run_columns_for(int schema_version) {
   return std::string(
              "SELECT r.id, r.cell_id, s.name, c.key, c.variant, c.seed, r.attempt, r.status, r.host, r.device, "
              "r.world_size, r.backend, r.torch_version, r.git_commit, r.resumed_from_step, r.started_at, "
              "r.ended_at, r.error, ") +
-         (schema_version >= 6 ? "r.source_diff_sha256" : "NULL") +
+         (schema_version >= 6 ? "r.source_diff_sha256, " : "NULL, ") +
+         (schema_version >= 7 ? "r.threads, r.gpu_name" : "NULL, NULL") +
          " FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id";
 }
 
@@ -180,6 +182,8 @@ RunRow read_run(const Statement& s) {
   r.ended_at = s.opt_real(16);
   r.error = s.opt_text(17);
   r.info.source_diff_sha256 = s.opt_text(18);
+  r.info.threads = s.opt_int64(19);
+  r.info.gpu_name = s.opt_text(20);
   return r;
 }
 
@@ -520,9 +524,10 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
       t, fmt::format("superseded by attempt {}", attempt), cell_id);
   connection_.execute(
       "INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
-      "started_at, resumed_from_step, source_diff_sha256) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "started_at, resumed_from_step, source_diff_sha256, threads, gpu_name) "
+      "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       cell_id, attempt, info.host, info.device.str(), info.world_size, to_string(info.backend), info.torch_version,
-      info.git_commit, t, info.resumed_from_step, info.source_diff_sha256);
+      info.git_commit, t, info.resumed_from_step, info.source_diff_sha256, info.threads, info.gpu_name);
   const int64_t run_id = connection_.last_insert_rowid();
   connection_.execute("UPDATE cells SET status = 'running', attempts = ?, updated_at = ? WHERE id = ?", attempt, t,
                       cell_id);
@@ -640,7 +645,8 @@ RunRow ResultsDb::run(int64_t run_id) {
 std::vector<RunRow> ResultsDb::list_runs(const CellFilter& filter) {
   Where w;
   filter_cells(w, filter, "r.status");
-  Statement s = connection_.prepare(run_columns_for(schema_version_) + w.sql() + " ORDER BY s.id, c.position, r.attempt");
+  Statement s =
+      connection_.prepare(run_columns_for(schema_version_) + w.sql() + " ORDER BY s.id, c.position, r.attempt");
   w.bind(s);
   std::vector<RunRow> rows;
   while (s.step()) rows.push_back(read_run(s));

@@ -142,6 +142,11 @@ struct RunInfo {
   // The build's source modification (util/source_state.h); none: a clean tree
   // or not recorded (schema < 6). Its text: ResultsDb::source_diff.
   std::optional<std::string> source_diff_sha256;
+  // What the compute statement counts (schema v7; nullopt: not recorded, or an
+  // older file): intra-op threads of each of the world_size ranks, and the
+  // GPU's name for a CUDA run ("NVIDIA H200").
+  std::optional<int64_t> threads;
+  std::optional<std::string> gpu_name;
 };
 
 // A build's source modification as stored (table source_diffs).

@@ -80,7 +80,7 @@ std::string render_text(const Table& t, const FormatOptions& options) {
   return out;
 }
 
-std::string render_csv(const Table& t) {
+std::string render_csv(const Table& t, bool header) {
   std::string out;
   auto emit = [&](const std::vector<std::string>& fields) {
     for (size_t c = 0; c < fields.size(); ++c) {
@@ -89,7 +89,7 @@ std::string render_csv(const Table& t) {
     }
     out += '\n';
   };
-  emit(t.columns);
+  if (header) emit(t.columns);
   for (const auto& row : t.rows) {
     std::vector<std::string> fields;
     for (size_t c = 0; c < t.columns.size(); ++c) {
@@ -191,7 +191,7 @@ std::string csv_field(const std::string& text) {
 std::string format_table(const Table& table, Format format, const FormatOptions& options) {
   switch (format) {
     case Format::table: return render_text(table, options);
-    case Format::csv: return render_csv(table);
+    case Format::csv: return render_csv(table, options.header);
     case Format::json: return render_json(table);
   }
   return {};

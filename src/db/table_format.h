@@ -27,6 +27,7 @@ struct FormatOptions {
   int float_digits = 6;           // significant digits for reals in `table` (csv/json: round-trip);
                                   // reals >= 10^float_digits are printed in full with 2 decimals
   std::string null_text = "";     // how `table` shows NULL (csv: empty field; json: null)
+  bool header = true;             // csv: the header line (false: rows only, to stream a table in chunks)
 };
 
 // Every format ends with a newline; an empty table still prints its header

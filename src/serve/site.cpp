@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "analysis/compute.h"
 #include "analysis/grid_analysis.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
@@ -689,6 +690,7 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
                           cell.row.failures >= cell.row.max_attempts ? "given up" : "will retry",
                           escape(first_line(cell.row.last_error.value_or("(no error text)"))));
 
+  std::vector<analysis::Claim> claims;
   if (per_point) {
     body += "<h2>Grid points</h2>\n<p class=\"note\">Each point is its own 2x2: cells of different points never "
             "pair. Open a point for its tables and plots.</p>\n";
@@ -730,8 +732,13 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
     across.links = base + "/grid_across";
     body += html_table(grid_across_wide(g), across) + sections;
   } else {
-    body += analysis_sections(data, analyse(data), base, suffix);
+    const analysis::SweepAnalysis a = analyse(data);
+    claims = analysis::claims_of(a);
+    body += analysis_sections(data, a, base, suffix);
   }
+  // What the numbers cost (src/analysis/compute.h): the whole sweep, whatever point is shown.
+  body += "<h2 id=\"compute\">Compute</h2>\n<pre id=\"compute-statement\">" +
+          escape(analysis::render_compute_text(analysis::compute_statement(c.db, name, claims))) + "</pre>\n";
   body += "<h2>Cells</h2>\n";
   {
     TableOptions o;

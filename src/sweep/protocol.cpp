@@ -96,6 +96,14 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       h.gpus = static_cast<int>(r.integer_or("gpus", 0));
       h.nccl = r.boolean_or("nccl", false);
       h.source_diff_sha256 = r.text_or("source_diff_sha256", "");
+      if (r.has("gpu_names")) {
+        const json& names = r.field("gpu_names");
+        if (!names.is_array()) r.fail("gpu_names", "must be a list of names");
+        for (const json& n : names) {
+          if (!n.is_string()) r.fail("gpu_names", "must be a list of names");
+          h.gpu_names.push_back(n.get<std::string>());
+        }
+      }
       return h;
     }
     case Kind::records: {
@@ -219,7 +227,8 @@ json to_json(const Message& message) {
                   {"local_rank", m.local_rank}, {"threads", m.threads},
                   {"cores", m.cores}, {"torch_version", m.torch_version}, {"git_commit", m.git_commit},
                   {"corpus_path", m.corpus_path}, {"corpus_sha256", m.corpus_sha256}, {"error", m.error},
-                  {"nccl", m.nccl}, {"gpus", m.gpus}, {"source_diff_sha256", m.source_diff_sha256}};
+                  {"nccl", m.nccl}, {"gpus", m.gpus}, {"source_diff_sha256", m.source_diff_sha256},
+                  {"gpu_names", m.gpu_names}};
         } else if constexpr (std::is_same_v<T, Records>) {
           json records = json::array();
           for (const Record& r : m.records) records.push_back(egm::to_json(r));

@@ -30,6 +30,8 @@
 //            backend, so a CUDA run of several ranks averages over NCCL.
 //            `gpus` (optional, default 0): CUDA devices the worker sees; with
 //            --device cuda the coordinator deals them out (ASSIGN's device).
+//            `gpu_names` (optional, default []): their names by index
+//            ("NVIDIA H200"), which the compute statement reports.
 //            `source_diff_sha256` (optional, default empty): the sha256 of the
 //            source modification the worker was built from (util/source_state.h);
 //            each run's row records its leader's.
@@ -169,6 +171,7 @@ struct Hello {
   bool nccl = false;  // built with the NCCL backend (optional field)
   int gpus = 0;       // CUDA devices visible to it (optional field)
   std::string source_diff_sha256;  // its build's source modification; empty: a clean tree (optional field)
+  std::vector<std::string> gpu_names;  // their names, by device index (optional field)
 };
 
 // How a run is trained (RuntimeOptions minus what the worker knows itself).

@@ -25,10 +25,18 @@ std::optional<double> cuda_device_memory_mb(int index) {
   if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) return std::nullopt;
   return static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0);
 }
+
+std::optional<std::string> cuda_device_name(int index) {
+  if (index < 0 || index >= static_cast<int>(c10::cuda::device_count())) return std::nullopt;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) return std::nullopt;
+  return std::string(prop.name);
+}
 #else
 void reset_peak_cuda_memory(int) {}
 std::optional<double> peak_cuda_memory_mb(int) { return std::nullopt; }
 std::optional<double> cuda_device_memory_mb(int) { return std::nullopt; }
+std::optional<std::string> cuda_device_name(int) { return std::nullopt; }
 #endif
 
 }  // namespace egm

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 namespace egm {
 
@@ -12,5 +13,7 @@ void reset_peak_cuda_memory(int index);
 std::optional<double> peak_cuda_memory_mb(int index);
 // Total memory of CUDA device `index` in MB; nullopt without CUDA or without that device.
 std::optional<double> cuda_device_memory_mb(int index);
+// The name of CUDA device `index` ("NVIDIA H200"); nullopt without CUDA or without that device.
+std::optional<std::string> cuda_device_name(int index);
 
 }  // namespace egm

@@ -24,6 +24,7 @@ expect_in "analyze" "interaction I = delta(ega_mope) - delta(ega) - delta(mope) 
 expect_in "analyze" "verdict: superadditive" "$out"
 expect_in "analyze" "published I = +0.0589" "$out"
 expect_in "analyze" "MoPE (omega, sigma) per run" "$out"
+expect_in "analyze" "compute: this table:" "$out"
 
 run "analyze csv" 0 "$EGM" analyze fixture --db "$DB" --format csv
 expect_in "analyze csv" "variant,attention,position,n,mean,sd,ci_low,ci_high,delta" "$out"
@@ -72,6 +73,9 @@ expect_in "mixed allowed" "WARNING" "$out"
 
 run "report" 0 "$EGM" report fixture --db "$DB" --out "$WORK/report"
 expect_in "report" "verdict: superadditive" "$out"
+expect_in "report" "compute: this table:" "$out"
+grep -q "^scope,name,runs,running,core_hours,gpu_hours,gpu$" "$WORK/report/compute.csv" || fail "report: compute.csv"
+grep -q "compute: this table:" "$WORK/report/compute.md" || fail "report: compute.md"
 for f in index.md main.md main.tex main.csv analysis.json plots/interaction.gp; do
   [ -s "$WORK/report/$f" ] || fail "report: $f missing or empty"
 done

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `egm` loads no LibTorch for the read-only verbs (src/cli/README.md): its
 # binary needs none of LibTorch's libraries, and the dynamic loader's trace
-# (LD_DEBUG=libs) of status, runs, query, analyze and report on a small
+# (LD_DEBUG=libs) of status, runs, query, analyze, report and export (every
+# format: Parquet loads Arrow from egm-parquet.so, never LibTorch) on a small
 # database, of `egm submit --dry-run`, and of `egm --help` / `egm train --help`,
-# names none. The torch
+# names none; nor does the trace of `egm status` name Arrow (only export loads
+# it). The torch
 # verbs do load it (through egm-torch, same pid: LD_DEBUG follows the exec),
 # and without egm-torch next to egm they stop with one line and exit 2.
 #   test_cli_no_torch.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
@@ -56,6 +58,13 @@ grep -q -- "egm-coordinator $WORK/spec.json --db $WORK/submit/egm.sqlite .*--vie
   "$WORK/out" || fail "egm submit --dry-run: no launch line in: $(grep launch_command "$WORK/out")"
 grep -q "plm" "$WORK/out" && fail "egm submit --dry-run: the Slurm job's line chooses a launcher: $(grep plm "$WORK/out")"
 [ -e "$WORK/submit" ] && fail "egm submit --dry-run wrote $WORK/submit"
+for format in csv tensorboard parquet; do
+  loaded "egm export --format $format" no "$EGM" export demo --format "$format" --out "$WORK/export-$format" --db "$DB" -q
+done
+[ -s "$WORK/export-parquet/cells.parquet" ] || fail "egm export --format parquet wrote no cells.parquet"
+cat "$WORK"/ld.* | grep -Eq "calling init: .*libarrow" || fail "egm export --format parquet: Arrow was not loaded"
+LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/ld-status" "$EGM" status --db "$DB" >/dev/null 2>&1
+cat "$WORK"/ld-status.* | grep -Eq "libarrow|libparquet" && fail "egm status loaded Arrow"
 # A torch verb: the exec into egm-torch, which loads it, prints what egm data path always printed.
 loaded "egm data path" yes "$EGM" data path
 [ -s "$WORK/out" ] || fail "egm data path printed nothing"

@@ -304,6 +304,44 @@ TEST(Migrations, VersionFiveRunsReadWithoutASourceDiff) {
   EXPECT_FALSE(stored->truncated());
 }
 
+// A file written before runs recorded their threads and GPU (schema v5, before
+// v7): the read-only verbs list its runs without them; the upgrade adds the
+// columns (NULL for the old run) and the typed views, whose compute counts the
+// old run at one thread.
+TEST(Migrations, VersionFiveRunsReadWithoutThreads) {
+  ScratchDir dir;
+  const std::string path = dir.file("v5.sqlite");
+  {
+    Connection c(path, OpenMode::read_write_create);
+    const auto& all = results_migrations();
+    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 5}), 5);
+    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
+    const auto in = egm::testing::make_cell("base", 0);
+    c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
+              "max_attempts, updated_at, status) VALUES (1, 0, ?, ?, ?, ?, ?, ?, ?, 1, 'done')",
+              in.key, in.variant, in.seed, in.config_json, in.config_hash, in.max_steps, in.max_attempts);
+    c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, started_at, ended_at) "
+              "VALUES (1, 1, 'done', 'h', 'cpu', 2, 100, 130)");
+  }
+  {
+    ResultsDb reader(path, OpenMode::read_only);
+    EXPECT_EQ(reader.schema_version(), 5);
+    const auto runs = reader.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_FALSE(runs[0].info.threads.has_value());
+    EXPECT_FALSE(runs[0].info.gpu_name.has_value());
+  }
+  ResultsDb db(path, OpenMode::read_write);
+  EXPECT_EQ(db.schema_version(), results_schema_version());
+  EXPECT_FALSE(db.list_runs().at(0).info.threads.has_value());
+  Statement q = db.connection().prepare("SELECT seconds, core_seconds, gpu_seconds, variant FROM run_compute");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.real(0), 30.0);
+  EXPECT_EQ(q.real(1), 60.0);  // 30 s x 2 ranks x 1 thread
+  EXPECT_TRUE(q.is_null(2));
+  EXPECT_EQ(q.text(3), "base");
+}
+
 // A file written before events had a step (schema v3): the read-only verbs
 // list its events without one; the upgrade fills the step in from the text the
 // old messages carried (and leaves it NULL where they carried none); a kind

@@ -821,6 +821,7 @@ std::function<void(es::Transport&)> hello_on(const std::string& host, int local_
     h.host = host;
     h.local_rank = local_rank;
     h.gpus = gpus;
+    for (int i = 0; i < gpus; ++i) h.gpu_names.push_back(host + " GPU " + std::to_string(i));
     h.torch_version = "fake";
     h.git_commit = "fake";
     h.corpus_sha256 = "same";
@@ -860,6 +861,12 @@ TEST_F(CoordinatorInProcess, CudaSweepsDealGpusRoundRobinPerHostAndEachMemberGet
   for (const auto& r : db.list_runs()) {
     const auto& devices = devices_by_run.at(r.id);
     EXPECT_EQ(r.info.device.str(), devices.front()) << r.cell_key;
+    // The compute statement's inputs: each rank's threads, and the leader's GPU by the name its HELLO gave.
+    EXPECT_EQ(r.info.threads, std::optional<int64_t>(o.threads_per_worker)) << r.cell_key;
+    // (A group may span both hosts, "nodeA,nodeB": the leader's comes first.)
+    const std::string leader_host = r.info.host.substr(0, r.info.host.find(','));
+    EXPECT_EQ(r.info.gpu_name, std::optional<std::string>(leader_host + " GPU " + std::to_string(r.info.device.index)))
+        << r.cell_key << " on " << r.info.host;
     if (r.variant == "ega") {
       EXPECT_EQ(r.info.world_size, 2) << r.cell_key;
     }

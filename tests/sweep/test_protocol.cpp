@@ -65,6 +65,8 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   h.corpus_sha256 = "86c4";
   h.error = "";
   h.nccl = true;
+  h.gpus = 2;
+  h.gpu_names = {"NVIDIA H200", "NVIDIA H200"};
   const es::Hello h2 = round_trip(h);
   EXPECT_EQ(h2.protocol_version, es::kProtocolVersion);
   EXPECT_EQ(h2.host, "node7");
@@ -77,11 +79,18 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   EXPECT_EQ(h2.corpus_path, "/data/input.txt");
   EXPECT_EQ(h2.corpus_sha256, "86c4");
   EXPECT_TRUE(h2.nccl);
-  // An older worker's HELLO has no "nccl": it reads as false.
+  EXPECT_EQ(h2.gpu_names, h.gpu_names);
+  // An older worker's HELLO has no "nccl" nor "gpu_names": false and none.
   nlohmann::json old_hello = es::to_json(es::Message{h});
   old_hello.erase("nccl");
+  old_hello.erase("gpu_names");
   const auto decoded = es::decode(es::encode_frame(es::kProtocolVersion, 1, old_hello.dump()), "rank 1");
   EXPECT_FALSE(std::get<es::Hello>(decoded).nccl);
+  EXPECT_TRUE(std::get<es::Hello>(decoded).gpu_names.empty());
+  // A malformed list is refused, naming the field.
+  nlohmann::json bad = es::to_json(es::Message{h});
+  bad["gpu_names"] = {1, 2};
+  EXPECT_THROW(es::decode(es::encode_frame(es::kProtocolVersion, 1, bad.dump()), "rank 1"), egm::ProtocolError);
 
   es::Assign a;
   a.cell_id = 12;

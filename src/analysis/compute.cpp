@@ -1,0 +1,134 @@
+#include "analysis/compute.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/sweep_analysis.h"
+#include "util/error.h"
+
+namespace egm::analysis {
+namespace {
+
+// Hours for people: two significant digits, at least one decimal (0.0042, 0.41, 3.1, 27.0, 1234.5).
+std::string hours_text(double seconds) {
+  const double h = seconds / 3600;
+  if (h == 0) return "0";
+  if (h >= 10) return fmt::format("{:.1f}", h);
+  const int decimals = std::max(1, 1 - static_cast<int>(std::floor(std::log10(h))));
+  return fmt::format("{:.{}f}", h, decimals);
+}
+
+ComputeTotals& slot(std::vector<std::pair<std::string, ComputeTotals>>& list, const std::string& name) {
+  for (auto& [n, t] : list)
+    if (n == name) return t;
+  list.emplace_back(name, ComputeTotals{});
+  return list.back().second;
+}
+
+}  // namespace
+
+void ComputeTotals::add(const ComputeTotals& o) {
+  runs += o.runs;
+  running += o.running;
+  core_seconds += o.core_seconds;
+  for (const auto& [name, s] : o.gpu_seconds) gpu_seconds[name] += s;
+  runs_without_threads += o.runs_without_threads;
+}
+
+std::vector<Claim> claims_of(const SweepAnalysis& a) {
+  std::vector<Claim> claims;
+  for (const DeltaResult& d : a.deltas)
+    claims.push_back({fmt::format("delta({})", d.variant), {a.baseline, d.variant}});
+  if (a.interaction) {
+    const Factors& f = a.interaction->factors;
+    claims.push_back({"interaction", {f.a, f.b, f.ab, f.base}});
+  }
+  return claims;
+}
+
+ComputeStatement compute_statement(db::ResultsDb& db, const std::string& sweep, const std::vector<Claim>& claims) {
+  const std::optional<db::SweepRow> row = db.find_sweep(sweep);
+  EGM_REQUIRE(row.has_value(), ConfigError, "no sweep named '{}' in {}", sweep, db.path());
+  const bool v7 = db.schema_version() >= 7;
+  db::Statement s = db.connection().prepare(
+      std::string("SELECT c.id, c.variant, r.device, r.world_size, r.started_at, r.ended_at, ") +
+      (v7 ? "r.threads, r.gpu_name" : "NULL, NULL") +
+      " FROM cells c JOIN runs r ON r.cell_id = c.id WHERE c.sweep_id = ?1 ORDER BY c.position, r.attempt");
+  s.bind(1, row->id);
+  ComputeStatement out;
+  out.sweep = sweep;
+  std::map<std::string, ComputeTotals> by_variant;
+  while (s.step()) {
+    ComputeTotals t;
+    const std::string variant = s.text(1);
+    const std::optional<double> ended = s.opt_real(5);
+    if (!ended) {
+      t.running = 1;
+    } else {
+      const double seconds = std::max(0.0, *ended - s.real(4));
+      const double ranks = static_cast<double>(s.opt_int64(3).value_or(1));
+      t.runs = 1;
+      if (s.text(2).rfind("cuda", 0) == 0) {
+        t.gpu_seconds[s.opt_text(7).value_or("GPU")] = seconds * ranks;
+      } else {
+        const std::optional<int64_t> threads = s.opt_int64(6);
+        if (!threads) t.runs_without_threads = 1;
+        t.core_seconds = seconds * ranks * static_cast<double>(threads.value_or(1));
+      }
+    }
+    out.cells[s.int64(0)].add(t);
+    slot(out.variants, variant).add(t);
+    out.total.add(t);
+  }
+  for (const Claim& claim : claims) {
+    ComputeTotals& t = slot(out.claims, claim.name);
+    for (const std::string& v : claim.variants)
+      for (const auto& [name, totals] : out.variants)
+        if (name == v) t.add(totals);
+  }
+  return out;
+}
+
+std::string compute_line(const ComputeTotals& t) {
+  std::string s = fmt::format("{} run{}", t.runs, t.runs == 1 ? "" : "s");
+  std::vector<std::string> parts;
+  for (const auto& [name, seconds] : t.gpu_seconds)
+    parts.push_back(fmt::format("{} GPU-hours on {}", hours_text(seconds), name));
+  if (t.core_seconds > 0 || t.gpu_seconds.empty())
+    parts.push_back(fmt::format("{} core-hours of CPU", hours_text(t.core_seconds)));
+  for (size_t i = 0; i < parts.size(); ++i) s += (i == 0 ? ", " : "; ") + parts[i];
+  if (t.runs_without_threads > 0)
+    s += fmt::format(" ({} CPU run{} without a recorded thread count, counted at 1 thread)", t.runs_without_threads,
+                     t.runs_without_threads == 1 ? "" : "s");
+  if (t.running > 0) s += fmt::format("; {} still running, not counted", t.running);
+  return s;
+}
+
+std::string render_compute_text(const ComputeStatement& st) {
+  std::string s = fmt::format("compute: this table: {}\n", compute_line(st.total));
+  for (const auto& [name, t] : st.claims) s += fmt::format("  {}: {}\n", name, compute_line(t));
+  for (const auto& [name, t] : st.variants) s += fmt::format("  {}: {}\n", name, compute_line(t));
+  return s;
+}
+
+db::Table compute_table(const ComputeStatement& st) {
+  db::Table t;
+  t.columns = {"scope", "name", "runs", "running", "core_hours", "gpu_hours", "gpu"};
+  auto add = [&](const std::string& scope, const std::string& name, const ComputeTotals& c) {
+    double gpu = 0;
+    std::string names;
+    for (const auto& [n, seconds] : c.gpu_seconds) {
+      gpu += seconds;
+      names += (names.empty() ? "" : ", ") + n;
+    }
+    t.rows.push_back({scope, name, c.runs, c.running, c.core_seconds / 3600, gpu / 3600, names});
+  };
+  add("sweep", st.sweep, st.total);
+  for (const auto& [name, c] : st.claims) add("claim", name, c);
+  for (const auto& [name, c] : st.variants) add("variant", name, c);
+  return t;
+}
+
+}  // namespace egm::analysis

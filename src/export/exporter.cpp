@@ -1,0 +1,149 @@
+#include "export/exporter.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "db/results_db.h"
+#include "export/csv_sink.h"
+#include "export/export_tables.h"
+#include "export/tensorboard.h"
+#include "util/error.h"
+#include "egm/version_info.h"
+
+namespace egm::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+
+void check_out_dir(const fs::path& out) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(out, ec);
+  if (!fs::exists(st)) return;
+  EGM_REQUIRE(fs::is_directory(st), ConfigError, "{} exists and is not a folder; egm export writes a new folder",
+              out.string());
+  EGM_REQUIRE(fs::is_empty(out, ec) && !ec, ConfigError,
+              "{} exists and is not empty; egm export writes into a new or empty folder (choose another --out)",
+              out.string());
+}
+
+// The database, read-only; its refusal (missing, not SQLite, not egm's, from a
+// newer egm) in one line: SQLite's own errors carry the SQL on a second one.
+db::ResultsDb open_input(const std::string& path) {
+  try {
+    return db::open_for_reading(path);
+  } catch (const DbError& e) {
+    const std::string message = e.what();
+    EGM_THROW(DbError, "{}", message.substr(0, message.find('\n')));
+  }
+}
+
+// Removes the partial output unless released (the export finished).
+class PartialDir {
+ public:
+  explicit PartialDir(fs::path path) : path_(std::move(path)) {}
+  ~PartialDir() {
+    if (!released_) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  void release() { released_ = true; }
+
+ private:
+  fs::path path_;
+  bool released_ = false;
+};
+
+}  // namespace
+
+ExportFormat parse_export_format(const std::string& name) {
+  if (name == "parquet") return ExportFormat::parquet;
+  if (name == "tensorboard") return ExportFormat::tensorboard;
+  if (name == "csv") return ExportFormat::csv;
+  EGM_THROW(ConfigError, "unknown export format '{}'; valid: parquet, tensorboard, csv", name);
+}
+
+const char* to_string(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::parquet: return "parquet";
+    case ExportFormat::tensorboard: return "tensorboard";
+    case ExportFormat::csv: return "csv";
+  }
+  return "?";
+}
+
+ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
+                           const std::function<void(const std::string&)>& progress) {
+  EGM_REQUIRE(!options.out_dir.empty(), ConfigError, "egm export needs --out DIR");
+  const fs::path out = fs::absolute(options.out_dir).lexically_normal();
+  const fs::path out_clean = out.has_filename() ? out : out.parent_path();
+  check_out_dir(out_clean);
+  db::ResultsDb results = open_input(options.db_path);
+  const std::optional<db::SweepRow> sweep = results.find_sweep(options.sweep);
+  if (!sweep) {
+    std::string names;
+    for (const db::SweepRow& s : results.list_sweeps()) names += (names.empty() ? "" : ", ") + s.name;
+    EGM_THROW(ConfigError, "no sweep named '{}' in {} (its sweeps: {})", options.sweep, results.path(),
+              names.empty() ? "none" : names);
+  }
+  if (options.format == ExportFormat::parquet && !parquet) parquet = load_parquet_sinks();
+
+  // A read snapshot: every table of one export sees the same committed state
+  // while a coordinator goes on writing.
+  db::Connection& connection = results.connection();
+  db::Transaction snapshot(connection, db::Transaction::Kind::deferred);
+  const fs::path parent = out_clean.parent_path();
+  fs::create_directories(parent);
+  const fs::path partial = parent / fmt::format(".{}.egm-export-{}", out_clean.filename().string(), getpid());
+  fs::remove_all(partial);
+  fs::create_directory(partial);
+  PartialDir cleanup(partial);
+
+  ExportSummary summary;
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  if (options.format == ExportFormat::tensorboard) {
+    const TensorBoardSummary tb = write_tensorboard(connection, sweep->id, partial.string(), [&](int64_t cells) {
+      if (progress) progress(fmt::format("tensorboard: {} cells ({:.0f} s)", cells, elapsed()));
+    });
+    summary.tensorboard_runs = tb.runs;
+    summary.files.push_back({"", tb.events});
+  } else {
+    const int version = results.schema_version();
+    for (const ExportTable& table : export_tables(version)) {
+      if (!table.requires_table.empty() && !has_table(connection, table.requires_table)) continue;
+      TableSchema schema = schema_of(table);
+      schema.metadata = {{"egm.table", table.name},
+                         {"egm.sweep", sweep->name},
+                         {"egm.spec_hash", sweep->spec_hash},
+                         {"egm.schema_version", std::to_string(version)},
+                         {"egm.git_commit", EGM_GIT_COMMIT}};
+      const std::string name = table.name + (options.format == ExportFormat::parquet ? ".parquet" : ".csv");
+      const std::string path = (partial / name).string();
+      std::unique_ptr<TableSink> sink =
+          options.format == ExportFormat::parquet ? parquet(path, schema) : open_csv_sink(path, schema);
+      const int64_t rows = read_rows(connection, version, table, sweep->id, *sink, [&](int64_t n) {
+        if (progress && n % 1000000 == 0) progress(fmt::format("{}: {} rows ({:.0f} s)", table.name, n, elapsed()));
+      });
+      sink->finish();
+      summary.files.push_back({name, rows});
+      if (progress) progress(fmt::format("{}: {} rows ({:.1f} s)", name, rows, elapsed()));
+    }
+  }
+  snapshot.commit();
+
+  // An empty folder that was there is replaced (rename needs it gone).
+  std::error_code ec;
+  if (fs::exists(out_clean)) fs::remove(out_clean);
+  fs::rename(partial, out_clean, ec);
+  EGM_REQUIRE(!ec, IoError, "cannot rename {} to {}: {}", partial.string(), out_clean.string(), ec.message());
+  cleanup.release();
+  return summary;
+}
+
+}  // namespace egm::exporter
