@@ -7,10 +7,15 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "analysis/figures.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -82,6 +87,128 @@ GnuplotRun run_gnuplot(const std::string& gnuplot_path, const std::string& scrip
   if (run.exit_code == 127 && run.output.empty()) run.output = "could not execute " + gnuplot_path;
   if (run.exit_code == 126 && run.output.empty()) run.output = "could not enter " + directory;
   return run;
+}
+
+namespace {
+
+// A gnuplot single-quoted string: no escapes inside, a quote is doubled.
+std::string gp_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// A data-file value; '?' is declared missing in every script.
+std::string gp_num(double x) { return std::isfinite(x) ? fmt::format("{:.10g}", x) : "?"; }
+
+int point_type(const FigureLayer& l) {
+  if (l.shape == "diamond") return l.hollow ? 12 : 13;
+  return l.hollow ? 6 : 7;
+}
+
+std::string title_of(const FigureLayer& l) { return l.label.empty() ? "notitle" : "title " + gp_quote(l.label); }
+
+}  // namespace
+
+GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
+  using K = FigureLayer::Kind;
+  GnuplotFigure out;
+  const std::string dat = f.name + ".dat";
+  out.data = fmt::format("# {}: the data of {}.gp, one block per layer (gnuplot index)\n", f.title, f.name);
+  std::string body = "set title " + gp_quote(f.title) + "\n";
+  body += "set xlabel " + gp_quote(f.x_label) + "\nset ylabel " + gp_quote(f.y_label) + "\n";
+  body += "set grid\nset key outside right top\nset style fill transparent solid 0.18 noborder\n";
+  body += f.log_x ? "set logscale x\n" : "unset logscale x\n";
+  body += f.log_y ? "set logscale y\n" : "unset logscale y\n";
+  if (!f.categories.empty()) {
+    std::string tics;
+    for (size_t i = 0; i < f.categories.size(); ++i)
+      tics += fmt::format("{}{} {}", i ? ", " : "", gp_quote(f.categories[i]), i);
+    body += "set xtics (" + tics + ")\n";
+    body += fmt::format("set xrange [-0.6:{}]\n", static_cast<double>(f.categories.size()) - 0.4);
+    body += "set offsets 0, 0, graph 0.08, graph 0.08\n";  // keep markers off the frame
+  } else if (f.x_range) {
+    body += fmt::format("set xrange [{}:{}]\n", gp_num(f.x_range->first), gp_num(f.x_range->second));
+  } else {
+    body += "set autoscale x\n";
+  }
+  if (f.y_range)
+    body += fmt::format("set yrange [{}:{}]\n", gp_num(f.y_range->first), gp_num(f.y_range->second));
+  else
+    body += "set autoscale y\n";
+  for (const auto& [x, label] : f.top_labels)
+    body += fmt::format("set label {} at {}, graph 0.97 center textcolor rgb 'gray30'\n", gp_quote(label), gp_num(x));
+  std::vector<std::string> plots;
+  int index = 0;
+  for (const auto& l : f.layers) {
+    const std::string dash = l.dashed ? " dt 2" : "";
+    switch (l.kind) {
+      case K::vline:
+        body += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead{1} lc rgb '{2}'\n", gp_num(l.xs[0]),
+                            dash, l.colour);
+        continue;
+      case K::hline:
+        plots.push_back(fmt::format("{} with lines lw 1.2{} lc rgb '{}' {}", gp_num(l.ys[0]), dash, l.colour,
+                                    title_of(l)));
+        continue;
+      default: break;
+    }
+    if (l.xs.empty()) {  // a legend entry only
+      plots.push_back(fmt::format("1/0 with {} lc rgb '{}' {}", l.kind == K::points ? "points" : "lines lw 2",
+                                  l.colour, title_of(l)));
+      continue;
+    }
+    out.data += fmt::format("{}# index {}: {}{}\n", index ? "\n\n" : "", index, l.label.empty() ? "(unlabelled)" : l.label,
+                            l.kind == K::band ? " (x low high)" : l.kind == K::interval ? " (x y low high)" : " (x y)");
+    for (size_t i = 0; i < l.xs.size(); ++i) {
+      if (l.kind == K::band)
+        out.data += fmt::format("{} {} {}\n", gp_num(l.xs[i]), gp_num(l.lo[i]), gp_num(l.hi[i]));
+      else if (l.kind == K::interval)
+        out.data += fmt::format("{} {} {} {}\n", gp_num(l.xs[i] + l.dx), gp_num(l.ys[i]), gp_num(l.lo[i]),
+                                gp_num(l.hi[i]));
+      else
+        out.data += fmt::format("{} {}\n", gp_num(l.xs[i]), i < l.ys.size() ? gp_num(l.ys[i]) : "?");
+    }
+    const std::string src = fmt::format("{} index {}", gp_quote(dat), index++);
+    switch (l.kind) {
+      case K::band:
+        plots.push_back(fmt::format("{} using 1:2:3 with filledcurves lc rgb '{}' notitle", src, l.colour));
+        break;
+      case K::line:
+        plots.push_back(fmt::format("{} using 1:2 with lines lw 2{} lc rgb '{}' {}", src, dash, l.colour, title_of(l)));
+        break;
+      case K::points:
+        plots.push_back(fmt::format("{} using 1:2 with points pt {} ps 0.8 lc rgb '{}' {}", src, point_type(l),
+                                    l.colour, title_of(l)));
+        break;
+      case K::interval:
+        plots.push_back(fmt::format("{} using 1:2:3:4 with yerrorbars pt 7 ps 1.2 lc rgb '{}' {}", src, l.colour,
+                                    title_of(l)));
+        break;
+      default: break;
+    }
+  }
+  body += "set samples 400\n";
+  body += plots.empty() ? "plot 1/0 notitle\n" : "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
+  body += "unset arrow\nunset label\n";
+
+  std::string& s = out.script;
+  s = fmt::format("# Generated by egm report; run `gnuplot {}.gp` in this folder to redraw.\n", f.name);
+  s += "set encoding utf8\nset datafile missing '?'\n";
+  s += "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n";
+  s += fmt::format("  set terminal pngcairo size {},{} noenhanced font 'sans,10'\n", width, height);
+  s += "} else {\n";
+  s += fmt::format("  set terminal png size {},{} noenhanced\n", width, height);
+  s += "}\n";
+  s += fmt::format("set output '{}.png'\n", f.name);
+  s += body;
+  s += "unset output\n";
+  s += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,11' background rgb 'white'\n", width,
+                   height);
+  s += fmt::format("set output '{}.svg'\n", f.name);
+  s += body;
+  s += "unset output\n";
+  return out;
 }
 
 }  // namespace egm::analysis

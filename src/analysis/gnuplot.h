@@ -23,3 +23,20 @@ struct GnuplotRun {
 GnuplotRun run_gnuplot(const std::string& gnuplot_path, const std::string& script, const std::string& directory);
 
 }  // namespace egm::analysis
+
+namespace egm::analysis {
+
+struct Figure;
+
+// A figure (figures.h) as gnuplot input: `data` is NAME.dat (one block per
+// data layer, addressed by gnuplot's `index`; '?' marks a missing value) and
+// `script` a complete script that draws the figure twice, as NAME.png
+// (pngcairo when this gnuplot has it, else libgd's png) and NAME.svg, when run
+// by `gnuplot NAME.gp` in the folder holding both files.
+struct GnuplotFigure {
+  std::string data;
+  std::string script;
+};
+GnuplotFigure gnuplot_figure(const Figure& figure, int width = 1100, int height = 600);
+
+}  // namespace egm::analysis

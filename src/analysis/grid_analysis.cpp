@@ -1,9 +1,9 @@
 #include "analysis/grid_analysis.h"
 
 #include <fmt/format.h>
-
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -25,15 +25,6 @@ std::string value_text(const json& v) {
   return v.dump();
 }
 
-std::string label_of(const json& values, const std::vector<std::string>& axes) {
-  std::string s;
-  for (const auto& axis : axes) {
-    if (!values.contains(axis)) continue;
-    if (!s.empty()) s += ' ';
-    s += axis + "=" + value_text(values[axis]);
-  }
-  return s;
-}
 
 // Axis order: the stored spec's (as written; SpecView::grid_axes), then any
 // other key the points carry.
@@ -85,6 +76,20 @@ using cells::num;
 
 }  // namespace
 
+std::string grid_point_label(const json& values, const std::vector<std::string>& axes) {
+  std::string s;
+  auto add = [&](const std::string& axis) {
+    if (!s.empty()) s += ' ';
+    s += axis + "=" + value_text(values[axis]);
+  };
+  for (const auto& axis : axes)
+    if (values.contains(axis)) add(axis);
+  if (values.is_object())
+    for (const auto& [k, v] : values.items())
+      if (std::find(axes.begin(), axes.end(), k) == axes.end()) add(k);
+  return s;
+}
+
 std::string across_cell_text(const AcrossRow& row, size_t point) {
   return cell_text(row.points.at(point), row.quantity.rfind("mean(", 0) == 0);
 }
@@ -125,7 +130,7 @@ std::vector<GridPointData> split_grid_points(const SweepData& data) {
   std::vector<GridPointData> out;
   for (auto& [index, p] : points) out.push_back(std::move(p));
   const std::vector<std::string> axes = axes_of(out, data.spec);
-  for (auto& p : out) p.label = label_of(p.values, axes);
+  for (auto& p : out) p.label = grid_point_label(p.values, axes);
   return out;
 }
 

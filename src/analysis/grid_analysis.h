@@ -29,6 +29,12 @@ struct GridPointData {
   SweepData data;
 };
 
+// The one rule that names a grid point, for every rendering (egm analyze,
+// report, serve's sweep and cell pages): "train.lr=0.001 model.dropout=0",
+// the axes in `axes` order (the spec's), then any other key of the point in
+// its JSON order; strings bare, numbers as the shortest round trip.
+std::string grid_point_label(const nlohmann::json& values, const std::vector<std::string>& axes);
+
 // True when the sweep's cells belong to grid points (a spec with "grid").
 bool has_grid(const SweepData& data);
 // The points in index order. ConfigError when the sweep has no grid.

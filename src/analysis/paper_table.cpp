@@ -130,13 +130,13 @@ db::Table paper_number_table(const PaperTable& t) {
 
 namespace {
 
-std::string interaction_label_markdown(const Factors& f) {
-  return fmt::format("**interaction** I = Δ({}) − Δ({}) − Δ({})", f.ab, f.a, f.b);
+std::string interaction_label(const Factors& f) {
+  return fmt::format("interaction I = Δ({}) − Δ({}) − Δ({})", f.ab, f.a, f.b);
 }
 
 }  // namespace
 
-std::string paper_markdown(const PaperTable& t) {
+db::Table paper_display_table(const PaperTable& t) {
   db::Table out;
   out.columns = {"variant", "attention", "position",
                  fmt::format("{} mean ± {} CI (n)", metric_name(t.metric), percent(t.level)),
@@ -148,7 +148,7 @@ std::string paper_markdown(const PaperTable& t) {
   for (const auto& r : t.rows) {
     std::vector<db::Value> row;
     if (r.interaction) {
-      row = {str(interaction_label_markdown(t.factors)), str(""), str(""), str(fmt::format("n = {}", r.n)),
+      row = {str(interaction_label(t.factors)), str(""), str(""), str(fmt::format("n = {}", r.n)),
              str(delta_pm(*r.delta))};
       if (t.published) {
         row.push_back(str(""));
@@ -164,6 +164,13 @@ std::string paper_markdown(const PaperTable& t) {
     }
     out.rows.push_back(std::move(row));
   }
+  return out;
+}
+
+std::string paper_markdown(const PaperTable& t) {
+  db::Table out = paper_display_table(t);
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    if (t.rows[i].interaction) out.rows[i][0] = str("**" + interaction_label(t.factors).replace(0, 11, "interaction**"));
   std::string s = markdown_table(out);
   if (t.interaction()) s += fmt::format("\nVerdict: **{}**\n", t.verdict);
   return s;

@@ -4,7 +4,7 @@
 // half-width, published columns) and aligned text (`egm analyze`'s headline:
 // the 2x2 of means, or without 2x2 factors the variants with their deltas).
 // Rows: the variants in spec order, then the interaction when there is one.
-// `egm serve` shows the CSV form as an HTML table.
+// `egm serve` shows the display form as an HTML table, downloads the CSV form.
 #pragma once
 
 #include <cmath>
@@ -58,8 +58,12 @@ PaperTable build_paper_table(const SweepAnalysis& analysis);
 // published_delta. The interaction row carries I in the delta columns and the
 // published interaction in published_delta.
 db::Table paper_number_table(const PaperTable& table);
-// Markdown: variant, attention, position, mean ± half-width (n), delta ±
-// half-width, [published, published delta]; then "Verdict: **...**".
+// The paper's layout with the numbers as people read them (text cells):
+// variant, attention, position, mean ± half-width (n), delta ± half-width,
+// [published, published delta], the interaction row last. The Markdown form
+// and the sweep page of `egm serve` (an HTML table) are this table.
+db::Table paper_display_table(const PaperTable& table);
+// Markdown: paper_display_table, then "Verdict: **...**".
 std::string paper_markdown(const PaperTable& table);
 // LaTeX (booktabs), names escaped, the verdict as a comment.
 std::string paper_latex(const PaperTable& table);

@@ -230,41 +230,36 @@ db::Table human_k_table(const SweepAnalysis& a) {
   return t;
 }
 
-struct Section {
-  std::string title;
-  std::string intro;  // may be empty
-  db::Table table;
-  int digits = 5;
-};
+using Section = ReportSection;
 
 std::vector<Section> sections(const SweepAnalysis& a) {
   std::vector<Section> out;
   out.push_back({"Per variant", "Mean, sample SD and Student-t interval of each measured metric over seeds.",
-                 human_summary_table(a)});
+                 human_summary_table(a), 5, "summary"});
   if (!a.deltas.empty())
     out.push_back({fmt::format("Deltas against {} ({})", a.baseline, metric_name(a.metric)),
                    "delta = baseline - variant, positive = better. Paired over shared seeds (t interval on per-seed "
                    "differences, Wilcoxon signed-rank), Welch when the variants share fewer than two seeds; p (Holm) "
                    "adjusts the t-test p-values over the variants compared.",
-                   human_delta_table(a)});
+                   human_delta_table(a), 5, "deltas"});
   if (a.published)
     out.push_back({fmt::format("Published numbers ({})", metric_name(a.published->metric)),
                    fmt::format("Source: {}. The paper reports one seed, so 'in pred.' (where a new seed would fall: "
                                "mean ± t·SD·sqrt(1+1/n)) is the fairer check than 'in CI' (where the mean is).",
                                a.published->source),
-                   human_published_table(a)});
+                   human_published_table(a), 5, "published"});
   if (!a.excluded.empty())
-    out.push_back({"Excluded cells", "Only cells with status done and a value of the metric count.", excluded_table(a)});
+    out.push_back({"Excluded cells", "Only cells with status done and a value of the metric count.", excluded_table(a), 5, "excluded"});
   if (!a.setup_conflicts.empty())
     out.push_back({"WARNING: paired cells ran with different setups",
                    "--allow-mixed-world-size was given; these comparisons mix world sizes or backends.",
-                   setup_conflict_table(a)});
+                   setup_conflict_table(a), 5, "conflicts"});
   if (!a.provenance.empty())
     out.push_back({"WARNING: compared cells were trained by different code",
                    "Different egm commits, source modifications (diff sha256; `egm runs --show-diff CELL` prints "
                    "one), LibTorch versions or devices trained the cells of these comparisons: a difference may be "
                    "the code's, not the model's.",
-                   provenance_table(a)});
+                   provenance_table(a), 5, "provenance"});
   if (!a.params.mope.empty()) {
     out.push_back({"MoPE (omega, sigma) per run",
                    fmt::format("Sigma regions: below 1, character [1,6), word [6,20), clause [20,55), sentence >= 55. "
@@ -272,7 +267,7 @@ std::vector<Section> sections(const SweepAnalysis& a) {
                                "from initialisation. k: clusters of (log omega, log sigma) chosen by the gap statistic "
                                "/ BIC / silhouette (k init: the same on the initial pairs, a control).",
                                a.params.boundary_tolerance),
-                   human_mope_table(a)});
+                   human_mope_table(a), 5, "mope_runs"});
     std::string sampled;  // variants whose runs were not all clustered (--cluster-runs)
     for (const ClusterSample& c : a.params.cluster_samples)
       if (c.clustered < c.runs)
@@ -285,17 +280,23 @@ std::vector<Section> sections(const SweepAnalysis& a) {
                                         : fmt::format(" Clustered: a sample evenly spaced in seed order ({}; "
                                                       "--cluster-runs all for every run).",
                                                       sampled)),
-                   human_k_table(a)});
+                   human_k_table(a), 5, "mope_k_scores"});
   }
   if (!a.params.gates.empty())
     out.push_back({"Gate parameters per layer (over heads)",
                    "Per layer: the mean over heads of each head's mean over seeds, with the lowest and highest head.",
-                   gate_layer_table(a), 4});
+                   gate_layer_table(a), 4, "gates_by_layer"});
   return out;
 }
 
 
 }  // namespace
+
+std::vector<ReportSection> report_sections(const SweepAnalysis& a) { return sections(a); }
+
+std::string render_interaction_lines(const SweepAnalysis& a) {
+  return a.interaction ? interaction_lines(a, *a.interaction) : std::string();
+}
 
 std::vector<std::string> all_notes(const SweepAnalysis& a) {
   std::vector<std::string> notes = a.notes;

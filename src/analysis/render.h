@@ -12,6 +12,7 @@
 #include "analysis/analysis_json.h"
 #include "analysis/sweep_analysis.h"
 #include "db/results_db.h"
+#include "db/table_format.h"
 
 namespace egm::analysis {
 
@@ -48,6 +49,26 @@ std::string render_markdown(const SweepAnalysis& analysis);
 std::string render_markdown_main(const SweepAnalysis& analysis);
 // The same as a LaTeX table (booktabs), names escaped.
 std::string render_latex_main(const SweepAnalysis& analysis);
+// The sections every rendering of the full analysis shows after the main
+// table, in order, with the numbers people read (four or five decimals,
+// signed deltas, intervals as text): `egm analyze`'s text, the Markdown
+// report and the sweep page of `egm serve`. `name` is the section's
+// full-precision table for downloads (tables.h; report CSV file stem, serve
+// /sweep/NAME/<name>.csv).
+struct ReportSection {
+  std::string title;
+  std::string intro;  // may be empty
+  db::Table table;
+  int digits = 5;     // significant digits of the numbers that are not preformatted text
+  std::string name;   // "summary", "deltas", "published", "excluded", "conflicts", "provenance", "mope_runs",
+                      // "mope_k_scores", "gates_by_layer"
+};
+std::vector<ReportSection> report_sections(const SweepAnalysis& analysis);
+// The interaction under the main table, line by line: the three deltas, their
+// sum, I with its t and bootstrap intervals, the verdict, the published I.
+// Empty without an interaction.
+std::string render_interaction_lines(const SweepAnalysis& analysis);
+
 // The notes every rendering ends with: the analysis's own, why there is no
 // interaction, and the parameter analysis's.
 std::vector<std::string> all_notes(const SweepAnalysis& analysis);

@@ -116,6 +116,7 @@ std::string html_table(const db::Table& t, const TableOptions& o) {
   out += "</tr></thead>\n<tbody>\n";
   db::FormatOptions fo;
   fo.float_digits = o.digits;
+  fo.null_text = o.null_text;
   for (const auto& row : t.rows) {
     out += "<tr>";
     for (size_t i = 0; i < row.size(); ++i) {

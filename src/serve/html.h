@@ -40,7 +40,8 @@ struct TableOptions {
   std::string caption;
   std::string links;        // download base URL (already encoded), e.g. "/sweep/tiny/cells"
   std::string links_query;  // appended to both links (already encoded), e.g. "?point=1"
-  int digits = 5;
+  int digits = 5;           // significant digits of floating-point cells
+  std::string null_text;    // what a NULL cell shows ("-" on the analysis tables, as in the Markdown report)
   int link_column = -1;
   std::string link_prefix;
 };

@@ -6,82 +6,10 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/figures.h"
 #include "serve/html.h"
 
 namespace egm::serve {
-
-std::string palette(size_t index) {
-  static const char* const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                                        "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"};
-  return colours[index % (sizeof(colours) / sizeof(colours[0]))];
-}
-
-SvgPlot::SvgPlot(std::string title, std::string x_label, std::string y_label)
-    : title_(std::move(title)), x_label_(std::move(x_label)), y_label_(std::move(y_label)) {}
-
-SvgPlot& SvgPlot::log_x(bool on) {
-  log_x_ = on;
-  return *this;
-}
-SvgPlot& SvgPlot::log_y(bool on) {
-  log_y_ = on;
-  return *this;
-}
-SvgPlot& SvgPlot::categories(std::vector<std::string> labels) {
-  categories_ = std::move(labels);
-  return *this;
-}
-SvgPlot& SvgPlot::include_x(double lo, double hi) {
-  x_extra_.push_back(lo);
-  x_extra_.push_back(hi);
-  return *this;
-}
-
-SvgPlot& SvgPlot::band(const std::vector<double>& xs, const std::vector<double>& lo, const std::vector<double>& hi,
-                       const std::string& colour) {
-  Layer l;
-  l.kind = Layer::band;
-  l.xs = xs, l.lo = lo, l.hi = hi, l.colour = colour;
-  layers_.push_back(std::move(l));
-  return *this;
-}
-SvgPlot& SvgPlot::line(const std::vector<double>& xs, const std::vector<double>& ys, const std::string& colour,
-                       const std::string& label, bool dashed) {
-  Layer l;
-  l.kind = Layer::line;
-  l.xs = xs, l.ys = ys, l.colour = colour, l.label = label, l.dashed = dashed;
-  layers_.push_back(std::move(l));
-  return *this;
-}
-SvgPlot& SvgPlot::points(const std::vector<double>& xs, const std::vector<double>& ys, const std::string& colour,
-                         const std::string& label, bool hollow, const std::string& shape) {
-  Layer l;
-  l.kind = Layer::points;
-  l.xs = xs, l.ys = ys, l.colour = colour, l.label = label, l.hollow = hollow, l.shape = shape;
-  layers_.push_back(std::move(l));
-  return *this;
-}
-SvgPlot& SvgPlot::interval(double x, double y, double lo, double hi, const std::string& colour, double dx) {
-  Layer l;
-  l.kind = Layer::interval;
-  l.xs = {x}, l.ys = {y}, l.lo = {lo}, l.hi = {hi}, l.colour = colour, l.dx = dx;
-  layers_.push_back(std::move(l));
-  return *this;
-}
-SvgPlot& SvgPlot::hline(double y, const std::string& colour, const std::string& label, bool dashed) {
-  Layer l;
-  l.kind = Layer::hline;
-  l.ys = {y}, l.colour = colour, l.label = label, l.dashed = dashed;
-  layers_.push_back(std::move(l));
-  return *this;
-}
-SvgPlot& SvgPlot::vline(double x, const std::string& colour, const std::string& label, bool dashed) {
-  Layer l;
-  l.kind = Layer::vline;
-  l.xs = {x}, l.colour = colour, l.label = label, l.dashed = dashed;
-  layers_.push_back(std::move(l));
-  return *this;
-}
 
 namespace {
 
@@ -120,46 +48,40 @@ bool finite(double v) { return std::isfinite(v); }
 
 }  // namespace
 
-bool SvgPlot::empty() const {
-  for (const auto& l : layers_)
-    for (size_t i = 0; i < std::max(l.xs.size(), l.ys.size()); ++i) {
-      if (l.kind == Layer::hline || l.kind == Layer::vline) continue;
-      if (i < l.xs.size() && finite(l.xs[i]) && (l.kind == Layer::band || (i < l.ys.size() && finite(l.ys[i]))))
-        return false;
-    }
-  return true;
-}
-
-std::string SvgPlot::render(const std::string& id, int width, int height) const {
+std::string render_svg(const analysis::Figure& f, const std::string& id, int width, int height) {
+  using Layer = analysis::FigureLayer;
+  using K = Layer::Kind;
+  const bool log_x_ = f.log_x, log_y_ = f.log_y;
+  const auto& layers_ = f.layers;
+  const auto& categories_ = f.categories;
   Range xr, yr;
   xr.log = log_x_;
   yr.log = log_y_;
-  for (double v : x_extra_) xr.add(v);
   for (const auto& l : layers_) {
     switch (l.kind) {
-      case Layer::band:
+      case K::band:
         for (size_t i = 0; i < l.xs.size(); ++i) {
           xr.add(l.xs[i]);
           yr.add(l.lo[i]);
           yr.add(l.hi[i]);
         }
         break;
-      case Layer::line:
-      case Layer::points:
+      case K::line:
+      case K::points:
         for (size_t i = 0; i < l.xs.size() && i < l.ys.size(); ++i)
           if (finite(l.ys[i])) {
             xr.add(l.xs[i]);
             yr.add(l.ys[i]);
           }
         break;
-      case Layer::interval:
+      case K::interval:
         xr.add(l.xs[0]);
         yr.add(l.ys[0]);
         yr.add(l.lo[0]);
         yr.add(l.hi[0]);
         break;
-      case Layer::hline: yr.add(l.ys[0]); break;
-      case Layer::vline: xr.add(l.xs[0]); break;
+      case K::hline: yr.add(l.ys[0]); break;
+      case K::vline: xr.add(l.xs[0]); break;
     }
   }
   if (!categories_.empty()) {
@@ -169,9 +91,9 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
   std::string svg = fmt::format(
       "<svg id=\"{}\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
       "viewBox=\"0 0 {} {}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\"><title>{}</title>\n",
-      escape(id), width, height, width, height, escape(title_));
+      escape(id), width, height, width, height, escape(f.title));
   svg += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"600\">{}</text>\n",
-                     width / 2, escape(title_));
+                     width / 2, escape(f.title));
   if (!xr.valid() || !yr.valid()) {
     svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5a6475\">no data yet</text></svg>\n",
                        width / 2, height / 2);
@@ -193,10 +115,13 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
   };
   if (categories_.empty()) pad(xr);
   pad(yr);
+  // A figure's own ranges replace the fitted ones (the val curves' zoom on the end of training).
+  if (f.x_range && categories_.empty()) xr.lo = f.x_range->first, xr.hi = f.x_range->second;
+  if (f.y_range) yr.lo = f.y_range->first, yr.hi = f.y_range->second;
   // Legend entries (labelled layers) go on the right.
   std::vector<const Layer*> legend;
   for (const auto& l : layers_)
-    if (!l.label.empty() && l.kind != Layer::band && l.kind != Layer::interval) legend.push_back(&l);
+    if (!l.label.empty() && l.kind != K::band && l.kind != K::interval) legend.push_back(&l);
   size_t longest = 0;
   for (const Layer* l : legend) longest = std::max(longest, l->label.size());
   const double left = 62, top = 28, bottom = 44;
@@ -256,9 +181,9 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
     }
   }
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, height - 8,
-                     escape(x_label_));
+                     escape(f.x_label));
   svg += fmt::format("<text transform=\"translate(14,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                     top + ph / 2, escape(y_label_));
+                     top + ph / 2, escape(f.y_label));
   // Layers, clipped to the frame.
   const std::string clip = "clip-" + id;
   svg += fmt::format("<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>"
@@ -267,7 +192,7 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
   for (const auto& l : layers_) {
     const std::string dash = l.dashed ? " stroke-dasharray=\"5,4\"" : "";
     switch (l.kind) {
-      case Layer::band: {
+      case K::band: {
         std::string upper, lower;
         for (size_t i = 0; i < l.xs.size(); ++i)
           if (ok_x(l.xs[i]) && ok_y(l.lo[i]) && ok_y(l.hi[i])) {
@@ -280,7 +205,7 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
                              upper, lower, l.colour);
         break;
       }
-      case Layer::line: {
+      case K::line: {
         std::string d;
         bool pen = false;
         for (size_t i = 0; i < l.xs.size() && i < l.ys.size(); ++i) {
@@ -297,7 +222,7 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
                              d, l.colour, dash, escape(l.label));
         break;
       }
-      case Layer::points:
+      case K::points:
         for (size_t i = 0; i < l.xs.size() && i < l.ys.size(); ++i) {
           if (!ok_x(l.xs[i]) || !ok_y(l.ys[i])) continue;
           const std::string fill = l.hollow ? "none" : l.colour;
@@ -313,7 +238,7 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
           }
         }
         break;
-      case Layer::interval: {
+      case K::interval: {
         const double x = tx(l.xs[0] + l.dx);
         if (ok_y(l.lo[0]) && ok_y(l.hi[0]))
           svg += fmt::format("<path class=\"interval\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}"
@@ -324,12 +249,12 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
                              ty(l.ys[0]), l.colour);
         break;
       }
-      case Layer::hline:
+      case K::hline:
         if (ok_y(l.ys[0]))
           svg += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"{}/>\n", left,
                              left + pw, ty(l.ys[0]), ty(l.ys[0]), l.colour, dash);
         break;
-      case Layer::vline:
+      case K::vline:
         if (ok_x(l.xs[0]))
           svg += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"{}/>\n",
                              tx(l.xs[0]), tx(l.xs[0]), top, top + ph, l.colour, dash);
@@ -337,11 +262,15 @@ std::string SvgPlot::render(const std::string& id, int width, int height) const 
     }
   }
   svg += "</g>\n";
+  for (const auto& [x, label] : f.top_labels)
+    if (ok_x(x) && x >= xr.lo && x <= xr.hi)
+      svg += fmt::format("<text class=\"region\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#5a6475\">{}</text>\n",
+                         tx(x), top + 12, escape(label));
   // Legend.
   double ly = top + 8;
   for (const Layer* l : legend) {
     const double lx = left + pw + 10;
-    if (l->kind == Layer::points)
+    if (l->kind == K::points)
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\" stroke=\"{}\"/>", lx + 9, ly,
                          l->hollow ? "none" : l->colour, l->colour);
     else

@@ -130,10 +130,10 @@ def finished(b, url, sweep, out):
             fail("clicking the sweep's link did not open its page")
             return
         time.sleep(0.2)
-    for sel in ["#main-table", "#verdict", "#table-paper", "#table-deltas", "#table-interaction", "#table-published",
+    for sel in ["#main-table", "#verdict", "#table-deltas", "#table-interaction", "#table-published",
                 "#table-summary", "#table-per_seed", "#table-mope_runs", "#table-gates_by_layer", "#table-cells"]:
         expect_count(b, sel, 1, "sweep page")
-    expect_count(b, "#table-paper tbody tr", 5, "paper table: 4 variants + interaction")
+    expect_count(b, "#main-table tbody tr", 5, "paper table: 4 variants + interaction")
     expect_count(b, "#table-cells tbody tr", 8, "cells table: 4 variants x 2 seeds")
     for plot, mark, n in [("#plot-val-curves", "path.line", 4), ("#plot-val-curves", "polygon.band", 4),
                           ("#plot-omega-sigma", "circle.point", 24), ("#plot-interaction", "path.interval", 5)]:

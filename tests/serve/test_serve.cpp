@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "analysis/figures.h"
 #include "db/results_db.h"
 #include "db/sqlite.h"
 #include "fixture.h"
@@ -115,12 +116,15 @@ TEST_F(Serve, SweepPageHasThePaperTableVerdictPlotsAndCells) {
   const Response r = get("/sweep/fixture");
   ASSERT_EQ(r.status, 200) << r.body;
   // The headline as egm analyze prints it: means with intervals, deltas, I, verdict, published.
-  EXPECT_TRUE(has(r.body, "<pre id=\"main-table\">"));
-  EXPECT_TRUE(has(r.body, "base: 1.5000 ± 0.0497 (3)")) << "mean 1.50, t(0.975, 2) * 0.02 / sqrt(3) = 0.0497";
+  // The paper's table is a table, its numbers as the Markdown report writes them, the published column beside ours.
+  EXPECT_TRUE(has(r.body, "<table id=\"main-table\">"));
+  EXPECT_TRUE(has(r.body, "<td>1.5000 ± 0.0497 (3)</td>")) << "mean 1.50, t(0.975, 2) * 0.02 / sqrt(3) = 0.0497";
+  EXPECT_TRUE(has(r.body, "<th>published</th>"));
+  EXPECT_TRUE(has(r.body, "<pre id=\"interaction-lines\">"));
   EXPECT_TRUE(has(r.body, "interaction I = delta(ega_mope) - delta(ega) - delta(mope) = +0.0600"));
   EXPECT_TRUE(has(r.body, "id=\"verdict\">superadditive"));
   EXPECT_TRUE(has(r.body, "published I = +0.0589"));
-  for (const char* id : {"table-paper", "table-deltas", "table-interaction", "table-published", "table-summary",
+  for (const char* id : {"table-deltas", "table-interaction", "table-published", "table-summary",
                          "table-per_seed", "table-mope_runs", "table-gates_by_layer", "table-cells"})
     EXPECT_TRUE(has(r.body, std::string("<table id=\"") + id + "\">")) << id;
   for (const char* id : {"plot-val-curves", "plot-omega-sigma", "plot-interaction"})
@@ -445,10 +449,11 @@ TEST(ServeHtml, EscapesAndCodesUrls) {
 }
 
 TEST(ServeSvg, DrawsLayersAndSkipsWhatALogAxisCannotShow) {
-  egm::serve::SvgPlot plot("t", "x", "y");
-  plot.log_y();
+  egm::analysis::Figure plot;
+  plot.title = "t";
+  plot.log_y = true;
   plot.line({1, 2, 3, 4}, {1, -1, 10, NAN}, "#000", "l");  // -1 and NaN break the line
-  const std::string svg = plot.render("p");
+  const std::string svg = egm::serve::render_svg(plot, "p");
   EXPECT_EQ(svg.rfind("<svg id=\"p\"", 0), 0u);
   // Two pieces: M at x=1, then M again at x=3 (the point after the gap).
   const auto d_start = svg.find("class=\"line\" d=\"");
@@ -456,9 +461,9 @@ TEST(ServeSvg, DrawsLayersAndSkipsWhatALogAxisCannotShow) {
   const std::string d = svg.substr(d_start + 16, svg.find('"', d_start + 16) - d_start - 16);
   EXPECT_EQ(std::count(d.begin(), d.end(), 'M'), 2) << d;
   EXPECT_EQ(std::count(d.begin(), d.end(), 'L'), 0) << d;
-  egm::serve::SvgPlot empty("t", "x", "y");
+  egm::analysis::Figure empty;
   EXPECT_TRUE(empty.empty());
-  EXPECT_NE(empty.render("e").find("no data yet"), std::string::npos);
+  EXPECT_NE(egm::serve::render_svg(empty, "e").find("no data yet"), std::string::npos);
 }
 
 }  // namespace

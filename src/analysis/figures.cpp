@@ -1,0 +1,268 @@
+#include "analysis/figures.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace egm::analysis {
+
+std::string figure_colour(size_t index) {
+  static const char* const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+                                        "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"};
+  return colours[index % (sizeof(colours) / sizeof(colours[0]))];
+}
+
+Figure& Figure::band(std::vector<double> xs, std::vector<double> lo, std::vector<double> hi, std::string colour) {
+  FigureLayer l;
+  l.kind = FigureLayer::Kind::band;
+  l.xs = std::move(xs), l.lo = std::move(lo), l.hi = std::move(hi), l.colour = std::move(colour);
+  layers.push_back(std::move(l));
+  return *this;
+}
+
+Figure& Figure::line(std::vector<double> xs, std::vector<double> ys, std::string colour, std::string label,
+                     bool dashed) {
+  FigureLayer l;
+  l.kind = FigureLayer::Kind::line;
+  l.xs = std::move(xs), l.ys = std::move(ys), l.colour = std::move(colour), l.label = std::move(label);
+  l.dashed = dashed;
+  layers.push_back(std::move(l));
+  return *this;
+}
+
+Figure& Figure::points(std::vector<double> xs, std::vector<double> ys, std::string colour, std::string label,
+                       bool hollow, std::string shape) {
+  FigureLayer l;
+  l.kind = FigureLayer::Kind::points;
+  l.xs = std::move(xs), l.ys = std::move(ys), l.colour = std::move(colour), l.label = std::move(label);
+  l.hollow = hollow, l.shape = std::move(shape);
+  layers.push_back(std::move(l));
+  return *this;
+}
+
+Figure& Figure::interval(double x, double y, double lo, double hi, std::string colour, double dx) {
+  FigureLayer l;
+  l.kind = FigureLayer::Kind::interval;
+  l.xs = {x}, l.ys = {y}, l.lo = {lo}, l.hi = {hi}, l.colour = std::move(colour), l.dx = dx;
+  layers.push_back(std::move(l));
+  return *this;
+}
+
+Figure& Figure::hline(double y, std::string colour, std::string label, bool dashed) {
+  FigureLayer l;
+  l.kind = FigureLayer::Kind::hline;
+  l.ys = {y}, l.colour = std::move(colour), l.label = std::move(label), l.dashed = dashed;
+  layers.push_back(std::move(l));
+  return *this;
+}
+
+Figure& Figure::vline(double x, std::string colour, std::string label, bool dashed) {
+  FigureLayer l;
+  l.kind = FigureLayer::Kind::vline;
+  l.xs = {x}, l.colour = std::move(colour), l.label = std::move(label), l.dashed = dashed;
+  layers.push_back(std::move(l));
+  return *this;
+}
+
+bool Figure::empty() const {
+  using K = FigureLayer::Kind;
+  for (const auto& l : layers) {
+    if (l.kind == K::hline || l.kind == K::vline) continue;
+    for (size_t i = 0; i < l.xs.size(); ++i) {
+      if (!std::isfinite(l.xs[i])) continue;
+      if (l.kind == K::band) return false;
+      if (i < l.ys.size() && std::isfinite(l.ys[i])) return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+std::string sweep_prefix(const std::string& sweep) { return sweep.empty() ? "" : "sweep " + sweep + ": "; }
+
+std::string plural(size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+
+}  // namespace
+
+std::optional<std::pair<double, double>> val_curve_y_range(const std::vector<VariantCurve>& curves) {
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  for (const auto& [variant, points] : curves)
+    for (const auto& p : points) first = std::min(first, p.step), last = std::max(last, p.step);
+  if (first >= last) return std::nullopt;  // fewer than two steps: nothing to zoom into
+  const double inf = std::numeric_limits<double>::infinity();
+  double lo = inf, tail_hi = -inf, hi = -inf;
+  const double half = static_cast<double>(first) + 0.5 * static_cast<double>(last - first);
+  for (const auto& [variant, points] : curves)
+    for (const auto& p : points) {
+      for (double v : {p.min, p.mean, p.max}) {
+        if (!std::isfinite(v)) continue;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        if (static_cast<double>(p.step) >= half) tail_hi = std::max(tail_hi, v);
+      }
+    }
+  if (!std::isfinite(lo) || !std::isfinite(tail_hi) || tail_hi <= lo) return std::nullopt;
+  // The end's spread fills the lower half of the frame; the start runs off the top.
+  const double top = std::min(hi, tail_hi + (tail_hi - lo));
+  const double margin = 0.06 * (top - lo);
+  return std::make_pair(lo - margin, top + margin);
+}
+
+Figure val_curve_figure(const std::vector<VariantCurve>& curves, const std::string& sweep) {
+  Figure f;
+  f.name = "val_curves";
+  f.title = sweep_prefix(sweep) + "val loss (eval_val) per variant: mean over seeds, min..max band";
+  f.x_label = "step";
+  f.y_label = "val loss (nats)";
+  f.y_range = val_curve_y_range(curves);
+  f.caption = "Val loss curves per variant: mean over seeds with the min..max band (eval_val, done cells)";
+  if (f.y_range) f.caption += "; the y range shows the second half of training, where the variants differ";
+  for (size_t v = 0; v < curves.size(); ++v) {
+    std::vector<double> xs, mean, lo, hi;
+    size_t n = 0;
+    for (const auto& p : curves[v].second) {
+      xs.push_back(static_cast<double>(p.step));
+      mean.push_back(p.mean);
+      lo.push_back(p.min);
+      hi.push_back(p.max);
+      n = std::max(n, p.n);
+    }
+    f.band(xs, lo, hi, figure_colour(v));
+    f.line(xs, mean, figure_colour(v), fmt::format("{} ({})", curves[v].first, plural(n, "seed")));
+  }
+  return f;
+}
+
+std::optional<Figure> omega_sigma_figure(const std::vector<MopeRun>& runs, const std::string& sweep,
+                                         const std::string& name) {
+  if (runs.empty()) return std::nullopt;
+  Figure f;
+  f.name = name;
+  f.title = sweep_prefix(sweep) + "MoPE (sigma, omega): learned vs initial";
+  f.x_label = "sigma (envelope width, characters)";
+  f.y_label = "omega (radians per character)";
+  f.caption = "MoPE (omega, sigma) pairs, log-log: learned against initial, with the omega*sigma = 5 boundary, "
+              "the clamp and the sigma regions";
+  f.log_x = f.log_y = true;
+  std::vector<std::string> variants;
+  std::vector<double> s0, o0;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+  auto widen = [&](double sigma) {
+    if (std::isfinite(sigma) && sigma > 0) lo = std::min(lo, sigma), hi = std::max(hi, sigma);
+  };
+  for (const auto& r : runs) {
+    if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) variants.push_back(r.variant);
+    for (const auto& p : r.pairs) {
+      if (p.has_init) {
+        s0.push_back(p.sigma0);
+        o0.push_back(p.omega0);
+        widen(p.sigma0);
+      }
+      widen(p.sigma);
+    }
+  }
+  // Every region boundary the data comes near, with some margin.
+  const double xmin = std::isfinite(lo) ? std::min(0.5, lo / 1.5) : 0.5;
+  const double xmax = std::max(100.0, hi * 1.5);
+  f.x_range = std::make_pair(xmin, xmax);
+  const double bounds[] = {1.0, 6.0, 20.0, 55.0};
+  for (double b : bounds) f.vline(b, "#c3cad6", "");
+  const std::pair<const char*, std::pair<double, double>> regions[] = {
+      {"below 1", {xmin, 1.0}}, {"character", {1.0, 6.0}}, {"word", {6.0, 20.0}},
+      {"clause", {20.0, 55.0}}, {"sentence", {55.0, xmax}}};
+  for (const auto& [label, range] : regions) f.top_labels.emplace_back(std::sqrt(range.first * range.second), label);
+  std::vector<double> bx, by;
+  for (int i = 0; i <= 60; ++i) {
+    const double x = xmin * std::pow(xmax / xmin, i / 60.0);
+    bx.push_back(x);
+    by.push_back(5.0 / x);
+  }
+  f.line(bx, by, "#1d2330", "omega*sigma = 5 (boundary)");
+  f.hline(0.95 * M_PI, "#7f7f7f", "omega = 0.95 pi (clamp)");
+  if (!s0.empty()) f.points(s0, o0, "#9aa4b5", "initial pairs", /*hollow=*/true);
+  for (size_t v = 0; v < variants.size(); ++v) {
+    std::vector<double> xs, ys;
+    size_t n = 0;
+    for (const auto& r : runs) {
+      if (r.variant != variants[v]) continue;
+      ++n;
+      for (const auto& p : r.pairs) {
+        xs.push_back(p.sigma);
+        ys.push_back(p.omega);
+      }
+    }
+    f.points(xs, ys, figure_colour(v), fmt::format("learned: {} ({})", variants[v], plural(n, "run")));
+  }
+  return f;
+}
+
+std::optional<Figure> interaction_figure(const SweepAnalysis& a) {
+  if (!a.interaction) return std::nullopt;
+  const InteractionAnalysis& ia = *a.interaction;
+  const Factors& fa = ia.factors;
+  const stats::InteractionResult& r = ia.result;
+  const double nan = std::nan("");
+  std::map<std::string, double> pub;
+  if (a.published && a.published->metric == ia.metric)
+    for (const auto& row : a.published->rows) pub[row.variant] = row.published;
+  auto published_delta = [&](const std::string& v) {
+    return pub.count(fa.base) && pub.count(v) ? pub[fa.base] - pub[v] : nan;
+  };
+  auto delta_ci = [&](const std::string& v, bool high) {
+    const DeltaResult* d = a.baseline == fa.base ? a.find_delta(v) : nullptr;
+    return d && d->delta.has_interval ? (high ? d->delta.ci_high : d->delta.ci_low) : nan;
+  };
+  struct Row {
+    std::string label;
+    double est, lo, hi, published;
+  };
+  const std::vector<Row> rows{
+      {"delta(" + fa.a + ")", r.delta_a, delta_ci(fa.a, false), delta_ci(fa.a, true), published_delta(fa.a)},
+      {"delta(" + fa.b + ")", r.delta_b, delta_ci(fa.b, false), delta_ci(fa.b, true), published_delta(fa.b)},
+      {"sum of parts", ia.sum_of_parts.estimate, ia.sum_of_parts.has_interval ? ia.sum_of_parts.ci_low : nan,
+       ia.sum_of_parts.has_interval ? ia.sum_of_parts.ci_high : nan, published_delta(fa.a) + published_delta(fa.b)},
+      {"delta(" + fa.ab + ")", r.delta_ab, delta_ci(fa.ab, false), delta_ci(fa.ab, true), published_delta(fa.ab)},
+      {"interaction I", r.estimate, r.interval.has_interval ? r.interval.ci_low : nan,
+       r.interval.has_interval ? r.interval.ci_high : nan,
+       a.published && a.published->published_interaction ? *a.published->published_interaction : nan}};
+  const std::string pct = fmt::format("{:g}%", a.level * 100);
+  Figure f;
+  f.name = "interaction";
+  f.title = sweep_prefix(a.sweep) +
+            fmt::format("is {} more than the sum of its parts? {}", fa.ab,
+                        r.verdict == stats::Verdict::no_interval ? std::string("no verdict: one seed, no interval")
+                                                                 : fmt::format("verdict: {}", verdict_label(r.verdict)));
+  f.y_label = "val loss difference (nats), + = better than " + fa.base;
+  f.caption = fmt::format("The deltas, their sum and the interaction I with {} t intervals (I's bootstrap interval "
+                          "beside it; published values as diamonds)",
+                          pct);
+  std::vector<double> px, py;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    f.categories.push_back(rows[i].label);
+    f.interval(static_cast<double>(i), rows[i].est, rows[i].lo, rows[i].hi, i == 4 ? "#d62728" : "#1f77b4");
+    px.push_back(static_cast<double>(i) + 0.18);
+    py.push_back(rows[i].published);
+  }
+  if (r.has_bootstrap) f.interval(4, r.estimate, r.bootstrap.low, r.bootstrap.high, "#ff7f0e", -0.18);
+  f.hline(0, "#1d2330", "zero", /*dashed=*/false);
+  f.line({}, {}, "#1f77b4", fmt::format("ours: mean over seeds, {} t interval", pct));
+  if (std::any_of(py.begin(), py.end(), [](double v) { return std::isfinite(v); }))
+    f.points(px, py, "#2ca02c", "published (paper)", false, "diamond");
+  if (r.has_bootstrap) f.line({}, {}, "#ff7f0e", fmt::format("{} bootstrap interval of I", pct));
+  return f;
+}
+
+std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& a) {
+  std::vector<Figure> out;
+  const std::vector<VariantCurve> curves = val_curve_bands(data);
+  if (!curves.empty()) out.push_back(val_curve_figure(curves, a.sweep));
+  if (auto f = omega_sigma_figure(a.params.mope, a.sweep)) out.push_back(std::move(*f));
+  if (auto f = interaction_figure(a)) out.push_back(std::move(*f));
+  return out;
+}
+
+}  // namespace egm::analysis

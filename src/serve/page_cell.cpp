@@ -1,0 +1,189 @@
+// `/sweep/NAME/cell/KEY`: one cell. Status and attempts, results, loss
+// curves, learned parameters (the MoPE plane of this cell), every attempt and
+// event, the run config; `.../TABLE.csv|json` downloads attempts, events,
+// metrics and params.
+#include "serve/pages.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/figures.h"
+#include "analysis/grid_analysis.h"
+#include "analysis/param_analysis.h"
+#include "analysis/sweep_data.h"
+#include "db/sqlite.h"
+#include "util/error.h"
+#include "util/json_limits.h"
+
+namespace egm::serve {
+
+namespace {
+
+db::Table cell_query(Context& c, const char* sql, int64_t cell_id) {
+  db::Statement s = c.db.connection().prepare(sql);
+  s.bind(1, cell_id);
+  return db::read_rows(s);
+}
+
+constexpr const char* kAttemptsSql =
+    "SELECT attempt, status, host, device, world_size, backend, datetime(started_at, 'unixepoch') AS started_utc, "
+    "datetime(ended_at, 'unixepoch') AS ended_utc, round(coalesce(ended_at, strftime('%s', 'now')) - started_at, 1) "
+    "AS seconds, resumed_from_step, torch_version, git_commit, error FROM runs WHERE cell_id = ? ORDER BY attempt";
+// events.step came with schema v4; an older file (read-only) shows it empty.
+std::string events_sql(int schema_version) {
+  return fmt::format(
+      "SELECT datetime(e.time, 'unixepoch') AS time_utc, e.kind, r.attempt, {} AS step, e.message FROM events e "
+      "LEFT JOIN runs r ON r.id = e.run_id WHERE e.cell_id = ? ORDER BY e.time, e.id",
+      schema_version >= 4 ? "e.step" : "NULL");
+}
+constexpr const char* kMetricsSql =
+    "SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, r.attempt, m.time FROM metrics m JOIN runs r ON r.id = "
+    "m.run_id WHERE m.cell_id = ? ORDER BY m.split, m.step";
+constexpr const char* kParamsSql =
+    "SELECT p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p WHERE p.cell_id = ? "
+    "ORDER BY p.step, p.module, p.layer, p.name, p.idx";
+// Learned parameters at step 0 and at the cell's last recorded step, side by side.
+constexpr const char* kParamsNowSql =
+    "SELECT module, layer, idx, name, "
+    "(SELECT value FROM params q WHERE q.cell_id = p.cell_id AND q.module = p.module AND q.layer = p.layer AND "
+    "q.idx = p.idx AND q.name = p.name AND q.step = 0) AS at_step_0, value AS learned, step "
+    "FROM params p WHERE p.cell_id = ?1 AND p.step = (SELECT max(step) FROM params WHERE cell_id = ?1) "
+    "ORDER BY module, layer, name, idx";
+
+}  // namespace
+
+Response cell_page(Context& c, const std::string& sweep_name, const std::string& key, const std::string& table_segment) {
+  const db::SweepRow sweep = require_sweep(c, sweep_name);
+  std::optional<int64_t> cell_id;
+  {
+    db::Statement s = c.db.connection().prepare("SELECT id FROM cells WHERE sweep_id = ? AND key = ?");
+    s.bind_all(sweep.id, key);
+    if (s.step()) cell_id = s.int64(0);
+  }
+  if (!cell_id) fail(404, fmt::format("no cell '{}' in sweep '{}'", key, sweep_name));
+  const db::CellRow cell = c.db.cell(*cell_id);
+  if (!table_segment.empty()) {
+    const auto dl = download_name(table_segment);
+    const std::string table = dl ? dl->first : table_segment;
+    const std::string events = events_sql(c.db.schema_version());
+    const char* sql = table == "attempts" ? kAttemptsSql
+                      : table == "events" ? events.c_str()
+                      : table == "metrics" ? kMetricsSql
+                      : table == "params" ? kParamsSql
+                                          : nullptr;
+    if (!dl || !sql)
+      fail(404, fmt::format("no table '{}' for cell '{}'; tables: attempts, events, metrics, params (.csv or .json)",
+                            table_segment, key));
+    return download(cell_query(c, sql, *cell_id), dl->second, sweep_name + "-" + key + "-" + table);
+  }
+  const std::string base = "/sweep/" + url_encode(sweep_name) + "/cell/" + url_encode(key);
+  const bool live = cell.status == db::CellStatus::running && !db::stale_since(sweep, c.now);
+  std::string body = fmt::format("<h1>Cell {} {}</h1>\n<p>sweep <a href=\"/sweep/{}\">{}</a>, variant {}, seed {}",
+                                 escape(key), status_span(db::to_string(cell.status)), escape(url_encode(sweep_name)),
+                                 escape(sweep_name), escape(cell.variant), cell.seed);
+  if (cell.grid_point) {
+    // The label by the analysis's rule (the sweep page names the point the same way).
+    std::string label = fmt::format("point {}", *cell.grid_point);
+    try {
+      const nlohmann::json values = parse_json(cell.grid_json.value_or("{}"), JsonLimits::user(), "cells.grid_json");
+      std::vector<std::string> axes;
+      try {
+        axes = analysis::read_spec_view(sweep.spec_json).grid_axes;
+      } catch (const Error&) {
+        // an unreadable stored spec: the point's own key order
+      }
+      if (const std::string l = analysis::grid_point_label(values, axes); !l.empty()) label = l;
+    } catch (const Error&) {
+      label += " (unreadable grid_json)";
+    }
+    body += fmt::format(", grid point {}: {}", *cell.grid_point, escape(label));
+  }
+  body += fmt::format("; {} attempt{} ({} failed, {} allowed); step {} of {}</p>\n", cell.attempts,
+                      cell.attempts == 1 ? "" : "s", cell.failures, cell.max_attempts,
+                      cell.latest_step ? std::to_string(*cell.latest_step) : "-", cell.max_steps);
+  if (cell.last_error) body += "<p class=\"error\">last error: " + escape(first_line(*cell.last_error)) + "</p>\n";
+  {
+    db::Table t;
+    t.columns = {"final_val", "best_val", "full_val", "ar_val", "ar_ref_val", "final_step"};
+    t.rows.push_back({opt(cell.results.final_val), opt(cell.results.best_val), opt(cell.results.full_val),
+                      opt(cell.results.ar_val), opt(cell.results.ar_ref_val), opt(cell.final_step)});
+    TableOptions o;
+    o.id = "table-results";
+    o.digits = 6;
+    body += "<h2>Results</h2>\n" + html_table(t, o);
+  }
+  // Loss curves: train (every recorded step), the periodic evals.
+  const db::Table metrics = cell_query(c, kMetricsSql, *cell_id);
+  {
+    analysis::Figure plot;
+    plot.name = "loss";
+    plot.title = "loss curves";
+    plot.x_label = "step";
+    plot.y_label = "loss (nats)";
+    size_t colour = 0;
+    for (const char* split : {"train", "eval_train", "eval_val"}) {
+      std::vector<double> xs, ys;
+      for (const auto& row : metrics.rows) {
+        if (std::get<std::string>(row[1]) != split) continue;
+        xs.push_back(static_cast<double>(std::get<int64_t>(row[0])));
+        ys.push_back(std::holds_alternative<double>(row[2]) ? std::get<double>(row[2]) : std::nan(""));
+      }
+      if (!xs.empty()) plot.line(xs, ys, analysis::figure_colour(colour), split, std::string(split) == "eval_train");
+      ++colour;
+    }
+    body += "<h2>Loss curves</h2>\n<div class=\"plots\">" + svg_figure(plot) + "</div>\n";
+  }
+  const db::Table learned = cell_query(c, kParamsNowSql, *cell_id);
+  if (!learned.rows.empty()) {
+    // The MoPE pairs of this cell in the omega-sigma plane.
+    std::map<int64_t, analysis::MopePair> pairs;
+    for (const auto& row : learned.rows) {
+      if (std::get<std::string>(row[0]) != "mope") continue;
+      auto& pr = pairs[std::get<int64_t>(row[2])];
+      const std::string& n = std::get<std::string>(row[3]);
+      const double at0 = std::holds_alternative<double>(row[4]) ? std::get<double>(row[4]) : std::nan("");
+      const double now = std::holds_alternative<double>(row[5]) ? std::get<double>(row[5]) : std::nan("");
+      if (n == "omega") pr.omega = now, pr.omega0 = at0;
+      if (n == "sigma") pr.sigma = now, pr.sigma0 = at0;
+      pr.has_init = std::isfinite(pr.omega0) && std::isfinite(pr.sigma0) && pr.omega0 > 0;
+    }
+    body += "<h2>Learned parameters</h2>\n";
+    if (!pairs.empty()) {
+      analysis::MopeRun run;
+      run.variant = cell.variant;
+      run.key = key;
+      for (auto& [idx, pr] : pairs) {
+        pr.idx = idx;
+        run.pairs.push_back(pr);
+      }
+      body += "<div class=\"plots\">" + svg_figure(*analysis::omega_sigma_figure({run})) + "</div>\n";
+    }
+    TableOptions o;
+    o.id = "table-params";
+    o.links = base + "/params";
+    o.digits = 6;
+    body += html_table(learned, o);
+  }
+  {
+    TableOptions o;
+    o.id = "table-attempts";
+    o.links = base + "/attempts";
+    body += "<h2>Attempts</h2>\n" + html_table(cell_query(c, kAttemptsSql, *cell_id), o);
+    o.id = "table-events";
+    o.links = base + "/events";
+    body += "<h2>Events</h2>\n" + html_table(cell_query(c, events_sql(c.db.schema_version()).c_str(), *cell_id), o);
+  }
+  body += fmt::format("<p class=\"downloads\">every metric point ({}): <a href=\"{}/metrics.csv\">CSV</a><a "
+                      "href=\"{}/metrics.json\">JSON</a></p>\n",
+                      metrics.rows.size(), escape(base), escape(base));
+  body += "<details><summary>the run config (JSON)</summary><pre>" + escape(cell.config_json) + "</pre></details>\n";
+  Response r;
+  r.body = page(c.page_options("cell " + key, live), body);
+  return r;
+}
+
+}  // namespace egm::serve

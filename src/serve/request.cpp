@@ -1,0 +1,176 @@
+#include "serve/pages.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "analysis/figures.h"
+#include "serve/svg.h"
+// The pieces every page shares (pages.h says what each is for).
+namespace egm::serve {
+
+// ---- errors and requests ------------------------------------------------------------
+
+void fail(int status, const std::string& message) { throw HttpError(status, message); }
+
+const char* reason(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 500: return "Internal Server Error";
+    default: return "Error";
+  }
+}
+
+Params parse_query(std::string_view qs, const std::vector<std::string>& allowed, const std::string& route) {
+  Params params;
+  size_t pos = 0;
+  while (pos <= qs.size() && !qs.empty()) {
+    size_t end = qs.find('&', pos);
+    if (end == std::string_view::npos) end = qs.size();
+    const std::string_view item = qs.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) {
+      if (end == qs.size()) break;
+      fail(400, "malformed query string: an empty item between '&'s");
+    }
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      fail(400, fmt::format("malformed query string: '{}' has no '=' (write key=value)", item));
+    const auto key = url_decode(item.substr(0, eq), true);
+    const auto value = url_decode(item.substr(eq + 1), true);
+    if (!key || !value) fail(400, fmt::format("malformed query string: bad %-escape in '{}'", item));
+    if (std::find(allowed.begin(), allowed.end(), *key) == allowed.end())
+      fail(400, fmt::format("unknown parameter '{}' for {}{}{}", *key, route, allowed.empty() ? " (it takes none)" : "; it takes: ",
+                            fmt::join(allowed, ", ")));
+    if (!params.emplace(*key, *value).second) fail(400, fmt::format("parameter '{}' given twice", *key));
+    if (end == qs.size()) break;
+  }
+  return params;
+}
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> parts;
+  if (path.empty() || path[0] != '/') fail(400, "the request target must start with '/'");
+  size_t pos = 1;
+  while (pos <= path.size()) {
+    size_t end = path.find('/', pos);
+    if (end == std::string_view::npos) end = path.size();
+    const auto part = url_decode(path.substr(pos, end - pos), false);
+    if (!part) fail(400, fmt::format("malformed path: bad %-escape in '{}'", path));
+    parts.push_back(*part);
+    pos = end + 1;
+  }
+  if (!parts.empty() && parts.back().empty()) parts.pop_back();  // "/x/" is "/x"
+  for (const auto& p : parts)
+    if (p.empty()) fail(404, fmt::format("no page at '{}' (an empty path segment)", path));
+  return parts;
+}
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::optional<std::pair<std::string, db::Format>> download_name(const std::string& segment) {
+  if (ends_with(segment, ".csv")) return std::make_pair(segment.substr(0, segment.size() - 4), db::Format::csv);
+  if (ends_with(segment, ".json")) return std::make_pair(segment.substr(0, segment.size() - 5), db::Format::json);
+  return std::nullopt;
+}
+
+Response download(const db::Table& table, db::Format format, const std::string& filename) {
+  Response r;
+  r.content_type = format == db::Format::csv ? "text/csv; charset=utf-8" : "application/json";
+  r.body = db::format_table(table, format);
+  r.filename = filename + (format == db::Format::csv ? ".csv" : ".json");
+  return r;
+}
+
+db::Value opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? db::Value(*v) : db::Value(); }
+db::Value opt(const std::optional<int64_t>& v) { return v ? db::Value(*v) : db::Value(); }
+db::Value opt(const std::optional<std::string>& v) { return v ? db::Value(*v) : db::Value(); }
+
+std::string status_span(const std::string& status) {
+  return "<span class=\"status status-" + escape(status) + "\">" + escape(status) + "</span>";
+}
+
+std::string eta_text(const std::optional<double>& eta) {
+  if (!eta) return "ETA unknown";
+  return *eta == 0 ? "nothing left to run" : "ETA " + db::format_duration(*eta);
+}
+
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (const size_t trace = line.find("Exception raised from "); trace != std::string::npos) line.resize(trace);
+  return line;
+}
+
+// ---- the context of one request ------------------------------------------------------
+
+PageOptions Context::page_options(const std::string& title, bool live) const {
+  PageOptions p;
+  p.title = title;
+  p.db_path = options.db_path;
+  if (live && options.refresh_s > 0) p.refresh_s = options.refresh_s;
+  p.generated_at = db::format_utc(now) + " UTC";
+  return p;
+}
+
+SweepState sweep_state(Context& c, const db::SweepRow& sweep) {
+  SweepState s;
+  s.progress = c.db.sweep_progress(sweep.id);
+  s.stale = db::stale_since(sweep, c.now);
+  s.sweep_status = sweep.status;
+  s.status = s.stale ? "stale" : db::to_string(sweep.status);
+  if (s.stale) {
+    s.progress.interrupted += s.progress.running;
+    s.progress.running = 0;
+    s.progress.eta_s.reset();
+  }
+  s.steps_to_run = s.progress.steps_total - s.progress.steps_given_up;
+  s.fraction = s.steps_to_run > 0 ? static_cast<double>(s.progress.steps_done) / static_cast<double>(s.steps_to_run)
+                                   : 1.0;
+  return s;
+}
+
+db::SweepRow require_sweep(Context& c, const std::string& name) {
+  std::optional<db::SweepRow> s = c.db.find_sweep(name);
+  if (!s) {
+    std::vector<std::string> names;
+    for (const auto& r : c.db.list_sweeps(true)) names.push_back(r.name);
+    fail(404, fmt::format("no sweep named '{}' in this database{}{}", name, names.empty() ? " (it has none)" : "; sweeps: ",
+                          fmt::join(names, ", ")));
+  }
+  return *s;
+}
+
+std::string svg_figure(const analysis::Figure& f) {
+  std::string id = "plot-" + f.name;
+  std::replace(id.begin(), id.end(), '_', '-');
+  return render_svg(f, id);
+}
+
+Response error_page(const SiteOptions& o, int status, const std::string& message, bool plain) {
+  Response r;
+  r.status = status;
+  if (plain) {
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = fmt::format("{} {}: {}\n", status, reason(status), message);
+    return r;
+  }
+  PageOptions p;
+  p.title = fmt::format("{} {}", status, reason(status));
+  p.db_path = o.db_path;
+  r.body = page(p, fmt::format("<h1>{} {}</h1>\n<p class=\"error\" id=\"error\">{}</p>\n<p><a href=\"/\">all "
+                               "sweeps</a></p>\n",
+                               status, reason(status), escape(message)));
+  return r;
+}
+
+}  // namespace egm::serve
