@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `egm` loads no LibTorch for the read-only verbs (src/cli/README.md): its
 # binary needs none of LibTorch's libraries, and the dynamic loader's trace
-# (LD_DEBUG=libs) of status, runs, query, analyze, report and export (every
+# (LD_DEBUG=libs) of status, runs, query, analyze, report, serve (a sweep page
+# served) and export (every
 # format: Parquet loads Arrow from egm-parquet.so, never LibTorch) on a small
 # database, of `egm submit --dry-run`, and of `egm --help` / `egm train --help`,
 # names none; nor does the trace of `egm status` name Arrow (only export loads
@@ -46,6 +47,27 @@ loaded "egm runs" no "$EGM" runs --db "$DB"
 loaded "egm query" no "$EGM" query "SELECT count(*) FROM cells" --db "$DB"
 loaded "egm analyze" no "$EGM" analyze demo --db "$DB"
 loaded "egm report" no "$EGM" report demo --db "$DB" --out "$WORK/report"
+# egm serve: a sweep page served (the analysis and its figures built), then the server stopped.
+rm -f "$WORK"/ld.*
+LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/ld" "$EGM" serve --db "$DB" --port 0 >"$WORK/serve.out" 2>&1 &
+serve_pid=$!
+url=""
+for _ in $(seq 200); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*/' "$WORK/serve.out" | head -1)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  fail "egm serve printed no URL: $(head -c 400 "$WORK/serve.out")"
+else
+  python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "${url}sweep/demo" >"$WORK/page.html" || fail "egm serve: GET /sweep/demo failed"
+  grep -q 'id="main-table"' "$WORK/page.html" || fail "egm serve: the sweep page has no paper table"
+fi
+kill "$serve_pid" 2>/dev/null
+wait "$serve_pid" 2>/dev/null
+cat "$WORK"/ld.* 2>/dev/null | grep -q "calling init" || fail "egm serve: no loader trace (LD_DEBUG)"
+cat "$WORK"/ld.* 2>/dev/null | grep -Eq "calling init: .*$torch_libs" && fail "egm serve loaded LibTorch"
 # egm submit renders the batch script around the launch line (launch/launch_command.h) in egm
 # itself: no LibTorch, nothing written. The job's line keeps mpirun's launcher for Slurm.
 cat >"$WORK/spec.json" <<'JSON'
