@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `egm` loads no LibTorch for the read-only verbs (src/cli/README.md): its
 # binary needs none of LibTorch's libraries, and the dynamic loader's trace
-# (LD_DEBUG=libs) of status, runs, query, analyze, report and export (every
+# (LD_DEBUG=libs) of status, runs, query, analyze, report, merge and export (every
 # format: Parquet loads Arrow from egm-parquet.so, never LibTorch) on a small
 # database, of `egm submit --dry-run`, and of `egm --help` / `egm train --help`,
 # names none; nor does the trace of `egm status` name Arrow (only export loads
@@ -46,6 +46,7 @@ loaded "egm runs" no "$EGM" runs --db "$DB"
 loaded "egm query" no "$EGM" query "SELECT count(*) FROM cells" --db "$DB"
 loaded "egm analyze" no "$EGM" analyze demo --db "$DB"
 loaded "egm report" no "$EGM" report demo --db "$DB" --out "$WORK/report"
+loaded "egm merge" no "$EGM" merge "$WORK/merged.sqlite" "$DB"
 # egm submit renders the batch script around the launch line (launch/launch_command.h) in egm
 # itself: no LibTorch, nothing written. The job's line keeps mpirun's launcher for Slurm.
 cat >"$WORK/spec.json" <<'JSON'
