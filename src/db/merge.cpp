@@ -372,9 +372,9 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
         SweepPlan& p = plans[plan_of.at(name)];
         p.src_id[i] = sweeps.int64(col.at("id"));
         // The corpus a sweep trained on, where the input records it (a
-        // sweeps column corpus_...): one sweep, one corpus.
+        // sweeps column whose name holds "corpus"): one sweep, one corpus.
         for (const auto& [c, k] : col) {
-          if (c.rfind("corpus", 0) != 0 || sweeps.is_null(k)) continue;
+          if (c.find("corpus") == std::string::npos || sweeps.is_null(k)) continue;
           const std::string v = sweeps.text(k);
           auto [seen, fresh] = p.corpus.emplace(c, std::make_pair(v, in.given));
           EGM_REQUIRE(fresh || seen->second.first == v, ConfigError,
@@ -499,7 +499,7 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
         // Columns of sweeps beyond the ones every egm sweep has (the corpus
         // it trained on): the first input that records them.
         for (const std::string& c : out_sweep_cols)
-          if (c.rfind("corpus", 0) == 0 &&
+          if (c.find("corpus") != std::string::npos &&
               std::find(src_sweep_cols.begin(), src_sweep_cols.end(), c) != src_sweep_cols.end())
             out.execute(fmt::format("UPDATE main.sweeps SET {0} = coalesce({0}, (SELECT {0} FROM src.sweeps "
                                     "WHERE id = ?)) WHERE id = ?",

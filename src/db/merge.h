@@ -14,7 +14,7 @@
 // results is kept once; with different results it is a conflict, refused
 // unless `prefer` names the input whose cells win. A cell done in one input
 // and not in another is taken from where it is done. Recorded corpora (a
-// sweeps column named corpus...) must agree.
+// sweeps column whose name holds "corpus", when the inputs have one) must agree.
 //
 // Each cell is copied with everything of it from the input it is taken from:
 // its attempts (host, commit, source diff, compute), metrics, learned

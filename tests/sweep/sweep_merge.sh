@@ -89,6 +89,20 @@ expect_eq "exit status of --extend on the merged database" 0 $?
 expect_all_done_once "$M" 6
 expect_eq "the new runs are this file's own" 2 "$(q "$M" "SELECT count(*) FROM runs WHERE merge_source IS NULL")"
 
+# A split by variant: each half lists one variant (and the whole sweep's seeds).
+for v in base:ega ega:base; do
+  keep=${v%%:*} drop=${v#*:}
+  cp "$WHOLE" "$WORK/only_$keep.sqlite"
+  sql "$WORK/only_$keep.sqlite" "PRAGMA foreign_keys = ON" "DELETE FROM cells WHERE variant = '$drop'" \
+    "UPDATE sweeps SET spec_json = json_set(spec_json, '\$.variants', json('[\"$keep\"]')), spec_hash = '$keep'"
+done
+run "merge a split by variant" 0 "$EGM" merge "$WORK/by_variant.sqlite" "$WORK/only_base.sqlite" "$WORK/only_ega.sqlite"
+expect_eq "the variants' union is the whole spec" "$(q "$WHOLE" "SELECT spec_hash FROM sweeps")" \
+  "$(q "$WORK/by_variant.sqlite" "SELECT spec_hash FROM sweeps")"
+"$EGM" analyze merge --db "$WORK/by_variant.sqlite" --format csv >"$WORK/analyze_by_variant.csv" 2>&1
+cmp -s "$WORK/analyze_whole.csv" "$WORK/analyze_by_variant.csv" ||
+  fail "egm analyze of the split by variant differs: $(diff "$WORK/analyze_whole.csv" "$WORK/analyze_by_variant.csv" | head -n 10)"
+
 # The same cells twice with the same results: kept once.
 cp "$A" "$WORK/a_copy.sqlite"
 run "merge a database with its copy" 0 "$EGM" merge "$WORK/twice.sqlite" "$A" "$WORK/a_copy.sqlite"
