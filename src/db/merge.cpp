@@ -282,7 +282,7 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
       EGM_REQUIRE(!fs::equivalent(other.path, in.path, ec), ConfigError,
                   "input {} is given twice ({} and {}); nothing written", in.path, other.given, given);
     EGM_REQUIRE(!fs::exists(o.out, ec) || !fs::equivalent(o.out, in.path, ec), ConfigError,
-                "the output {} is also an input; write the merge to a new file", o.out);
+                "the output {} is also an input; write the merge to a new file (nothing written)", o.out);
     inputs.push_back(std::move(in));
   }
   int prefer = -1;

@@ -3,13 +3,14 @@
 # seeds 0 and 1) run whole in one database and as two halves (seed 0, seed 1)
 # in two others; the halves merged give the whole sweep's `egm analyze`
 # output, keep each run's provenance and name their input, leave the inputs
-# untouched, and are an ordinary database: `egm sweep` of the whole spec on it
-# trains nothing, and --extend with a new seed trains only its cells. The same
+# untouched, and are an ordinary database (status, report, export read it;
+# `egm sweep` of the whole spec on it trains nothing, and --extend with a new
+# seed trains only its cells); so are two halves split by variant. The same
 # cell in two inputs with the same results is kept once; with different ones
 # it is a conflict (refused unless --prefer); a mismatched spec, a damaged
 # input, an input that is not an egm database or is from a newer egm, a
 # missing input and an existing OUT without --force are one line, exit 2,
-# nothing written.
+# nothing written. An input from schema 7 is read as it is.
 #   sweep_merge.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
@@ -73,10 +74,12 @@ expect_eq "the metrics came along" "$(q "$WHOLE" "SELECT count(*) FROM metrics")
 expect_eq "the learned parameters came along" "$(q "$WHOLE" "SELECT count(*) FROM params")" \
   "$(q "$M" "SELECT count(*) FROM params")"
 expect_eq "a sweep_merged event" 1 "$(q "$M" "SELECT count(*) FROM events WHERE kind = 'sweep_merged'")"
-expect_eq "no temporary file left" "" "$(ls "$WORK" | grep merging)"
+expect_eq "no temporary file left" "" "$(find "$WORK" -maxdepth 1 -name "*.merging-*")"
 "$EGM" status --db "$M" >"$WORK/status.txt" 2>&1 || fail "egm status on the merged database: $(cat "$WORK/status.txt")"
 "$EGM" report merge --db "$M" --out "$WORK/report" >"$WORK/report.txt" 2>&1 ||
   fail "egm report on the merged database: $(tail -n 3 "$WORK/report.txt")"
+"$EGM" export merge --format csv --out "$WORK/export" --db "$M" >"$WORK/export.txt" 2>&1 ||
+  fail "egm export on the merged database: $(tail -n 3 "$WORK/export.txt")"
 
 # An ordinary database: the whole spec resumes it (nothing to train) ...
 "$EGM" sweep "$SPECS/merge.json" --workers 2 --db "$M" --runs-dir "$WORK/runs_m" --view none >"$WORK/resume.txt" 2>&1
@@ -143,7 +146,7 @@ refused() {
   expect_eq "$name: one line" 1 "$(wc -l <"$WORK/refused.txt")"
   expect_in_file "$name: the line" "$part" "$WORK/refused.txt"
   [ -e "$WORK/out.sqlite" ] && fail "$name: wrote $WORK/out.sqlite"
-  expect_eq "$name: no temporary file left" "" "$(ls "$WORK" | grep merging)"
+  expect_eq "$name: no temporary file left" "" "$(find "$WORK" -maxdepth 1 -name "*.merging-*")"
 }
 
 # A conflict: the same cell done with different results.
