@@ -412,7 +412,7 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
               continue;
             }
             if (++conflicts <= 3)
-              conflict_examples.push_back(fmt::format("{} {} in {}, {} in {}", p.name, s.text(0),
+              conflict_examples.push_back(fmt::format("{} {}: {} in {}, {} in {}", p.name, s.text(0),
                                                       show(s.opt_real(2)), inputs[other].given, show(s.opt_real(3)),
                                                       in.given));
           }

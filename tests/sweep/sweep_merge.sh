@@ -152,7 +152,7 @@ refused() {
 # A conflict: the same cell done with different results.
 cp "$A" "$WORK/a_other.sqlite"
 sql "$WORK/a_other.sqlite" "UPDATE cells SET final_val = final_val + 0.01 WHERE key = 'base-s0'"
-refused "a conflict" "conflict: 1 cell(s) done in two inputs with different results (merge base-s0" \
+refused "a conflict" "conflict: 1 cell(s) done in two inputs with different results (merge base-s0: " \
   "$A" "$WORK/a_other.sqlite"
 expect_in_file "the refusal says how to decide" "--prefer" "$WORK/refused.txt"
 run "--prefer decides a conflict" 0 "$EGM" merge "$WORK/preferred.sqlite" "$A" "$WORK/a_other.sqlite" \
