@@ -240,3 +240,22 @@ CREATE VIEW run_compute AS
                    THEN (r.ended_at - r.started_at) * coalesce(r.world_size, 1) * coalesce(r.threads, 1) END
               AS DOUBLE) AS core_seconds
   FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id;
+
+-- @migration 8: merged databases
+-- `egm merge OUT IN...` (src/db/merge.h) combines sweeps from several
+-- databases. Each input it read is one row here; every run copied from it
+-- names that row, so a merged cell keeps where it came from (its file) as well
+-- as what ran it (runs.host, git_commit, source_diff_sha256). An input that was
+-- itself a merge brings its own rows along, their `via` naming it.
+CREATE TABLE merge_sources (
+  id             INTEGER PRIMARY KEY,
+  path           TEXT NOT NULL,     -- the input file, absolute, as egm merge read it
+  size           INTEGER,           -- its bytes then
+  schema_version INTEGER NOT NULL,  -- its PRAGMA user_version then
+  host           TEXT,              -- where egm merge ran
+  egm_commit     TEXT,              -- the egm that merged it
+  merged_at      REAL NOT NULL,
+  via            INTEGER REFERENCES merge_sources(id)  -- NULL: an input of this file's own merge
+);
+-- NULL: recorded in this file (by its coordinator), not merged into it.
+ALTER TABLE runs ADD COLUMN merge_source INTEGER REFERENCES merge_sources(id);

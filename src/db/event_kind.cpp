@@ -14,7 +14,7 @@ namespace {
 // In enum order.
 constexpr const char* kNames[] = {
     "sweep_created",       "sweep_loaded",        "sweep_superseded",   "sweep_extended",
-    "recovered",           "coordinator_started", "runs_dir_moved",     "sweep_done",
+    "sweep_merged",        "recovered",           "coordinator_started", "runs_dir_moved",     "sweep_done",
     "sweep_failed",        "interrupted_sigusr2", "interrupted_sigterm", "interrupted_sigint",
     "interrupted_sigusr1", "interrupted_sighup",  "interrupted_signal", "attempt_started",
     "attempt_done",        "attempt_failed",      "attempt_interrupted", "checkpoint",

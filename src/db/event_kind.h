@@ -14,6 +14,7 @@ enum class EventKind {
   sweep_loaded,         // an existing sweep opened to resume
   sweep_superseded,     // renamed aside by --new-sweep
   sweep_extended,       // its spec grew with --extend
+  sweep_merged,         // written by egm merge from several databases (src/db/merge.h)
   recovered,            // attempts a previous coordinator left running, marked interrupted
   coordinator_started,  // a coordinator took the sweep (workers, ranks)
   runs_dir_moved,       // the run folders are under another directory than before

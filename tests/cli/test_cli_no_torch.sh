@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `egm` loads no LibTorch for the read-only verbs (src/cli/README.md): its
 # binary needs none of LibTorch's libraries, and the dynamic loader's trace
-# (LD_DEBUG=libs) of status, runs, query, analyze, report, serve (a sweep page
-# served) and export (every
+# (LD_DEBUG=libs) of status, runs, query, analyze, report, merge, serve (a
+# sweep page served) and export (every
 # format: Parquet loads Arrow from egm-parquet.so, never LibTorch) on a small
 # database, of `egm submit --dry-run`, and of `egm --help` / `egm train --help`,
 # names none; nor does the trace of `egm status` name Arrow (only export loads
@@ -47,6 +47,7 @@ loaded "egm runs" no "$EGM" runs --db "$DB"
 loaded "egm query" no "$EGM" query "SELECT count(*) FROM cells" --db "$DB"
 loaded "egm analyze" no "$EGM" analyze demo --db "$DB"
 loaded "egm report" no "$EGM" report demo --db "$DB" --out "$WORK/report"
+loaded "egm merge" no "$EGM" merge "$WORK/merged.sqlite" "$DB"
 # egm serve: a sweep page served (the analysis and its figures built), then the server stopped.
 rm -f "$WORK"/ld.*
 LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/ld" "$EGM" serve --db "$DB" --port 0 >"$WORK/serve.out" 2>&1 &

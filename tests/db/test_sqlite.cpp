@@ -137,8 +137,8 @@ TEST(Migrations, NewFileGetsCurrentSchemaWalAndForeignKeys) {
   ResultsDb db(dir.file("new.sqlite"), OpenMode::read_write_create);
   Connection& c = db.connection();
   EXPECT_EQ(c.user_version(), results_schema_version());
-  const std::set<std::string> expected = {"sweeps",          "cells",  "runs",        "metrics", "param_layouts",
-                                          "param_snapshots", "events", "source_diffs"};
+  const std::set<std::string> expected = {"sweeps",          "cells",  "runs",         "metrics",      "param_layouts",
+                                          "param_snapshots", "events", "source_diffs", "merge_sources"};
   EXPECT_EQ(table_names(c), expected);
   // Learned parameters are packed (schema v5); `params` reads them as rows.
   Statement view = c.prepare("SELECT type FROM sqlite_master WHERE name = 'params'");

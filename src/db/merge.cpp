@@ -1,0 +1,618 @@
+#include "db/merge.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "db/event_kind.h"
+#include "db/migrations.h"
+#include "db/sqlite.h"
+#include "util/error.h"
+#include "util/process_info.h"
+#include "util/sha256.h"
+#include "util/source_state.h"
+
+namespace egm::db {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// Packed learned parameters (param_snapshots) came with v5; older files would
+// need migration 5's repacking first.
+constexpr int kOldestInput = 5;
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+double unix_now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// An input as given, opened and checked before anything is written.
+struct Input {
+  std::string given;  // as on the command line (messages)
+  std::string path;   // absolute
+  int version = 0;
+  int64_t size = 0;
+};
+
+Input check_input(const std::string& given) {
+  Input in;
+  in.given = given;
+  std::error_code ec;
+  EGM_REQUIRE(fs::is_regular_file(given, ec), ConfigError, "input {} does not exist or is not a file; nothing written",
+              given);
+  in.path = fs::absolute(given).lexically_normal().string();
+  in.size = static_cast<int64_t>(fs::file_size(given));
+  const int newest = results_schema_version();
+  try {
+    Connection c(given, OpenMode::read_only);
+    in.version = c.user_version();
+    EGM_REQUIRE(in.version != 0, ConfigError, "input {} is not an egm results database (no egm schema version); "
+                "nothing written", given);
+    EGM_REQUIRE(in.version <= newest, ConfigError,
+                "input {} has schema version {}, newer than this egm knows ({}): merge with a newer egm; nothing written",
+                given, in.version, newest);
+    EGM_REQUIRE(in.version >= kOldestInput, ConfigError,
+                "input {} has schema version {}, older than egm merge reads ({}): run the egm that wrote it once "
+                "more (any egm sweep on it upgrades it), then merge; nothing written",
+                given, in.version, kOldestInput);
+    // A damaged file is refused before any of it is copied (a b-tree page
+    // overwritten, a truncated file): SQLite's own structural check.
+    Statement check = c.prepare("PRAGMA quick_check(1)");
+    const std::string verdict = check.step() ? check.text(0) : "no answer";
+    EGM_REQUIRE(verdict == "ok", ConfigError, "input {} is damaged (SQLite's quick_check: {}); nothing written", given,
+                first_line(verdict));
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const DbError& e) {
+    // Not SQLite at all, or damaged past opening: SQLite's own reason, on one line.
+    std::string why = first_line(e.what());
+    if (why.rfind(given + ": ", 0) == 0) why.erase(0, given.size() + 2);  // the file is named once
+    const bool damaged = why.find("malformed") != std::string::npos || why.find("corrupt") != std::string::npos;
+    EGM_THROW(ConfigError, "input {} is {} ({}); nothing written", given,
+              damaged ? "damaged" : "not an egm results database", why);
+  }
+  return in;
+}
+
+// ---- specs ---------------------------------------------------------------------------
+
+// Where the specs of one sweep may differ between inputs: the lists that
+// --extend grows (cells are added, none changed), and what names variants.
+bool is_union_list(const std::string& path) {
+  return path == "$.seeds" || path == "$.variants" || path == "$.factorial.attention" ||
+         path == "$.factorial.position";
+}
+bool may_be_absent(const std::string& path) {  // a split by variant drops what names the other half's variants
+  return path == "$.baseline" || path == "$.factors" || path == "$.published" || path == "$.data_parallel_by_variant";
+}
+bool is_keyed_union(const std::string& path) {  // objects keyed by variant
+  return path == "$.published.values" || path == "$.data_parallel_by_variant";
+}
+
+std::string excerpt(const json& j) {
+  std::string s = j.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+// Merges spec `b` into `a`; the path of the first difference that is not
+// allowed, or nullopt.
+std::optional<std::string> merge_spec(json& a, const json& b, const std::string& path) {
+  if (is_union_list(path) && a.is_array() && b.is_array()) {
+    for (const json& v : b)
+      if (std::find(a.begin(), a.end(), v) == a.end()) a.push_back(v);
+    return std::nullopt;
+  }
+  const bool recurse = path == "$" || path == "$.published" || path == "$.factorial" || is_keyed_union(path);
+  if (recurse && a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a.items()) keys.insert(k);
+    for (const auto& [k, v] : b.items()) keys.insert(k);
+    for (const std::string& k : keys) {
+      const std::string sub = path + "." + k;
+      const bool in_a = a.contains(k), in_b = b.contains(k);
+      if (in_a && in_b) {
+        if (auto bad = merge_spec(a[k], b.at(k), sub)) return bad;
+      } else if (!(may_be_absent(sub) || is_keyed_union(path))) {
+        return fmt::format("{} (in one, not the other)", sub);
+      } else if (in_b) {
+        a[k] = b.at(k);
+      }
+    }
+    return std::nullopt;
+  }
+  if (a == b) return std::nullopt;
+  return fmt::format("{} ({} vs {})", path, excerpt(a), excerpt(b));
+}
+
+// ---- SQL helpers ---------------------------------------------------------------------
+
+std::vector<std::string> table_columns(Connection& c, const std::string& schema, const std::string& table) {
+  Statement s = c.prepare(fmt::format("PRAGMA {}.table_info({})", schema, table));
+  std::vector<std::string> cols;
+  while (s.step()) cols.push_back(s.text(1));
+  return cols;
+}
+
+bool has_table(Connection& c, const std::string& schema, const std::string& table) {
+  Statement s = c.prepare(fmt::format("SELECT 1 FROM {}.sqlite_master WHERE type = 'table' AND name = ?", schema));
+  s.bind(1, table);
+  return s.step();
+}
+
+// INSERT INTO main.table (the output's columns) SELECT ... FROM src: a column
+// in `exprs` gets its expression (an empty one leaves the column to its
+// default), any other the input's column of that name when it has one (an
+// older input lacks the newer columns: they stay NULL).
+std::string copy_sql(Connection& c, const std::string& table, const std::string& alias,
+                     const std::map<std::string, std::string>& exprs, const std::string& from_where) {
+  const std::vector<std::string> src_cols = table_columns(c, "src", table);
+  std::vector<std::string> cols, values;
+  for (const std::string& col : table_columns(c, "main", table)) {
+    if (auto it = exprs.find(col); it != exprs.end()) {
+      if (it->second.empty()) continue;
+      cols.push_back(col);
+      values.push_back(it->second);
+    } else if (std::find(src_cols.begin(), src_cols.end(), col) != src_cols.end()) {
+      cols.push_back(col);
+      values.push_back(alias + "." + col);
+    }
+  }
+  return fmt::format("INSERT INTO main.{} ({}) SELECT {} {}", table, fmt::join(cols, ", "), fmt::join(values, ", "),
+                     from_where);
+}
+
+int64_t scalar(Connection& c, const std::string& sql) {
+  Statement s = c.prepare(sql);
+  return s.step() && !s.is_null(0) ? s.int64(0) : 0;
+}
+
+// A file: URI that opens `path` read-only (ATTACH): '%', '?' and '#' escaped.
+std::string read_only_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (char ch : path) {
+    if (ch == '%') uri += "%25";
+    else if (ch == '?') uri += "%3F";
+    else if (ch == '#') uri += "%23";
+    else uri += ch;
+  }
+  return uri + "?mode=ro";
+}
+
+// The input attached as schema `src` for the life of this object.
+class Attached {
+ public:
+  Attached(Connection& c, const Input& in) : c_(c) {
+    Statement s = c_.prepare("ATTACH DATABASE ? AS src");
+    s.bind(1, read_only_uri(in.path));
+    s.run();
+    // Read once, front to back: a small page cache is enough.
+    c_.exec("PRAGMA src.cache_size = -8192");
+  }
+  ~Attached() {
+    try {
+      c_.exec("DETACH DATABASE src");
+    } catch (...) {  // already failing; the temporary file goes anyway
+    }
+  }
+  Attached(const Attached&) = delete;
+  Attached& operator=(const Attached&) = delete;
+
+ private:
+  Connection& c_;
+};
+
+// The temporary output next to OUT: removed (with its journal files) unless kept.
+class TempOutput {
+ public:
+  explicit TempOutput(std::string path) : path_(std::move(path)) {}
+  ~TempOutput() {
+    if (kept_) return;
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path_ + suffix, ec);
+  }
+  TempOutput(const TempOutput&) = delete;
+  TempOutput& operator=(const TempOutput&) = delete;
+  const std::string& path() const { return path_; }
+  void keep() { kept_ = true; }
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
+void fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// One merged sweep while it is being built.
+struct SweepPlan {
+  std::string name;
+  json spec;               // the union of the inputs' specs
+  std::string spec_json;   // as stored: the first input's text while the specs agree
+  std::string spec_hash;
+  double created_at = 0;
+  std::vector<std::optional<int64_t>> src_id;  // per input: its sweep id there
+  std::map<std::string, std::pair<std::string, std::string>> corpus;  // column -> (value, input)
+  int64_t out_id = 0;
+  MergedSweep summary;
+  std::string from;  // the first input that holds it (messages)
+};
+
+constexpr const char* kSameResults =
+    "ch.final_val IS c.final_val AND ch.best_val IS c.best_val AND ch.full_val IS c.full_val AND ch.ar_val IS c.ar_val "
+    "AND ch.ar_ref_val IS c.ar_ref_val AND ch.final_step IS c.final_step";
+
+std::string show(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : "none"; }
+
+}  // namespace
+
+MergeSummary merge_databases(const MergeOptions& o, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  EGM_REQUIRE(!o.inputs.empty(), ConfigError, "egm merge needs at least one input database");
+  std::error_code ec;
+  EGM_REQUIRE(o.force || !fs::exists(fs::symlink_status(o.out, ec)), ConfigError,
+              "{} exists; pass --force to replace it (nothing written)", o.out);
+  const fs::path out_dir = fs::absolute(o.out).parent_path();
+  EGM_REQUIRE(fs::is_directory(out_dir, ec), ConfigError, "folder {} does not exist; nothing written",
+              out_dir.string());
+
+  // ---- every input checked before anything is written
+  std::vector<Input> inputs;
+  for (const std::string& given : o.inputs) {
+    Input in = check_input(given);
+    for (const Input& other : inputs)
+      EGM_REQUIRE(!fs::equivalent(other.path, in.path, ec), ConfigError,
+                  "input {} is given twice ({} and {}); nothing written", in.path, other.given, given);
+    EGM_REQUIRE(!fs::exists(o.out, ec) || !fs::equivalent(o.out, in.path, ec), ConfigError,
+                "the output {} is also an input; write the merge to a new file (nothing written)", o.out);
+    inputs.push_back(std::move(in));
+  }
+  int prefer = -1;
+  if (!o.prefer.empty()) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (o.prefer == inputs[i].given || (fs::exists(o.prefer, ec) && fs::equivalent(o.prefer, inputs[i].path, ec)))
+        prefer = static_cast<int>(i);
+    EGM_REQUIRE(prefer >= 0, ConfigError, "--prefer {} is not one of the inputs ({}); nothing written", o.prefer,
+                fmt::join(o.inputs, ", "));
+  }
+  // ATTACH of a read-only file: URI filenames (?mode=ro) must be on; Debian's
+  // SQLite enables them at compile time, and without them the URI would name
+  // a new file.
+  EGM_CHECK(sqlite3_compileoption_used("USE_URI") == 1,
+            "this SQLite was built without URI filenames, which egm merge needs to attach its inputs read-only");
+
+  TempOutput tmp(fmt::format("{}.merging-{}", fs::absolute(o.out).lexically_normal().string(), ::getpid()));
+  MergeSummary summary;
+  {
+    Connection out(tmp.path(), OpenMode::read_write_create);
+    // A new file nobody reads until it is renamed into place: no journal, no
+    // syncs while it is built (a failure deletes it); WAL again at the end.
+    out.exec("PRAGMA page_size = 8192");  // as ResultsDb makes a new file
+    out.exec("PRAGMA journal_mode = OFF");
+    out.exec("PRAGMA synchronous = OFF");
+    out.exec("PRAGMA foreign_keys = ON");
+    out.exec("PRAGMA cache_size = -65536");
+    migrate(out, results_migrations());
+    // Each statement commits on its own (cheap without a journal): an
+    // attached input can be detached only outside a transaction.
+
+    // ---- pass 1: sweeps, specs and the choice of each cell (cells only)
+    out.exec(
+        "CREATE TEMP TABLE choice (sweep TEXT NOT NULL, key TEXT NOT NULL, src INTEGER NOT NULL, "
+        "src_cell INTEGER NOT NULL, config_hash TEXT NOT NULL, done INTEGER NOT NULL, final_val REAL, best_val REAL, "
+        "full_val REAL, ar_val REAL, ar_ref_val REAL, final_step INTEGER, PRIMARY KEY (sweep, key)) WITHOUT ROWID");
+    std::vector<SweepPlan> plans;  // in the order they are first seen
+    std::map<std::string, size_t> plan_of;
+    int64_t conflicts = 0;
+    std::vector<std::string> conflict_examples;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Input& in = inputs[i];
+      Attached attached(out, in);
+      Statement sweeps = out.prepare("SELECT * FROM src.sweeps ORDER BY id");
+      std::map<std::string, int> col;
+      for (int k = 0; k < sweeps.column_count(); ++k) col[sweeps.column_name(k)] = k;
+      std::vector<std::pair<size_t, int64_t>> mine;  // (plan, sweep id in the input)
+      while (sweeps.step()) {
+        const std::string name = sweeps.text(col.at("name"));
+        if (sweeps.text(col.at("status")) == "superseded") {
+          summary.notes.push_back(fmt::format("left out superseded sweep {} of {}", name, in.given));
+          continue;
+        }
+        const std::string spec_json = sweeps.text(col.at("spec_json"));
+        json spec;
+        try {
+          spec = json::parse(spec_json);
+        } catch (const json::exception& e) {
+          EGM_THROW(ConfigError, "input {}: sweep '{}' has a spec that is not JSON ({}); nothing written", in.given,
+                    name, first_line(e.what()));
+        }
+        auto [it, added] = plan_of.emplace(name, plans.size());
+        if (added) {
+          SweepPlan p;
+          p.name = name;
+          p.spec = std::move(spec);
+          p.spec_json = spec_json;
+          p.spec_hash = sweeps.text(col.at("spec_hash"));
+          p.created_at = sweeps.real(col.at("created_at"));
+          p.src_id.resize(inputs.size());
+          p.summary.name = name;
+          p.summary.cells_from.resize(inputs.size());
+          p.from = in.given;
+          plans.push_back(std::move(p));
+        } else {
+          SweepPlan& p = plans[it->second];
+          if (sweeps.text(col.at("spec_hash")) != p.spec_hash || p.summary.spec_widened) {
+            if (auto bad = merge_spec(p.spec, spec, "$"))
+              EGM_THROW(ConfigError,
+                        "sweep '{}': the spec in {} differs from the one in {} at {}; egm merge combines sweeps of one "
+                        "spec (they may differ only in seeds and variants); nothing written",
+                        name, in.given, p.from, *bad);
+            p.summary.spec_widened = p.summary.spec_widened || p.spec.dump() != json::parse(p.spec_json).dump();
+          }
+          p.created_at = std::min(p.created_at, sweeps.real(col.at("created_at")));
+        }
+        SweepPlan& p = plans[plan_of.at(name)];
+        p.src_id[i] = sweeps.int64(col.at("id"));
+        // The corpus a sweep trained on, where the input records it (a
+        // sweeps column whose name holds "corpus"): one sweep, one corpus.
+        for (const auto& [c, k] : col) {
+          if (c.find("corpus") == std::string::npos || sweeps.is_null(k)) continue;
+          const std::string v = sweeps.text(k);
+          auto [seen, fresh] = p.corpus.emplace(c, std::make_pair(v, in.given));
+          EGM_REQUIRE(fresh || seen->second.first == v, ConfigError,
+                      "sweep '{}': {} records {} = {}, {} records {}; sweeps on different corpora are not merged; "
+                      "nothing written",
+                      name, seen->second.second, c, seen->second.first, in.given, v);
+        }
+        mine.emplace_back(plan_of.at(name), sweeps.int64(col.at("id")));
+      }
+      for (const auto& [pi, src_sweep] : mine) {
+        SweepPlan& p = plans[pi];
+        const std::string join =
+            "FROM src.cells c JOIN temp.choice ch ON ch.sweep = ?1 AND ch.key = c.key WHERE c.sweep_id = ?2";
+        {
+          Statement s = out.prepare("SELECT c.key, ch.src, ch.config_hash, c.config_hash " + join +
+                                    " AND ch.config_hash <> c.config_hash LIMIT 1");
+          s.bind_all(p.name, src_sweep);
+          if (s.step())
+            EGM_THROW(ConfigError,
+                      "sweep '{}': cell {} has another run config in {} (sha256 {}...) than in {} ({}...): these are "
+                      "not sweeps of one spec (did a preset or default change between the egm builds?); nothing "
+                      "written",
+                      p.name, s.text(0), in.given, s.text(3).substr(0, 12), inputs[s.int64(1)].given,
+                      s.text(2).substr(0, 12));
+        }
+        {
+          Statement s = out.prepare(fmt::format(
+              "SELECT c.key, ch.src, ch.final_val, c.final_val {} AND c.status = 'done' AND ch.done AND NOT ({})", join,
+              kSameResults));
+          s.bind_all(p.name, src_sweep);
+          while (s.step()) {
+            const auto other = static_cast<int>(s.int64(1));
+            if (prefer == static_cast<int>(i) || prefer == other) {
+              ++p.summary.preferred;
+              continue;
+            }
+            if (++conflicts <= 3)
+              conflict_examples.push_back(fmt::format("{} {}: {} in {}, {} in {}", p.name, s.text(0),
+                                                      show(s.opt_real(2)), inputs[other].given, show(s.opt_real(3)),
+                                                      in.given));
+          }
+        }
+        {
+          Statement s = out.prepare(
+              fmt::format("SELECT count(*) {} AND c.status = 'done' AND ch.done AND ({})", join, kSameResults));
+          s.bind_all(p.name, src_sweep);
+          s.step();
+          p.summary.kept_once += s.int64(0);
+        }
+        // Taken: a cell not seen yet; a done cell over one that is not; a
+        // done cell with other results when this input is preferred.
+        Statement up = out.prepare(fmt::format(
+            "INSERT INTO temp.choice (sweep, key, src, src_cell, config_hash, done, final_val, best_val, full_val, "
+            "ar_val, ar_ref_val, final_step) SELECT ?1, c.key, ?3, c.id, c.config_hash, c.status = 'done', "
+            "c.final_val, c.best_val, c.full_val, c.ar_val, c.ar_ref_val, c.final_step FROM src.cells c "
+            "WHERE c.sweep_id = ?2 "
+            "ON CONFLICT (sweep, key) DO UPDATE SET src = excluded.src, src_cell = excluded.src_cell, "
+            "done = excluded.done, final_val = excluded.final_val, best_val = excluded.best_val, "
+            "full_val = excluded.full_val, ar_val = excluded.ar_val, ar_ref_val = excluded.ar_ref_val, "
+            "final_step = excluded.final_step "
+            "WHERE excluded.done AND (NOT choice.done OR (?4 AND NOT ({})))",
+            "choice.final_val IS excluded.final_val AND choice.best_val IS excluded.best_val AND "
+            "choice.full_val IS excluded.full_val AND choice.ar_val IS excluded.ar_val AND "
+            "choice.ar_ref_val IS excluded.ar_ref_val AND choice.final_step IS excluded.final_step"));
+        up.bind_all(p.name, src_sweep, static_cast<int64_t>(i), static_cast<int64_t>(prefer == static_cast<int>(i)));
+        up.run();
+      }
+    }
+    EGM_REQUIRE(conflicts == 0, ConfigError,
+                "conflict: {} cell(s) done in two inputs with different results ({}{}); pass --prefer INPUT to take "
+                "that input's results; nothing written",
+                conflicts, fmt::join(conflict_examples, "; "), conflicts > 3 ? "; ..." : "");
+    EGM_REQUIRE(!plans.empty(), ConfigError, "the inputs hold no sweep to merge; nothing written");
+    // Progress only from here: a refusal above is its one line.
+    say(fmt::format("checked {} input(s): {} sweep(s), no conflict", inputs.size(), plans.size()));
+
+    // ---- pass 2: the merged sweeps, then each input's chosen cells with all of their rows
+    const double now = unix_now();
+    for (SweepPlan& p : plans) {
+      if (p.summary.spec_widened) {
+        p.spec_json = p.spec.dump(2);  // as the coordinator stores a spec; its hash as parse_spec computes it
+        p.spec_hash = sha256_hex(p.spec.dump());
+      }
+      out.execute(
+          "INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) "
+          "VALUES (?, ?, ?, ?, ?, 'pending')",
+          p.name, p.spec_json, p.spec_hash, p.created_at, now);
+      p.out_id = out.last_insert_rowid();
+    }
+    out.exec("CREATE TEMP TABLE picked (src_cell INTEGER PRIMARY KEY)");
+    out.exec("CREATE TEMP TABLE sweep_map (src_id INTEGER PRIMARY KEY, out_id INTEGER NOT NULL)");
+    const std::string host = process_info().host;
+    const std::string commit(source_state().commit);
+    const std::vector<std::string> out_sweep_cols = table_columns(out, "main", "sweeps");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Input& in = inputs[i];
+      Attached attached(out, in);
+      out.execute(
+          "INSERT INTO merge_sources (path, size, schema_version, host, egm_commit, merged_at) VALUES (?, ?, ?, ?, ?, ?)",
+          in.path, in.size, static_cast<int64_t>(in.version), host, commit, now);
+      const int64_t source = out.last_insert_rowid();
+      // An input that was itself a merge: its inputs come along, behind it.
+      const bool nested = has_table(out, "src", "merge_sources");
+      if (nested)
+        out.exec(fmt::format(
+            "INSERT INTO main.merge_sources (id, path, size, schema_version, host, egm_commit, merged_at, via) "
+            "SELECT id + {0}, path, size, schema_version, host, egm_commit, merged_at, coalesce(via + {0}, {0}) "
+            "FROM src.merge_sources ORDER BY id",
+            source));
+      out.exec("DELETE FROM temp.picked; DELETE FROM temp.sweep_map");
+      {
+        Statement s = out.prepare("INSERT INTO temp.picked (src_cell) SELECT src_cell FROM temp.choice WHERE src = ?");
+        s.bind(1, static_cast<int64_t>(i));
+        s.run();
+      }
+      const int64_t cell_off = scalar(out, "SELECT max(id) FROM main.cells");
+      const int64_t run_off = scalar(out, "SELECT max(id) FROM main.runs");
+      const std::vector<std::string> src_sweep_cols = table_columns(out, "src", "sweeps");
+      for (SweepPlan& p : plans) {
+        if (!p.src_id[i]) continue;
+        out.execute("INSERT INTO temp.sweep_map (src_id, out_id) VALUES (?, ?)", *p.src_id[i], p.out_id);
+        // Columns of sweeps beyond the ones every egm sweep has (the corpus
+        // it trained on): the first input that records them.
+        for (const std::string& c : out_sweep_cols)
+          if (c.find("corpus") != std::string::npos &&
+              std::find(src_sweep_cols.begin(), src_sweep_cols.end(), c) != src_sweep_cols.end())
+            out.execute(fmt::format("UPDATE main.sweeps SET {0} = coalesce({0}, (SELECT {0} FROM src.sweeps "
+                                    "WHERE id = ?)) WHERE id = ?",
+                                    c),
+                        *p.src_id[i], p.out_id);
+        Statement s = out.prepare(copy_sql(
+            out, "cells", "c",
+            {{"id", fmt::format("c.id + {}", cell_off)},
+             {"sweep_id", std::to_string(p.out_id)},
+             {"status", "CASE c.status WHEN 'running' THEN 'interrupted' ELSE c.status END"}},
+            "FROM src.cells c WHERE c.sweep_id = ? AND c.id IN (SELECT src_cell FROM temp.picked)"));
+        s.bind(1, *p.src_id[i]);
+        s.run();
+        p.summary.cells_from[i] = out.changes();
+        p.summary.cells += out.changes();
+      }
+      // What ran each cell (host, commit, source diff, compute), the input named.
+      const std::vector<std::string> src_run_cols = table_columns(out, "src", "runs");
+      const std::string merge_source =
+          std::find(src_run_cols.begin(), src_run_cols.end(), "merge_source") != src_run_cols.end()
+              ? fmt::format("coalesce(r.merge_source + {0}, {0})", source)
+              : std::to_string(source);
+      out.exec(copy_sql(out, "runs", "r",
+                        {{"id", fmt::format("r.id + {}", run_off)},
+                         {"cell_id", fmt::format("r.cell_id + {}", cell_off)},
+                         {"status", "CASE r.status WHEN 'running' THEN 'interrupted' ELSE r.status END"},
+                         {"error", "CASE r.status WHEN 'running' THEN coalesce(r.error, 'still running in the input "
+                                   "egm merge read') ELSE r.error END"},
+                         {"merge_source", merge_source}},
+                        "FROM src.runs r WHERE r.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY r.id"));
+      summary.runs += out.changes();
+      if (has_table(out, "src", "source_diffs"))
+        out.exec("INSERT OR IGNORE INTO main.source_diffs (sha256, size, diff) SELECT sha256, size, diff "
+                 "FROM src.source_diffs");
+      out.exec(copy_sql(out, "metrics", "m",
+                        {{"cell_id", fmt::format("m.cell_id + {}", cell_off)},
+                         {"run_id", fmt::format("m.run_id + {}", run_off)}},
+                        "FROM src.metrics m WHERE m.cell_id IN (SELECT src_cell FROM temp.picked)"));
+      summary.metrics += out.changes();
+      out.exec("INSERT OR IGNORE INTO main.param_layouts (layout) SELECT layout FROM src.param_layouts ORDER BY id");
+      out.exec(fmt::format(
+          "INSERT INTO main.param_snapshots (cell_id, run_id, step, layout_id, data) "
+          "SELECT s.cell_id + {}, s.run_id + {}, s.step, ml.id, s.data FROM src.param_snapshots s "
+          "JOIN src.param_layouts sl ON sl.id = s.layout_id JOIN main.param_layouts ml ON ml.layout = sl.layout "
+          "WHERE s.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY s.id",
+          cell_off, run_off));
+      // The log of each merged sweep: its own events, and its chosen cells'.
+      out.exec(fmt::format(
+          "INSERT INTO main.events (time, sweep_id, cell_id, run_id, kind, message, step) "
+          "SELECT e.time, (SELECT out_id FROM temp.sweep_map WHERE src_id = e.sweep_id), "
+          "CASE WHEN e.cell_id IS NOT NULL THEN e.cell_id + {0} END, "
+          "CASE WHEN e.run_id IS NOT NULL AND e.cell_id IS NOT NULL THEN e.run_id + {1} END, e.kind, e.message, "
+          "e.step FROM src.events e WHERE e.sweep_id IN (SELECT src_id FROM temp.sweep_map) "
+          "AND (e.cell_id IS NULL OR e.cell_id IN (SELECT src_cell FROM temp.picked)) ORDER BY e.id",
+          cell_off, run_off));
+      say(fmt::format("copied {}: {} runs so far, {} metric rows", in.given, summary.runs, summary.metrics));
+    }
+
+    // ---- each merged sweep: cells in the union spec's order, its status, an event
+    out.exec("CREATE TEMP TABLE variant_rank (variant TEXT PRIMARY KEY, idx INTEGER NOT NULL)");
+    out.exec("CREATE TEMP TABLE seed_rank (seed INTEGER PRIMARY KEY, idx INTEGER NOT NULL)");
+    for (SweepPlan& p : plans) {
+      out.exec("DELETE FROM temp.variant_rank; DELETE FROM temp.seed_rank");
+      const json variants = p.spec.value("variants", json::array());
+      const json seeds = p.spec.value("seeds", json::array());
+      for (size_t k = 0; k < variants.size(); ++k)
+        if (variants[k].is_string())
+          out.execute("INSERT OR IGNORE INTO temp.variant_rank VALUES (?, ?)", variants[k].get<std::string>(),
+                      static_cast<int64_t>(k));
+      for (size_t k = 0; k < seeds.size(); ++k)
+        if (seeds[k].is_number_integer())
+          out.execute("INSERT OR IGNORE INTO temp.seed_rank VALUES (?, ?)", seeds[k].get<int64_t>(),
+                      static_cast<int64_t>(k));
+      // The expansion's order (spec/expand.h): grid points, then variants, then seeds.
+      const auto nv = static_cast<int64_t>(variants.size()), ns = static_cast<int64_t>(seeds.size());
+      out.execute(fmt::format("UPDATE main.cells SET position = coalesce(coalesce(grid_point, 0) * {0} + "
+                              "(SELECT idx FROM temp.variant_rank WHERE variant = cells.variant) * {1} + "
+                              "(SELECT idx FROM temp.seed_rank WHERE seed = cells.seed), position) WHERE sweep_id = ?",
+                              nv * ns, ns),
+                  p.out_id);
+      // done when every cell is; else resumable (interrupted) while a cell can still run.
+      out.execute(
+          "UPDATE main.sweeps SET status = CASE "
+          "WHEN NOT EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status <> 'done') THEN 'done' "
+          "WHEN EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status IN ('pending', 'running', 'interrupted')) "
+          "THEN 'interrupted' ELSE 'failed' END WHERE id = ?1",
+          p.out_id);
+      p.summary.done = scalar(out, fmt::format("SELECT count(*) FROM main.cells WHERE sweep_id = {} AND status = "
+                                               "'done'",
+                                               p.out_id));
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (p.src_id[i]) parts.push_back(fmt::format("{} ({} cells)", inputs[i].path, p.summary.cells_from[i]));
+      std::string message = fmt::format("egm merge: {} cells from {}", p.summary.cells, fmt::join(parts, ", "));
+      if (p.summary.kept_once > 0)
+        message += fmt::format("; {} done in several inputs with the same results, kept once", p.summary.kept_once);
+      if (p.summary.preferred > 0)
+        message += fmt::format("; {} with different results taken from {} (--prefer)", p.summary.preferred,
+                               inputs[prefer].path);
+      if (p.summary.spec_widened) message += "; the spec lists the inputs' seeds and variants together";
+      out.execute("INSERT INTO events (time, sweep_id, kind, message) VALUES (?, ?, ?, ?)", now, p.out_id,
+                  to_string(EventKind::sweep_merged), message);
+      summary.sweeps.push_back(p.summary);
+    }
+    out.exec("PRAGMA journal_mode = WAL");  // an ordinary egm database from here on
+  }
+  fsync_path(tmp.path());
+  if (o.force)
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) fs::remove(o.out + suffix, ec);  // not the new file's
+  fs::rename(tmp.path(), o.out);
+  tmp.keep();
+  fsync_path(out_dir.string());
+  return summary;
+}
+
+}  // namespace egm::db

@@ -1,0 +1,65 @@
+// egm merge: the sweeps of several results databases combined into a new one
+// (clusters that each ran some seeds or variants of one spec). The inputs are
+// opened read-only and never changed; the output is an ordinary egm database
+// (analyze, report, serve, resume and --extend work on it), written to a
+// temporary file next to it and renamed into place at the end, so a refusal or
+// a failure leaves nothing.
+//
+// Sweeps are matched by name (superseded ones, NAME@ID, are left out). Their
+// specs must agree except in the seeds and variants they list (and the
+// published numbers, baseline and factors that name variants): the merged
+// sweep's spec lists the union, so the spec file of the whole sweep resumes
+// it. Cells are matched by key (variant, seed, grid point) and must have the
+// same run config (config_hash). A cell done in several inputs with the same
+// results is kept once; with different results it is a conflict, refused
+// unless `prefer` names the input whose cells win. A cell done in one input
+// and not in another is taken from where it is done. Recorded corpora (a
+// sweeps column whose name holds "corpus", when the inputs have one) must agree.
+//
+// Each cell is copied with everything of it from the input it is taken from:
+// its attempts (host, commit, source diff, compute), metrics, learned
+// parameters and events, renumbered; each input is a row of merge_sources and
+// every copied run names it (runs.merge_source). Memory stays bounded: the rows
+// move SQLite to SQLite (ATTACH, INSERT ... SELECT); only a table of the
+// cells' choices is kept, in a temporary table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace egm::db {
+
+struct MergeOptions {
+  std::string out;                  // the new database
+  std::vector<std::string> inputs;  // at least one; each an egm results database
+  std::string prefer;               // empty, or one of `inputs`: its cells win a conflict
+  bool force = false;               // replace `out` when it exists
+};
+
+struct MergedSweep {
+  std::string name;
+  int64_t cells = 0;
+  int64_t done = 0;
+  std::vector<int64_t> cells_from;  // per input, in inputs' order
+  int64_t kept_once = 0;            // cells done in several inputs with the same results
+  int64_t preferred = 0;            // conflicts decided by `prefer`
+  bool spec_widened = false;        // the inputs' specs differed in seeds or variants
+};
+
+struct MergeSummary {
+  std::vector<MergedSweep> sweeps;
+  std::vector<std::string> notes;  // what was left out (superseded sweeps)
+  int64_t runs = 0;
+  int64_t metrics = 0;
+};
+
+// Throws ConfigError with one line for bad input (out exists without force, an
+// input missing, not an egm database, from a newer egm, damaged, a conflict, a
+// mismatched spec or corpus); nothing is written then. `progress` gets a line
+// per step.
+MergeSummary merge_databases(const MergeOptions& options,
+                             const std::function<void(const std::string&)>& progress = {});
+
+}  // namespace egm::db

@@ -1,0 +1,160 @@
+// egm merge's work (src/db/merge.h) on databases written through ResultsDb:
+// the choice of each cell across three inputs (done wins over pending, a
+// running cell arrives interrupted), superseded sweeps left out, the union of
+// the seeds in the merged spec and the cells' order, learned parameters and
+// metrics copied, --prefer, a conflict refused with nothing written, and the
+// inputs left byte for byte (and mtime) as they were. The real binaries on
+// real sweeps: tests/sweep/sweep_merge.sh.
+#include "db/merge.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "db/sqlite.h"
+#include "test_helpers.h"
+#include "util/error.h"
+
+namespace egm::db {
+namespace {
+
+using egm::testing::FileSnapshot;
+using egm::testing::make_cell;
+using egm::testing::ScratchDir;
+
+std::string spec_of(const std::vector<int64_t>& seeds) {
+  return nlohmann::json{{"name", "demo"}, {"preset", "tiny"}, {"variants", {"base"}}, {"seeds", seeds}}.dump(2);
+}
+
+// A database with sweep "demo" listing `seeds`, one cell base-sN per seed.
+struct Db {
+  ResultsDb db;
+  int64_t sweep = 0;
+  std::vector<int64_t> cells;
+  Db(const std::string& path, const std::vector<int64_t>& seeds)
+      : db(path, OpenMode::read_write_create) {
+    const std::string spec = spec_of(seeds);
+    sweep = db.create_or_load_sweep("demo", spec, "hash-" + spec, ChangedSpec::refuse).sweep.id;
+    std::vector<CellInput> in;
+    for (int64_t s : seeds) in.push_back(make_cell("base", s));
+    cells = db.ensure_cells(sweep, in);
+  }
+  int64_t done(size_t cell, double final_val, const std::string& host) {
+    RunInfo info;
+    info.host = host;
+    info.git_commit = "0123456789ab";
+    const int64_t run = db.start_attempt(cells[cell], info);
+    db.record_metrics({{cells[cell], run, 10, MetricSplit::train, 2.5, 1e-3, 100.0, 1.0}});
+    db.record_params({{cells[cell], run, 10, "mope", -1, 0, "sigma", final_val / 2}});
+    Measurements m;
+    m.final_val = final_val;
+    db.finish_attempt(run, RunStatus::done, "", m, {}, /*step=*/10);
+    return run;
+  }
+};
+
+std::string text(const std::string& path, const std::string& sql) {
+  Connection c(path, OpenMode::read_only);
+  Statement s = c.prepare(sql);
+  std::string out;
+  while (s.step()) {
+    for (int i = 0; i < s.column_count(); ++i) out += (i ? "|" : "") + (s.is_null(i) ? "NULL" : s.text(i));
+    out += ";";
+  }
+  return out;
+}
+
+TEST(Merge, ChoosesEachCellAndKeepsWhereItCameFrom) {
+  ScratchDir dir;
+  const std::string a = dir.file("a.sqlite"), b = dir.file("b.sqlite"), c = dir.file("c.sqlite");
+  {
+    // a: base-s0 done, and an older spec of the sweep kept aside (superseded).
+    Db old(a, {5});
+    old.done(0, 9.0, "old");
+    ResultsDb& r = old.db;
+    const std::string spec = spec_of({0});
+    const int64_t id = r.create_or_load_sweep("demo", spec, "hash-" + spec, ChangedSpec::new_sweep).sweep.id;
+    const auto ids = r.ensure_cells(id, {make_cell("base", 0)});
+    RunInfo info;
+    info.host = "node-a";
+    const int64_t run = r.start_attempt(ids[0], info);
+    r.record_params({{ids[0], run, 10, "mope", -1, 0, "sigma", 0.5}});
+    Measurements m;
+    m.final_val = 1.0;
+    r.finish_attempt(run, RunStatus::done, "", m, {}, 10);
+  }
+  {
+    Db d(b, {1});  // b: base-s1 still running when it is merged
+    RunInfo info;
+    info.host = "node-b";
+    d.db.start_attempt(d.cells[0], info);
+  }
+  { Db d(c, {0}); }  // c: base-s0 pending
+  const FileSnapshot before_a = FileSnapshot::of(a), before_b = FileSnapshot::of(b), before_c = FileSnapshot::of(c);
+  const std::string out = dir.file("out.sqlite");
+  MergeSummary s = merge_databases({out, {c, a, b}, "", false});
+  EXPECT_TRUE(FileSnapshot::of(a).same_as(before_a));
+  EXPECT_TRUE(FileSnapshot::of(b).same_as(before_b));
+  EXPECT_TRUE(FileSnapshot::of(c).same_as(before_c));
+  ASSERT_EQ(s.sweeps.size(), 1u);
+  EXPECT_EQ(s.sweeps[0].cells, 2);
+  EXPECT_EQ(s.sweeps[0].done, 1);
+  EXPECT_EQ(s.sweeps[0].cells_from, (std::vector<int64_t>{0, 1, 1}));  // done in a beats pending in c
+  EXPECT_TRUE(s.sweeps[0].spec_widened);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("left out superseded sweep demo@1"), std::string::npos) << s.notes[0];
+
+  // An ordinary database at the current version, readable by ResultsDb.
+  ResultsDb r = open_for_reading(out);
+  EXPECT_EQ(r.schema_version(), results_schema_version());
+  EXPECT_EQ(text(out, "SELECT name, status FROM sweeps"), "demo|interrupted;");
+  const std::string spec = text(out, "SELECT spec_json FROM sweeps");
+  EXPECT_EQ(nlohmann::json::parse(spec.substr(0, spec.size() - 1)).at("seeds"), nlohmann::json({0, 1}));
+  EXPECT_EQ(text(out, "SELECT key, position, status, final_val FROM cells ORDER BY key"),
+            "base-s0|0|done|1.0;base-s1|1|interrupted|NULL;");
+  EXPECT_EQ(text(out, "SELECT c.key, r.status, r.host, s.path FROM runs r JOIN cells c ON c.id = r.cell_id "
+                      "JOIN merge_sources s ON s.id = r.merge_source ORDER BY c.key"),
+            "base-s0|done|node-a|" + a + ";base-s1|interrupted|node-b|" + b + ";");
+  EXPECT_EQ(text(out, "SELECT c.key, p.value FROM params p JOIN cells c ON c.id = p.cell_id"), "base-s0|0.5;");
+  EXPECT_EQ(text(out, "SELECT count(*) FROM merge_sources"), "3;");
+  EXPECT_EQ(text(out, "PRAGMA journal_mode"), "wal;");
+  EXPECT_EQ(text(out, "PRAGMA foreign_key_check"), "");
+}
+
+TEST(Merge, AConflictIsRefusedWithNothingWrittenUnlessPreferred) {
+  ScratchDir dir;
+  const std::string a = dir.file("a.sqlite"), b = dir.file("b.sqlite");
+  { Db(a, {0, 1}).done(0, 1.0, "node-a"); }
+  {
+    Db d(b, {0, 1});
+    d.done(0, 2.0, "node-b");
+    d.done(1, 3.0, "node-b");
+  }
+  const std::string out = dir.file("out.sqlite");
+  try {
+    merge_databases({out, {a, b}, "", false});
+    FAIL() << "a conflict was merged";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("conflict: 1 cell(s) done in two inputs with different results (demo base-s0: 1 in " + a +
+                        ", 2 in " + b),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("")))  // no temporary file left
+    EXPECT_EQ(entry.path().string().find(".merging-"), std::string::npos) << entry.path();
+
+  MergeSummary s = merge_databases({out, {a, b}, b, false});
+  EXPECT_EQ(s.sweeps.at(0).preferred, 1);
+  EXPECT_FALSE(s.sweeps.at(0).spec_widened);
+  EXPECT_EQ(text(out, "SELECT c.key, c.final_val, r.host FROM cells c JOIN runs r ON r.cell_id = c.id ORDER BY c.key"),
+            "base-s0|2.0|node-b;base-s1|3.0|node-b;");
+  EXPECT_THROW(merge_databases({out, {a, b}, b, false}), ConfigError);  // out exists
+  EXPECT_NO_THROW(merge_databases({out, {a, b}, a, /*force=*/true}));
+  EXPECT_EQ(text(out, "SELECT final_val FROM cells ORDER BY key"), "1.0;3.0;");
+}
+
+}  // namespace
+}  // namespace egm::db
