@@ -19,5 +19,6 @@ void register_report_command(CLI::App& app);   // cmd_report.cpp: tables and plo
 void register_submit_command(CLI::App& app);   // cmd_submit.cpp: render + sbatch
 void register_serve_command(CLI::App& app);    // cmd_serve.cpp: read-only HTTP view of the db
 void register_export_command(CLI::App& app);   // cmd_export.cpp: Parquet / TensorBoard / CSV files of a sweep
+void register_plan_command(CLI::App& app);     // cmd_plan.cpp: seeds needed per claim, from the pilot
 
 }  // namespace egm::cli

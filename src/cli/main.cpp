@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   register_submit_command(app);
   register_serve_command(app);
   register_export_command(app);
+  register_plan_command(app);
 
   try {
     app.parse(argc, argv);
