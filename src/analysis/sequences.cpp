@@ -82,6 +82,7 @@ std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& a, const std::ve
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (k > out[i].looks.size()) continue;
       out[i].decision = d[i];
+      out[i].decisions.push_back(d[i]);
       if (!out[i].settled_at && stats::settled(d[i])) out[i].settled_at = k;
     }
   }
@@ -113,6 +114,28 @@ std::string render_sequences_text(const std::vector<ClaimSequence>& sequences, c
   const std::size_t first = stats::t_mixture_first_bounded(t);
   s += fmt::format("  (the sequence is the whole line before {} seeds at this alpha; src/stats/README.md)\n", first);
   return s;
+}
+
+db::Table sequences_table(const std::vector<ClaimSequence>& sequences, const SequenceOptions& options) {
+  db::Table t;
+  t.columns = {"claim", "look", "seed", "contrast", "estimate", "lower", "upper", "p_anytime", "decision", "settled",
+               "method", "params"};
+  auto real = [](double x) { return std::isfinite(x) ? db::Value(x) : db::Value(); };
+  for (const ClaimSequence& c : sequences) {
+    const std::string params =
+        fmt::format("{} adjustment={} family_alpha={:g}", stats::t_mixture_params(c.options),
+                    stats::adjustment_name(options.adjustment), options.alpha);
+    for (std::size_t i = 0; i < c.looks.size(); ++i) {
+      const stats::SequenceLook& l = c.looks[i];
+      const bool settled = c.settled_at && i + 1 >= *c.settled_at;
+      t.rows.push_back({db::Value(c.claim), db::Value(static_cast<int64_t>(l.n)), db::Value(c.seeds[i]),
+                        db::Value(c.contrasts[i]), real(l.estimate), real(l.lower), real(l.upper),
+                        db::Value(l.p_anytime), db::Value(std::string(stats::decision_name(c.decisions.at(i)))),
+                        db::Value(std::string(settled ? "yes" : "no")), db::Value(std::string(stats::t_mixture_method_name())),
+                        db::Value(params)});
+    }
+  }
+  return t;
 }
 
 }  // namespace egm::analysis

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/sweep_analysis.h"
+#include "db/table_format.h"
 #include "stats/confidence_sequence.h"
 
 namespace egm::analysis {
@@ -32,6 +33,7 @@ struct ClaimSequence {
   std::vector<stats::SequenceLook> looks;  // one per seed
   stats::TMixtureOptions options;          // alpha per claim, prior sd
   stats::Decision decision = stats::Decision::undecided;  // at the last look
+  std::vector<stats::Decision> decisions;  // at every look
   std::optional<std::size_t> settled_at;   // seeds at the first look where the claim was settled
   // The fixed-n t interval over the same contrasts (from the analysis), at its level.
   bool fixed_has_interval = false;
@@ -47,5 +49,11 @@ std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& analysis, const 
 // "anytime-valid confidence sequences ..." then a line per claim.
 std::string render_sequences_text(const std::vector<ClaimSequence>& sequences, const SequenceOptions& options,
                                   double level);
+
+// Every look: claim, look (seeds so far), seed, contrast, estimate, lower,
+// upper (empty while unbounded), anytime p, decision at that look, settled
+// (yes at and after the look that settled it), method, params. The report's
+// sequences.csv.
+db::Table sequences_table(const std::vector<ClaimSequence>& sequences, const SequenceOptions& options);
 
 }  // namespace egm::analysis

@@ -68,6 +68,14 @@ TEST(Sequences, ReplayedInSpecSeedOrderAndSettled) {
   const std::string text = render_sequences_text(seqs, {}, 0.95);
   EXPECT_NE(text.find(fmt::format("positive   settled at seed {} of 12", *first)), std::string::npos) << text;
   EXPECT_NE(text.find("not after optional stopping"), std::string::npos) << text;
+  // The report's table: a row per look, settled from that look on.
+  const db::Table table = sequences_table(seqs, {});
+  ASSERT_EQ(table.rows.size(), 12u);
+  EXPECT_EQ(std::get<int64_t>(table.rows[0][2]), 11);  // the first seed run
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(table.rows[0][5]));  // unbounded: empty
+  EXPECT_EQ(std::get<std::string>(table.rows[*first - 1][8]), "positive");
+  EXPECT_EQ(std::get<std::string>(table.rows[*first - 1][9]), "yes");
+  EXPECT_EQ(std::get<std::string>(table.rows[*first - 2][9]), "no");
 }
 
 TEST(Sequences, BonferroniOverTheFixtureClaims) {
