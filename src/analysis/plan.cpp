@@ -190,17 +190,15 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
   return plan;
 }
 
-std::vector<SweepPlan> plan_sweep(db::ResultsDb& db, const std::string& sweep, const PlanOptions& options) {
+std::vector<SweepPlan> plan_data(const SweepData& data, const ComputeStatement& compute, const PlanOptions& options) {
   check_options(options);
   PlanOptions o = options;
   o.analysis.analyse_params = false;
-  const SweepData data = load_sweep(db, sweep, /*with_params=*/false);
-  const ComputeStatement compute = compute_statement(db, sweep);
   std::vector<SweepPlan> plans;
   if (has_grid(data)) {
     for (const GridPointData& point : split_grid_points(data)) {
       SweepPlan p = plan_from_analysis(point.data, analyze_sweep(point.data, o.analysis), compute, o);
-      p.sweep = sweep;
+      p.sweep = data.sweep.name;
       p.point = point.label;
       plans.push_back(std::move(p));
     }
@@ -208,6 +206,12 @@ std::vector<SweepPlan> plan_sweep(db::ResultsDb& db, const std::string& sweep, c
     plans.push_back(plan_from_analysis(data, analyze_sweep(data, o.analysis), compute, o));
   }
   return plans;
+}
+
+std::vector<SweepPlan> plan_sweep(db::ResultsDb& db, const std::string& sweep, const PlanOptions& options) {
+  check_options(options);
+  const SweepData data = load_sweep(db, sweep, /*with_params=*/false);
+  return plan_data(data, compute_statement(db, sweep), options);
 }
 
 namespace {

@@ -80,6 +80,8 @@ struct SweepPlan {
 // sweep cannot form (naming the ones it can), an unknown sweep. One plan per
 // grid point (one without a grid).
 std::vector<SweepPlan> plan_sweep(db::ResultsDb& db, const std::string& sweep, const PlanOptions& options);
+// The same on loaded data (per grid point for a grid); compute may be empty.
+std::vector<SweepPlan> plan_data(const SweepData& data, const ComputeStatement& compute, const PlanOptions& options);
 // The plan of already analysed data (no grid); compute may be empty.
 SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& analysis, const ComputeStatement& compute,
                              const PlanOptions& options);

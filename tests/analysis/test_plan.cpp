@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "analysis/plan.h"
+#include "stats/power.h"
 #include "fixture.h"
 #include "test_helpers.h"
 #include "util/error.h"
@@ -139,6 +140,49 @@ TEST_F(Plan, Refusals) {
   }
   o.claims = {};
   EXPECT_THROW(plan_sweep(db, "nope", o), ConfigError);
+}
+
+TEST(PlanGrid, EachPointOnItsOwnCells) {
+  // Two grid points: at point 0 the fixture's delta(ega) (sd 0.01); at point 1
+  // ega is worse by 0.04, 0.05, 0.07 (sd 0.015275).
+  SweepData d;
+  d.sweep.id = 1;
+  d.sweep.name = "g";
+  d.spec.variants = {"base", "ega"};
+  d.spec.seeds = {0, 1, 2};
+  d.spec.baseline = "base";
+  int64_t id = 0;
+  for (int64_t point = 0; point < 2; ++point)
+    for (const std::string v : {"base", "ega"})
+      for (int64_t seed = 0; seed < 3; ++seed) {
+        CellData c;
+        c.row.id = ++id;
+        c.row.sweep_id = 1;
+        c.row.position = id - 1;
+        c.row.variant = v;
+        c.row.seed = seed;
+        c.row.key = v + "-s" + std::to_string(seed) + "-g" + std::to_string(point);
+        c.row.status = db::CellStatus::done;
+        const double base = fx::fixture_final("base", seed);
+        c.row.results.final_val = point == 0 || v == "base" ? fx::fixture_final(v, seed)
+                                                            : base + std::vector<double>{0.04, 0.05, 0.07}[seed];
+        c.row.grid_point = point;
+        c.row.grid_json = nlohmann::json{{"train.lr", point == 0 ? 0.001 : 0.003}}.dump();
+        c.setups = {RunSetup{1, "none"}};
+        d.cells.push_back(c);
+      }
+  PlanOptions o;
+  o.half_width = 0.01;
+  const std::vector<SweepPlan> plans = plan_data(d, {}, o);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].point, "train.lr=0.001");
+  EXPECT_EQ(plans[1].point, "train.lr=0.003");
+  EXPECT_EQ(plans[0].seeds_needed, 7u);
+  EXPECT_NEAR(plans[1].claims[0].estimate, -0.05333333333333, 1e-10);
+  EXPECT_EQ(plans[1].seeds_needed, stats::seeds_for_half_width(plans[1].claims[0].sd, 0.01, 0.05));
+  EXPECT_GT(plans[1].seeds_needed, plans[0].seeds_needed);
+  EXPECT_TRUE(plans[1].uncosted);  // no compute statement given
+  EXPECT_NE(render_plan_text(plans).find("plan for sweep g at train.lr=0.003"), std::string::npos);
 }
 
 }  // namespace
