@@ -16,10 +16,12 @@
 # The test packages (pandas, Polars, DuckDB with its SQLite scanner, TensorBoard's
 # event reader) go into the same environment, pinned, once per set of pins: the
 # tests read egm's database and exports with them as a researcher's notebook would.
+# statsmodels and scipy: the independent implementation `egm plan` is checked
+# against (tests/analysis/check_plan_statsmodels.py).
 
 EGM_ARROW_VERSION=26.0.1
 EGM_ARROW_TEST_PINS=(pandas==3.1.1 polars==2.1.0 duckdb==1.5.5 duckdb-extension-sqlite-scanner==1.5.5
-                     tensorboard==2.21.0)
+                     tensorboard==2.21.0 statsmodels==0.15.0 scipy==1.17.1)
 EGM_ARROW_HOME=${EGM_ARROW_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/egm/pyarrow-$EGM_ARROW_VERSION}
 EGM_ARROW_CMAKE_ARGS=()
 

@@ -12,6 +12,7 @@
 #include "analysis/figures.h"
 #include "analysis/gnuplot.h"
 #include "analysis/render.h"
+#include "analysis/sequences.h"
 #include "analysis/tables.h"
 #include "db/table_format.h"
 #include "stats/descriptive.h"
@@ -85,9 +86,21 @@ ReportResult write_report(const SweepData& data, const ReportOptions& options) {
   // Tables.
   std::string main_md = render_markdown_main(a);
   if (a.interaction) main_md += "\n```\n" + render_main_table(a) + "```\n";
+  // Each claim's anytime-valid sequence beside the fixed-n interval (sequences.h); alpha = 1 - level.
+  std::vector<ClaimSequence> sequences;
+  SequenceOptions sequence_options;
+  if (a.level > 0.5) {
+    sequence_options.alpha = 1.0 - a.level;
+    sequences = claim_sequences(a, data.spec.seeds, sequence_options);
+    if (!sequences.empty())
+      main_md += "\n```\n" + render_sequences_text(sequences, sequence_options, a.level) + "```\n";
+  }
   write("main.md", main_md, "the paper's table: val loss mean ± CI (n), delta, published, interaction (Markdown)");
   write("main.tex", render_latex_main(a), "the same table in LaTeX (booktabs)");
   write("main.csv", csv(paper_table(a)), "the same table with full-precision numbers (CSV)");
+  if (!sequences.empty())
+    write("sequences.csv", csv(sequences_table(sequences, sequence_options)),
+          "each claim's anytime-valid confidence sequence, look by look (valid after optional stopping)");
   write("analysis.md", render_markdown(a), "the full analysis (Markdown)");
   write("analysis.txt", render_text(a), "the full analysis as `egm analyze` prints it");
   write("analysis.json", to_json(a).dump(2) + "\n", "every number of the analysis (JSON)");

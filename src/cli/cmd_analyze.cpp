@@ -9,6 +9,7 @@
 #include "analysis/compute.h"
 #include "analysis/grid_analysis.h"
 #include "analysis/render.h"
+#include "analysis/sequences.h"
 #include "analysis/sweep_analysis.h"
 #include "cli/commands.h"
 #include "db/results_db.h"
@@ -27,6 +28,7 @@ struct AnalyzeOptions {
   uint64_t seed = 12345;
   bool no_params = false;
   std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
+  std::string adjust = "bonferroni";
 };
 
 void run_analyze(const AnalyzeOptions& o) {
@@ -49,6 +51,16 @@ void run_analyze(const AnalyzeOptions& o) {
   }
   const analysis::SweepAnalysis a = analysis::analyze_sweep(data, options);
   std::cout << analysis::render_analysis(a, format);
+  // Each claim's anytime-valid sequence beside its fixed-n t interval (src/analysis/sequences.h).
+  // (alpha = 1 - level; a level of 0.5 or less has no sequence.)
+  if ((format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) && o.level > 0.5) {
+    analysis::SequenceOptions so;
+    so.alpha = 1.0 - o.level;
+    so.adjustment = stats::parse_adjustment(o.adjust);
+    const std::string text =
+        analysis::render_sequences_text(analysis::claim_sequences(a, data.spec.seeds, so), so, o.level);
+    if (!text.empty()) std::cout << "\n" << (format == analysis::OutputFormat::markdown ? "```\n" + text + "```\n" : text);
+  }
   // What the table cost (src/analysis/compute.h); the CSV and JSON forms stay the analysis alone.
   if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown)
     std::cout << "\n"
@@ -73,6 +85,8 @@ void register_analyze_command(CLI::App& app) {
   cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
                 "pair cells that ran with different world sizes or backends (refused otherwise)");
   cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
+  cmd->add_option("--adjust", opts->adjust, "confidence sequences over the claims: bonferroni, holm or none")
+      ->capture_default_str();
   cmd->add_flag("--no-params", opts->no_params, "skip the learned-parameter analysis (MoPE, gates)");
   cmd->add_option("--cluster-runs", opts->cluster_runs,
                   "MoPE runs clustered per variant (k-means, gap statistic): at most N, evenly spaced in seed "

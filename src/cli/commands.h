@@ -20,5 +20,6 @@ void register_submit_command(CLI::App& app);   // cmd_submit.cpp: render + sbatc
 void register_serve_command(CLI::App& app);    // cmd_serve.cpp: read-only HTTP view of the db
 void register_export_command(CLI::App& app);   // cmd_export.cpp: Parquet / TensorBoard / CSV files of a sweep
 void register_merge_command(CLI::App& app);    // cmd_merge.cpp: combine sweeps of several databases
+void register_plan_command(CLI::App& app);     // cmd_plan.cpp: seeds needed per claim, from the pilot
 
 }  // namespace egm::cli

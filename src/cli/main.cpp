@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   register_serve_command(app);
   register_export_command(app);
   register_merge_command(app);
+  register_plan_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,192 @@
+#include "stats/confidence_sequence.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "stats/multiple.h"
+#include "util/error.h"
+
+namespace egm::stats {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void require_options(const TMixtureOptions& o) {
+  EGM_REQUIRE(o.alpha > 0.0 && o.alpha < 1.0, ConfigError, "alpha must lie strictly between 0 and 1, got {}",
+              o.alpha);
+  EGM_REQUIRE(std::isfinite(o.prior_sd) && o.prior_sd > 0.0, ConfigError,
+              "the t-mixture's prior sd must be finite and positive, got {}", o.prior_sd);
+}
+
+// b (n + rho) of the header, and n: the set is bounded iff n > b (n + rho).
+struct Threshold {
+  double scaled_b;  // b (n + rho)
+  double n;
+};
+Threshold threshold(std::size_t n, const TMixtureOptions& o) {
+  const double nd = static_cast<double>(n);
+  const double tau2 = o.prior_sd * o.prior_sd;
+  // b = 1 - (alpha^2 / (1 + n tau^2))^(1/n), without cancellation for large n.
+  const double b = -std::expm1((2.0 * std::log(o.alpha) - std::log1p(nd * tau2)) / nd);
+  return {b * (nd + 1.0 / tau2), nd};
+}
+
+}  // namespace
+
+const char* t_mixture_method_name() { return "t-mixture (Lai 1976; Wang & Ramdas 2023)"; }
+
+std::string t_mixture_params(const TMixtureOptions& options) {
+  return fmt::format("alpha={:g} prior_sd={:g}", options.alpha, options.prior_sd);
+}
+
+double t_mixture_log_e(std::size_t n, double mean, double ssd, double mu0, const TMixtureOptions& options) {
+  require_options(options);
+  EGM_REQUIRE(n > 0, ConfigError, "the t-mixture needs at least one value");
+  EGM_REQUIRE(ssd >= 0.0 && std::isfinite(ssd) && std::isfinite(mean) && std::isfinite(mu0), ConfigError,
+              "the t-mixture needs a finite mean and sum of squares, got mean {} ssd {}", mean, ssd);
+  if (n < 2) return 0.0;
+  const double nd = static_cast<double>(n);
+  const double tau2 = options.prior_sd * options.prior_sd;
+  const double d = mean - mu0;
+  const double v = ssd / nd;
+  if (v + d * d == 0.0) return 0.0;  // every value equals mu0: no evidence either way
+  // r = n d^2 / ((n + rho) (v + d^2)) < 1 always (n / (n + rho) < 1).
+  const double r = nd * d * d / ((nd + 1.0 / tau2) * (v + d * d));
+  return -0.5 * std::log1p(nd * tau2) - 0.5 * nd * std::log1p(-r);
+}
+
+double t_mixture_radius(std::size_t n, double ssd, const TMixtureOptions& options) {
+  require_options(options);
+  EGM_REQUIRE(ssd >= 0.0 && std::isfinite(ssd), ConfigError, "sum of squares must be finite and >= 0, got {}", ssd);
+  if (n < 2) return kInf;
+  const Threshold t = threshold(n, options);
+  if (t.n <= t.scaled_b) return kInf;
+  return std::sqrt(t.scaled_b * (ssd / t.n) / (t.n - t.scaled_b));
+}
+
+std::size_t t_mixture_first_bounded(const TMixtureOptions& options) {
+  require_options(options);
+  // n - b (n + rho) grows with n (b falls like log(n) / n); search upward.
+  for (std::size_t n = 2; n < 100000000; ++n) {
+    const Threshold t = threshold(n, options);
+    if (t.n > t.scaled_b) return n;
+  }
+  return 0;
+}
+
+bool SequenceLook::bounded() const { return std::isfinite(lower) && std::isfinite(upper); }
+
+TMixtureSequence::TMixtureSequence(TMixtureOptions options) : options_(options) {
+  require_options(options_);
+  look_.lower = look_.raw_lower = -kInf;
+  look_.upper = look_.raw_upper = kInf;
+}
+
+const SequenceLook& TMixtureSequence::add(double value) {
+  EGM_REQUIRE(std::isfinite(value), ConfigError, "a contrast of the sequence is not finite: {}", value);
+  SequenceLook next = look_;
+  next.n = look_.n + 1;
+  const double delta = value - mean_;
+  mean_ += delta / static_cast<double>(next.n);
+  ssd_ += delta * (value - mean_);
+  if (ssd_ < 0.0) ssd_ = 0.0;
+  next.estimate = mean_;
+  const double radius = t_mixture_radius(next.n, ssd_, options_);
+  next.raw_lower = mean_ - radius;
+  next.raw_upper = mean_ + radius;
+  // The running intersection is as valid as each set (all cover at once);
+  // when rounding makes it empty, the newest set is kept.
+  const double lo = std::max(look_.lower, next.raw_lower);
+  const double hi = std::min(look_.upper, next.raw_upper);
+  if (lo <= hi) {
+    next.lower = lo;
+    next.upper = hi;
+  } else {
+    next.lower = next.raw_lower;
+    next.upper = next.raw_upper;
+  }
+  next.log_e_zero = t_mixture_log_e(next.n, mean_, ssd_, 0.0, options_);
+  if (next.log_e_zero > max_log_e_) {
+    max_log_e_ = next.log_e_zero;
+    next.evidence_sign = mean_ > 0.0 ? 1 : (mean_ < 0.0 ? -1 : 0);
+  }
+  next.p_anytime = std::min(1.0, std::exp(-max_log_e_));
+  look_ = next;
+  return look_;
+}
+
+std::vector<SequenceLook> t_mixture_sequence(const std::vector<double>& values, const TMixtureOptions& options) {
+  TMixtureSequence sequence(options);
+  std::vector<SequenceLook> looks;
+  looks.reserve(values.size());
+  for (double v : values) looks.push_back(sequence.add(v));
+  return looks;
+}
+
+const char* adjustment_name(Adjustment adjustment) {
+  switch (adjustment) {
+    case Adjustment::bonferroni: return "bonferroni";
+    case Adjustment::holm: return "holm";
+    case Adjustment::none: return "none";
+  }
+  return "?";
+}
+
+Adjustment parse_adjustment(const std::string& text) {
+  if (text == "bonferroni") return Adjustment::bonferroni;
+  if (text == "holm") return Adjustment::holm;
+  if (text == "none") return Adjustment::none;
+  EGM_THROW(ConfigError, "unknown adjustment '{}': use bonferroni, holm or none", text);
+}
+
+double per_claim_alpha(double alpha, std::size_t claims, Adjustment adjustment) {
+  EGM_REQUIRE(alpha > 0.0 && alpha < 1.0, ConfigError, "alpha must lie strictly between 0 and 1, got {}", alpha);
+  if (adjustment == Adjustment::none || claims <= 1) return alpha;
+  return alpha / static_cast<double>(claims);
+}
+
+const char* decision_name(Decision decision) {
+  switch (decision) {
+    case Decision::undecided: return "undecided";
+    case Decision::positive: return "positive";
+    case Decision::negative: return "negative";
+    case Decision::narrow: return "narrow";
+  }
+  return "?";
+}
+
+bool settled(Decision decision) { return decision != Decision::undecided; }
+
+std::vector<Decision> decide(const std::vector<SequenceLook>& looks, double alpha, Adjustment adjustment,
+                             double half_width) {
+  std::vector<Decision> out(looks.size(), Decision::undecided);
+  std::vector<double> holm;
+  if (adjustment == Adjustment::holm) {
+    std::vector<double> p;
+    for (const SequenceLook& l : looks) p.push_back(l.p_anytime);
+    holm = holm_adjust(p);
+  }
+  for (std::size_t i = 0; i < looks.size(); ++i) {
+    const SequenceLook& l = looks[i];
+    if (adjustment == Adjustment::holm) {
+      if (holm[i] <= alpha && l.evidence_sign != 0) {
+        out[i] = l.evidence_sign > 0 ? Decision::positive : Decision::negative;
+        continue;
+      }
+    } else if (l.lower > 0.0) {
+      out[i] = Decision::positive;
+      continue;
+    } else if (l.upper < 0.0) {
+      out[i] = Decision::negative;
+      continue;
+    }
+    if (half_width > 0.0 && l.bounded() && l.upper - l.lower <= 2.0 * half_width) out[i] = Decision::narrow;
+  }
+  return out;
+}
+
+}  // namespace egm::stats
