@@ -112,7 +112,7 @@ void require_memory_fits(const spec::ExperimentSpec& spec, const DeviceName& dev
 void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size) {
   const bool cuda = spec.device && spec.device->is_cuda();
   std::cout << fmt::format("sweep {}: {} (dry run: nothing trained, nothing written)\n", spec.name, size.product());
-  std::cout << fmt::format("  {:<28} {:>8}  {:>12}  {:>10}  {}\n", "cell", "steps", "memory/run", "PFLOP/run",
+  std::cout << fmt::format("  {:<28} {:>8}  {:>12}  {:>10}  {}\n", "cell", "steps", "memory/run", "FLOP/run",
                            "grid point");
   std::map<std::string, std::pair<double, double>> per_config;  // variant + point -> (MB, FLOP)
   double total_flop = 0;
@@ -129,10 +129,10 @@ void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size) {
       it = per_config.emplace(c.variant + "|" + point, std::make_pair(m.total_mb(), flop)).first;
     }
     total_flop += it->second.second;
-    std::cout << fmt::format("  {:<28} {:>8}  {:>9.0f} MB  {:>10.4f}  {}\n", c.key, c.config.train.max_steps,
-                             it->second.first, it->second.second / 1e15, point);
+    std::cout << fmt::format("  {:<28} {:>8}  {:>9.0f} MB  {:>10.3g}  {}\n", c.key, c.config.train.max_steps,
+                             it->second.first, it->second.second, point);
   }
-  std::cout << fmt::format("total: {:.4f} PFLOP of training over {:.0f} cells\n", total_flop / 1e15, size.cells);
+  std::cout << fmt::format("total: {:.3g} FLOP of training over {:.0f} cells\n", total_flop, size.cells);
 }
 
 }  // namespace

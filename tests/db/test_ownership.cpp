@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "db/migrations.h"
 #include "db/ownership.h"
 #include "db/results_db.h"
 #include "test_helpers.h"
@@ -159,6 +160,32 @@ TEST(Ownership, CorpusStoredAndDescribed) {
   EXPECT_EQ(row.corpus_sha256, std::optional<std::string>("abc123"));
   EXPECT_EQ(row.corpus_bytes, std::optional<int64_t>(42));
   EXPECT_EQ(describe_corpus(row), "sha256 abc123 (42 bytes, /data/input.txt)");
+}
+
+// Migration 8 on a v7 file: a sweep that ran gets corpus 'unknown' (nothing
+// recorded its workers' corpus), one that never ran none (its first start
+// records it); nobody owns either.
+TEST(Ownership, MigrationMarksSweepsThatRanUnknown) {
+  ScratchDir dir;
+  const std::string path = dir.file("v7.sqlite");
+  {
+    Connection c(path, OpenMode::read_write_create);
+    std::vector<Migration> v7 = results_migrations();
+    v7.resize(7);
+    migrate(c, v7);
+    ASSERT_EQ(c.user_version(), 7);
+    c.execute("INSERT INTO sweeps (id, name, spec_json, spec_hash, created_at, updated_at, status) VALUES "
+              "(1, 'ran', '{}', 'h1', 0, 0, 'done'), (2, 'pending', '{}', 'h2', 0, 0, 'pending')");
+    c.execute("INSERT INTO cells (id, sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, max_attempts, updated_at) "
+              "VALUES (1, 1, 0, 'base-s0', 'base', 0, '{}', 'c', 10, 1, 0), (2, 2, 0, 'base-s0', 'base', 0, '{}', 'c', 10, 1, 0)");
+    c.execute("INSERT INTO runs (cell_id, attempt, status, started_at) VALUES (1, 1, 'done', 0)");
+  }
+  ResultsDb db(path, OpenMode::read_write);
+  EXPECT_EQ(db.schema_version(), 8);
+  EXPECT_EQ(db.sweep(1).corpus_sha256, std::optional<std::string>("unknown"));
+  EXPECT_EQ(describe_corpus(db.sweep(1)), "unknown (the sweep ran before egm recorded its corpus)");
+  EXPECT_FALSE(db.sweep(2).corpus_sha256);
+  EXPECT_FALSE(db.sweep(1).owner);
 }
 
 }  // namespace
