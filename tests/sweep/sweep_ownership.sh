@@ -53,6 +53,8 @@ sweep "$DB2" "$WORK/fresh_runs" >"$WORK/c.txt" 2>&1 &
 c=$!
 if WATCH_PID=$c wait_for "$DB2" "SELECT count(*) = 1 AS owned FROM sweeps WHERE owner_pid IS NOT NULL AND status = 'running'" \
     150 "the sweep running with an owner"; then
+  run "egm status of an owned sweep" 0 "$EGM" status --db "$DB2"
+  expect_in "egm status names the owner" "coordinator pid $(qpoll "$DB2" "SELECT owner_pid FROM sweeps") on" "$out"
   events=$(qpoll "$DB2" "$SETUP_EVENTS")
   run "--takeover of a live sweep" 2 "$EGM" sweep "$SPEC" --workers 1 --db "$DB2" --runs-dir "$WORK/fresh_runs" \
     --view plain --takeover
