@@ -448,7 +448,7 @@ void ResultsDb::set_sweep_corpus(int64_t sweep_id, const SweepCorpus& corpus) {
 }
 
 std::string describe_corpus(const SweepRow& sweep) {
-  if (!sweep.corpus_sha256) return "not recorded yet (the sweep has not started)";
+  if (!sweep.corpus_sha256) return "not recorded (no coordinator has started the sweep)";
   if (*sweep.corpus_sha256 == "unknown") return "unknown (the sweep ran before egm recorded its corpus)";
   std::string s = "sha256 " + *sweep.corpus_sha256;
   if (sweep.corpus_bytes || sweep.corpus_path) {

@@ -70,7 +70,7 @@ struct SweepCorpus {
   std::string path;
 };
 // "sha256 3f2a...9c01 (1115394 bytes, /data/input.txt)", or "unknown (...)" for
-// a sweep recorded before v8, or "not recorded yet" (never started).
+// a sweep recorded before v8, or "not recorded (...)" (never started by a coordinator).
 std::string describe_corpus(const SweepRow& sweep);
 
 // Liveness: a running coordinator writes sweeps.heartbeat_at every

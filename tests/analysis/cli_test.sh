@@ -25,6 +25,7 @@ expect_in "analyze" "verdict: superadditive" "$out"
 expect_in "analyze" "published I = +0.0589" "$out"
 expect_in "analyze" "MoPE (omega, sigma) per run" "$out"
 expect_in "analyze" "compute: this table:" "$out"
+expect_in "analyze: the corpus line" "corpus: not recorded" "$out"
 
 run "analyze csv" 0 "$EGM" analyze fixture --db "$DB" --format csv
 expect_in "analyze csv" "variant,attention,position,n,mean,sd,ci_low,ci_high,delta" "$out"

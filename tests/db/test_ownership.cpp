@@ -154,7 +154,7 @@ TEST(Ownership, CorpusStoredAndDescribed) {
   ScratchDir dir;
   ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
   const int64_t id = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
-  EXPECT_EQ(describe_corpus(db.sweep(id)), "not recorded yet (the sweep has not started)");
+  EXPECT_EQ(describe_corpus(db.sweep(id)), "not recorded (no coordinator has started the sweep)");
   db.set_sweep_corpus(id, {"abc123", 42, "/data/input.txt"});
   const SweepRow row = db.sweep(id);
   EXPECT_EQ(row.corpus_sha256, std::optional<std::string>("abc123"));
