@@ -8,7 +8,9 @@
 #include <csignal>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
+#include <unistd.h>
 
 #include "coordinator/record_mapping.h"
 #include "coordinator/summary.h"
@@ -29,6 +31,13 @@ namespace egm::coordinator {
 namespace {
 
 using sweep::Received;
+
+// This coordinator no longer owns its sweep (another took it over while this
+// one was stopped or cut off): it stops its workers, writes nothing, exits 75.
+class OwnershipLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -133,6 +142,8 @@ int Coordinator::run() {
                 "egm-worker (or use egm sweep)");
     setup();
     return main_loop();
+  } catch (const OwnershipLost& e) {
+    return lose_ownership(e.what());
   } catch (const std::exception& e) {
     fail_hard(e);
     return kExitError;
@@ -149,13 +160,31 @@ void Coordinator::setup() {
   runs_per_gpu_ = spec.runs_per_gpu;
   device_ = launch::resolve_device(options_.device, spec.device);
   require_buildable(device_);
-  // A worker without its GPU stops the sweep here, with nothing written.
-  if (device_.is_cuda()) await_hellos();
-  setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(std::move(spec), options_.db_path,
-                                                                  spec::changed_spec(options_.new_sweep, options_.extend)));
+  // Every worker's HELLO before the database is opened: a worker without its
+  // GPU stops the sweep here, with nothing written, and the corpus the workers
+  // read is checked against the sweep's in the transaction that opens it.
+  await_hellos();
+  spec::SweepOpening opening;
+  opening.claimant = db::Claimant{host_, static_cast<int64_t>(::getpid()), std::nullopt, options_.takeover};
+  if (const auto slurm = slurm::read_slurm_env(); slurm.job_id) opening.claimant->slurm_job = std::to_string(*slurm.job_id);
+  if (!corpus_sha256_.empty()) {
+    db::SweepCorpus corpus{corpus_sha256_, std::nullopt, corpus_path_};
+    std::error_code ec;
+    if (const auto size = std::filesystem::file_size(corpus_path_, ec); !ec) corpus.bytes = static_cast<int64_t>(size);
+    opening.corpus = corpus;
+  }
+  setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(
+      std::move(spec), options_.db_path, spec::changed_spec(options_.new_sweep, options_.extend), opening));
   const db::SweepRow& sweep = setup_->sweep.sweep;
   sweep_id_ = sweep.id;
   sweep_name_ = sweep.name;
+  heartbeat_interval_s_ = db::owner_heartbeat_interval_s();
+  if (setup_->took_over) {
+    db().record_event({sweep_id_, std::nullopt, std::nullopt, db::EventKind::sweep_taken_over,
+                       *setup_->took_over, 0, std::nullopt});
+    say(fmt::format("sweep {}: {}", sweep_name_, *setup_->took_over));
+  }
+  if (setup_->corpus_note) say("warning: " + *setup_->corpus_note);
   if (setup_->sweep.superseded_as)
     say(fmt::format("the previous sweep '{}' is kept as '{}' (--new-sweep)", sweep_name_, *setup_->sweep.superseded_as));
 
@@ -275,6 +304,10 @@ int Coordinator::main_loop() {
 }
 
 void Coordinator::handle(const Received& r) {
+  // A heartbeat that is due goes first: after a pause (a stopped process) it
+  // finds out whether another coordinator took the sweep before any message
+  // is written.
+  beat();
   EGM_REQUIRE(r.source >= 1 && r.source < transport_.size(), ProtocolError, "message from unexpected rank {}",
               r.source);
   WorkerSlot& w = worker(r.source);
@@ -295,6 +328,7 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
   EGM_REQUIRE(m.error.empty(), ConfigError, "worker rank {} on {} cannot train: {}", w.rank, m.host, m.error);
   if (corpus_sha256_.empty()) {
     corpus_sha256_ = m.corpus_sha256;
+    corpus_path_ = m.corpus_path;
   } else {
     EGM_REQUIRE(m.corpus_sha256 == corpus_sha256_, ConfigError,
                 "workers read different corpora: rank {} has {} (sha256 {}), an earlier worker sha256 {}; give every "
@@ -352,7 +386,7 @@ void Coordinator::await_hellos() {
   };
   while (waiting()) {
     if (stop_requested()) EGM_THROW(Error, "stopped by {} while the workers were starting", describe_signal(stop_signal()));
-    EGM_REQUIRE(Clock::now() < deadline, Error, "--device cuda: not every worker said HELLO within {} s",
+    EGM_REQUIRE(Clock::now() < deadline, Error, "not every worker said HELLO within {} s",
                 options_.hello_timeout_s);
     if (std::optional<Received> r = sweep::try_receive_message(transport_)) {
       EGM_REQUIRE(std::holds_alternative<sweep::Hello>(r->message), ProtocolError,
@@ -766,6 +800,7 @@ int Coordinator::finish_normally() {
   const int64_t done = std::count_if(cells.begin(), cells.end(),
                                      [](const db::CellRow& c) { return c.status == db::CellStatus::done; });
   db().set_sweep_status(sweep_id_, failed.empty() ? db::SweepStatus::done : db::SweepStatus::failed);
+  release_ownership();
   db().record_event({sweep_id_, std::nullopt, std::nullopt,
                      failed.empty() ? db::EventKind::sweep_done : db::EventKind::sweep_failed,
                      fmt::format("{} of {} cells done, {} failed for good", done, cells.size(), failed.size()), 0,
@@ -799,6 +834,7 @@ int Coordinator::finish_normally() {
 int Coordinator::finish_interrupted() {
   shutdown_workers("interrupted by " + describe_signal(stop_signal_), /*record=*/true);
   db().set_sweep_status(sweep_id_, db::SweepStatus::interrupted);
+  release_ownership();  // a requeued job may start on another host: it need not wait for staleness
   show_view(/*force=*/true);
   view_.close();
   std::fprintf(out_,
@@ -829,6 +865,7 @@ void Coordinator::fail_hard(const std::exception& error) {
   if (setup_) {
     try {
       db().set_sweep_status(sweep_id_, db::SweepStatus::interrupted);
+      release_ownership();
     } catch (const std::exception&) {
       // The database itself may be what failed; recovery happens at the next start.
     }
@@ -842,11 +879,52 @@ void Coordinator::fail_hard(const std::exception& error) {
 // Called inside an open transaction (a RECORDS batch), it is written with that
 // batch (a savepoint), so a busy sweep adds no transactions of its own.
 void Coordinator::beat() {
-  if (!setup_) return;
+  if (!setup_ || lost_) return;
   const auto now = Clock::now();
-  if (seconds_between(last_heartbeat_, now) < db::kHeartbeatIntervalS) return;
-  db().heartbeat(sweep_id_);
+  if (seconds_between(last_heartbeat_, now) < heartbeat_interval_s_) return;
+  // Written only while this coordinator still owns the sweep (one UPDATE).
+  if (setup_->owner && !db().owned_heartbeat(sweep_id_, *setup_->owner)) {
+    lost_ = true;
+    throw OwnershipLost("no longer owns the sweep");
+  }
+  if (!setup_->owner) db().heartbeat(sweep_id_);
   last_heartbeat_ = now;
+}
+
+void Coordinator::release_ownership() {
+  if (!setup_ || !setup_->owner || lost_) return;
+  try {
+    db().release_sweep(sweep_id_, *setup_->owner);
+  } catch (const std::exception& e) {
+    log::warn("releasing sweep {}: {}", sweep_name_, e.what());
+  }
+}
+
+int Coordinator::lose_ownership(const std::string& /*why*/) {
+  view_.close();
+  std::string by = "another coordinator";
+  try {
+    if (const std::optional<db::SweepOwner> o = db().sweep(sweep_id_).owner)
+      by = fmt::format("the coordinator pid {} on {}", o->pid, o->host);
+  } catch (const std::exception&) {
+    // Who took it is only for the line below.
+  }
+  // Its workers stop (each checkpoints the step it is at, as on a signal: the
+  // same bits the new owner's run computes) and leave; nothing is recorded.
+  try {
+    for (WorkerSlot& w : workers_)
+      if (w.state == WorkerState::busy)
+        sweep::send_message(transport_, w.rank, sweep::Stop{"the sweep was taken over", 0});
+    shutdown_workers("the sweep was taken over by " + by, /*record=*/false);
+  } catch (const std::exception& e) {
+    log::error("while stopping the workers: {}", e.what());
+    workers_left_in_order_ = false;
+  }
+  std::fprintf(stderr,
+               "egm-coordinator: sweep %s was taken over by %s while this coordinator (pid %d on %s) was not "
+               "writing its heartbeat; its workers stopped, nothing more written (exit %d)\n",
+               sweep_name_.c_str(), by.c_str(), static_cast<int>(::getpid()), host_.c_str(), kExitInterrupted);
+  return kExitInterrupted;
 }
 
 // ---- view --------------------------------------------------------------------------

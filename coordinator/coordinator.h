@@ -134,7 +134,13 @@ class Coordinator {
   // `retriable` false: the failure would recur identically; the cell is given up at once.
   void requeue_or_give_up(int64_t cell_id, const std::string& what, bool retriable = true);
   // The heartbeat (sweeps.heartbeat_at) when db::kHeartbeatIntervalS have passed since the last.
+  // Refreshes the heartbeat only while this coordinator owns the sweep; throws
+  // (OwnershipLost) once another has taken it over.
   void beat();
+  // Clears this coordinator's ownership (an orderly end: done, failed, interrupted, error).
+  void release_ownership();
+  // Another coordinator owns the sweep now: stop the workers, write nothing, exit 75.
+  int lose_ownership(const std::string& why);
   void begin_stop(int signal_number);
   void stop_overdue_jobs();
   // SHUTDOWN to every worker still here, then waits for their BYEs
@@ -168,6 +174,9 @@ class Coordinator {
   std::deque<int64_t> queue_;        // cell ids, in the order they will be handed out
   std::map<int64_t, Job> jobs_;      // attempts in flight, by run id
   std::string corpus_sha256_;
+  std::string corpus_path_;          // the first worker's (they all read the same bytes)
+  double heartbeat_interval_s_ = db::kHeartbeatIntervalS;
+  bool lost_ = false;                // another coordinator took the sweep over
 
   bool stopping_ = false;
   int stop_signal_ = 0;

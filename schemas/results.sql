@@ -259,3 +259,25 @@ CREATE TABLE merge_sources (
 );
 -- NULL: recorded in this file (by its coordinator), not merged into it.
 ALTER TABLE runs ADD COLUMN merge_source INTEGER REFERENCES merge_sources(id);
+-- @migration 9: sweep ownership; the sweep's corpus
+-- One live coordinator per sweep (coordinator/README.md, "Ownership"): the
+-- coordinator that runs a sweep claims it (host, pid, when it claimed it, its
+-- Slurm job id when it runs in one) in the transaction that opens the sweep,
+-- refreshes owner_heartbeat with heartbeat_at, and clears the owner when it
+-- ends in order. Another coordinator is refused while the owner is alive, and
+-- takes over a stale one. All NULL: nobody owns the sweep.
+ALTER TABLE sweeps ADD COLUMN owner_host TEXT;
+ALTER TABLE sweeps ADD COLUMN owner_pid INTEGER;
+ALTER TABLE sweeps ADD COLUMN owner_started_at REAL;
+ALTER TABLE sweeps ADD COLUMN owner_slurm_job TEXT;
+ALTER TABLE sweeps ADD COLUMN owner_heartbeat REAL;
+-- The corpus the sweep trains on, stored when it first starts: its sha256, its
+-- size in bytes, and the path the workers read it from. A resume or --extend
+-- with another corpus is refused. Older sweeps that ran: 'unknown' (nothing
+-- recorded which corpus their workers read); never run: NULL (the first start
+-- records it).
+ALTER TABLE sweeps ADD COLUMN corpus_sha256 TEXT;
+ALTER TABLE sweeps ADD COLUMN corpus_bytes INTEGER;
+ALTER TABLE sweeps ADD COLUMN corpus_path TEXT;
+UPDATE sweeps SET corpus_sha256 = 'unknown'
+  WHERE EXISTS (SELECT 1 FROM cells c JOIN runs r ON r.cell_id = c.id WHERE c.sweep_id = sweeps.id);

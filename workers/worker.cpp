@@ -164,6 +164,7 @@ void Worker::train(const sweep::Assign& a) {
     sinks.add(&sink);
     if (leader) {
       make_dirs(runtime.out_dir);
+      check_run_corpus(runtime.out_dir, *corpus_);  // the folder's corpus record (data/corpus.h)
       atomic_write_file((std::filesystem::path(runtime.out_dir) / "config.json").string(),
                         to_json(config).dump(2) + "\n");
       // The run folder keeps its own record too (appended on resume), as `egm train` writes it.

@@ -45,8 +45,10 @@ void run_analyze(const AnalyzeOptions& o) {
   const analysis::SweepData data = analysis::load_sweep(results, o.sweep, !o.no_params);
   if (analysis::has_grid(data)) {  // every section per grid point, then across points
     std::cout << analysis::render_grid(analysis::analyze_grid(data, options), format);
-    if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown)
+    if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) {
       std::cout << "\n" << analysis::render_compute_text(analysis::compute_statement(results, o.sweep));
+      std::cout << "corpus: " << db::describe_corpus(data.sweep) << "\n";
+    }
     return;
   }
   const analysis::SweepAnalysis a = analysis::analyze_sweep(data, options);
@@ -62,9 +64,12 @@ void run_analyze(const AnalyzeOptions& o) {
     if (!text.empty()) std::cout << "\n" << (format == analysis::OutputFormat::markdown ? "```\n" + text + "```\n" : text);
   }
   // What the table cost (src/analysis/compute.h); the CSV and JSON forms stay the analysis alone.
-  if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown)
+  if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) {
     std::cout << "\n"
               << analysis::render_compute_text(analysis::compute_statement(results, o.sweep, analysis::claims_of(a)));
+    // The data behind every number (schema v9; "unknown" for a sweep run before egm recorded it).
+    std::cout << "corpus: " << db::describe_corpus(data.sweep) << "\n";
+  }
 }
 
 }  // namespace

@@ -58,6 +58,11 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   if (sweep.slurm_job_id)
     header += fmt::format("  slurm job {}: {}", *sweep.slurm_job_id, slurm::query_job_state(*sweep.slurm_job_id).state);
   fmt::print("{}\n", header);
+  // Who runs it (schema v9): the coordinator a second launch would be refused by.
+  if (sweep.owner && !stale)
+    fmt::print("  coordinator pid {} on {}{}, last heartbeat {} ago\n", sweep.owner->pid, sweep.owner->host,
+               sweep.owner->slurm_job ? " (Slurm job " + *sweep.owner->slurm_job + ")" : "",
+               sweep.owner->heartbeat ? db::format_duration(std::max(0.0, now - *sweep.owner->heartbeat)) : "?");
   if (stale) {
     fmt::print("  stale: no heartbeat since {} UTC ({} ago), coordinator gone? Its running cells count as "
                "interrupted; run the sweep again (egm sweep SPEC) to resume them\n",

@@ -24,6 +24,7 @@
 #include "spec/sweep_setup.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "util/sha256.h"
 
 namespace egm::cli {
 namespace {
@@ -41,6 +42,7 @@ struct SubmitOptions {
   bool parsable = false;
   std::string sbatch = "sbatch";
   std::string data;  // passed on to egm sweep in the job
+  int64_t max_cells = spec::kDefaultMaxCells;  // a larger spec is refused before anything is written
 };
 
 // A positive count written in plain digits, or a ConfigError built from `why`.
@@ -95,8 +97,13 @@ slurm::BatchParams batch_params(const SubmitOptions& o, const std::string& sweep
 
 void run_submit(SubmitOptions o) {
   EGM_REQUIRE(o.slurm, ConfigError, "egm submit needs --slurm (Slurm is the only scheduler egm submits to)");
-  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid);  // a bad spec stops here, nothing written
-  const int cells = static_cast<int>(spec.points().size() * spec.variants.size() * spec.seeds.size());
+  EGM_REQUIRE(!o.launch.takeover, ConfigError,
+              "egm submit --takeover: a batch job takes over on its own when its owner is gone; run egm sweep "
+              "--takeover on the owner's host to take a sweep from a stopped coordinator");
+  // A bad spec, or one over --max-cells, stops here: nothing written.
+  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid, o.max_cells);
+  const spec::SweepSize size = spec::sweep_size(spec);
+  const int cells = static_cast<int>(size.cells);
   // GPUs asked of Slurm mean training on them, unless --device says otherwise.
   std::optional<DeviceName> spec_device = spec.device;
   if (!spec_device && !o.gpus_per_node.empty()) spec_device = DeviceName{DeviceName::Kind::cuda, -1};
@@ -140,6 +147,7 @@ void run_submit(SubmitOptions o) {
   const std::string script = slurm::render_batch_script(batch_params(o, spec.name, workers, db_dir, launch));
 
   if (o.dry_run) {
+    std::cerr << fmt::format("egm submit: sweep {}: {}\n", spec.name, size.product());
     std::cout << script;
     std::cerr << fmt::format("egm submit: dry run: not written, not submitted (would write {} and run sbatch)\n",
                              script_path);
@@ -149,7 +157,15 @@ void run_submit(SubmitOptions o) {
   // The sweep and its cells exist before the job does, so `egm status` shows
   // it pending, and the job id has a row to live in.
   // The spec read above, not the file again (it may have changed since).
-  spec::SweepSetup setup = spec::open_sweep(spec, db_path, spec::changed_spec(o.launch.new_sweep, o.launch.extend));
+  // Its corpus is recorded now (or checked against the sweep's: another corpus is refused here).
+  spec::SweepOpening opening;
+  {
+    const std::string bytes = read_file(l.data);
+    opening.corpus = db::SweepCorpus{sha256_hex(bytes), static_cast<int64_t>(bytes.size()),
+                                     fs::absolute(l.data).lexically_normal().string()};
+  }
+  spec::SweepSetup setup =
+      spec::open_sweep(spec, db_path, spec::changed_spec(o.launch.new_sweep, o.launch.extend), opening);
   const db::SweepRow& sweep = setup.sweep.sweep;
   if (sweep.slurm_job_id) {
     const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);
@@ -166,8 +182,8 @@ void run_submit(SubmitOptions o) {
     std::cout << job_id << "\n";
     return;
   }
-  std::cout << fmt::format("submitted sweep {} ({} cells, {} workers) as Slurm job {}\n", sweep.name, cells, workers,
-                           job_id);
+  std::cout << fmt::format("submitted sweep {} ({}, {} workers) as Slurm job {}\n", sweep.name, size.product(),
+                           workers, job_id);
   std::cout << fmt::format("  script  {}\n", script_path);
   std::cout << fmt::format("  log     {}\n", (db_dir / fmt::format("{}-{}.out", spec.name, job_id)).string());
   std::cout << fmt::format("  follow  egm status --db {} --sweep {}\n", db_path, sweep.name);
@@ -196,6 +212,9 @@ void register_submit_command(CLI::App& app) {
   cmd->add_flag("--dry-run", o->dry_run, "print the batch script; write nothing, submit nothing");
   cmd->add_flag("--parsable", o->parsable, "print only the job id");
   cmd->add_option("--sbatch", o->sbatch, "the sbatch command")->capture_default_str();
+  cmd->add_option("--max-cells", o->max_cells, "refuse a spec of more cells than this (variants x seeds x grid points)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
   cmd->footer(
       "Writes DB_DIR/<sweep>.sbatch, creates the sweep in the database (nothing runs), runs sbatch and stores the "

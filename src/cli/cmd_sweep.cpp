@@ -16,6 +16,11 @@ void register_sweep_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
   cmd->add_flag("--print-command", o->print_command, "print the mpirun command instead of running it");
+  cmd->add_option("--max-cells", o->max_cells, "refuse a spec of more cells than this (variants x seeds x grid points)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--dry-run", o->dry_run,
+                "list the cells with the memory and compute each run needs; train nothing, write nothing");
   cmd->add_option("--mpirun", o->mpirun, "the MPI launcher")->capture_default_str();
   cmd->add_option("--mpirun-args", o->mpirun_args, "extra launcher arguments, e.g. \"--mca btl self,vader\"");
   cmd->add_option("--view", o->view, "live view: auto, tty (redraw in place), plain (a status line every 10 s), none")

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -30,6 +31,8 @@
 #include "spec/experiment_spec.h"
 #include "train/cuda_memory.h"
 #include "train/memory_estimate.h"
+#include "train/step_benchmark.h"
+#include "model/gpt.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/process_info.h"
@@ -102,13 +105,47 @@ void require_memory_fits(const spec::ExperimentSpec& spec, const DeviceName& dev
               worst.summary(), cuda ? ", lower runs_per_gpu" : "");
 }
 
+// --dry-run: every cell the spec expands to, with what one run of it needs
+// (train/memory_estimate.h; the model is built once per variant and grid
+// point to count its parameters) and its training compute (6 N per token plus
+// attention, step_benchmark.h, times max_steps). Nothing is written.
+void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size) {
+  const bool cuda = spec.device && spec.device->is_cuda();
+  std::cout << fmt::format("sweep {}: {} (dry run: nothing trained, nothing written)\n", spec.name, size.product());
+  std::cout << fmt::format("  {:<28} {:>8}  {:>12}  {:>10}  {}\n", "cell", "steps", "memory/run", "FLOP/run",
+                           "grid point");
+  std::map<std::string, std::pair<double, double>> per_config;  // variant + point -> (MB, FLOP)
+  double total_flop = 0;
+  for (const spec::Cell& c : spec::expand(spec)) {
+    const std::string point = c.point ? c.point->label() : "";
+    auto it = per_config.find(c.variant + "|" + point);
+    if (it == per_config.end()) {
+      RunConfig cfg = c.config;
+      cfg.train.batch_size = std::max<int64_t>(1, cfg.train.batch_size / spec.ranks_for(c.variant));
+      const int64_t parameters = GPT(cfg.model)->num_parameters();
+      const MemoryEstimate m =
+          estimate_training_memory(cfg, parameters, cuda, cuda ? kCudaContextMb : kWorkerRuntimeMb);
+      const double flop = training_flops_per_step(c.config, parameters) * static_cast<double>(c.config.train.max_steps);
+      it = per_config.emplace(c.variant + "|" + point, std::make_pair(m.total_mb(), flop)).first;
+    }
+    total_flop += it->second.second;
+    std::cout << fmt::format("  {:<28} {:>8}  {:>9.0f} MB  {:>10.3g}  {}\n", c.key, c.config.train.max_steps,
+                             it->second.first, it->second.second, point);
+  }
+  std::cout << fmt::format("total: {:.3g} FLOP of training over {:.0f} cells\n", total_flop, size.cells);
+}
+
 }  // namespace
 
 void run_sweep(SweepOptions o) {
   // Checked here first so a bad spec fails before anything starts (and the
   // database is not touched); the coordinator checks it again.
-  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid);
-  const int cells = static_cast<int>(spec.points().size() * spec.variants.size() * spec.seeds.size());
+  // A spec over --max-cells is refused before its cells are built (one line, the product of its axes).
+  const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid, o.max_cells);
+  const spec::SweepSize size = spec::sweep_size(spec);
+  const int cells = static_cast<int>(size.cells);
+  if (o.dry_run) return list_cells(spec, size);
+  if (!o.print_command) std::cout << fmt::format("sweep {}: {}", spec.name, size.product()) << std::endl;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A data-parallel cell takes that many workers at once (coordinator/README.md).
   int ranks = 1;

@@ -31,6 +31,9 @@ void run_train(const TrainArgs& a) {
   // The trainer checks any checkpoint already in --out against this config
   // first; only then is config.json (re)written, so a refused resume leaves
   // the directory as it was.
+  // A folder trained on another corpus is refused (its record, corpus.json)
+  // before its checkpoint is read: the vocabulary, and so the model, may differ.
+  check_run_corpus(a.out, corpus);
   Trainer trainer(config, runtime, corpus, sink);
   const std::string config_path = (std::filesystem::path(a.out) / "config.json").string();
   atomic_write_file(config_path, to_json(config).dump(2) + "\n");

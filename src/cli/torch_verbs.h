@@ -74,6 +74,8 @@ struct SweepOptions {
   std::string mpirun = "mpirun";
   std::string mpirun_args;
   std::string view = "auto";
+  int64_t max_cells = 10000;  // spec::kDefaultMaxCells: a larger spec is refused before anything starts
+  bool dry_run = false;       // list the cells (memory and compute per run) and stop
 };
 void run_sweep(SweepOptions options);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "util/error.h"
 #include "util/files.h"
@@ -67,6 +69,29 @@ std::string Corpus::decode(const std::vector<int64_t>& ids) const {
     s.push_back(vocab_[static_cast<size_t>(id)]);
   }
   return s;
+}
+
+void check_run_corpus(const std::string& out_dir, const Corpus& corpus) {
+  const std::string record = (std::filesystem::path(out_dir) / "corpus.json").string();
+  if (file_exists(record)) {
+    std::string sha, path;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(read_file(record));
+      sha = j.at("sha256").get<std::string>();
+      path = j.value("path", std::string("?"));
+    } catch (const std::exception&) {
+      sha.clear();  // unreadable: written again below
+    }
+    EGM_REQUIRE(sha.empty() || sha == corpus.sha256(), ConfigError,
+                "run folder {} was trained on {} (sha256 {}), but this run reads {} (sha256 {}); refused: pass --data "
+                "{} to resume it, or another --out",
+                out_dir, path, sha, corpus.path(), corpus.sha256(), path);
+  }
+  nlohmann::json j;
+  j["sha256"] = corpus.sha256();
+  j["bytes"] = corpus.size();
+  j["path"] = corpus.path();
+  atomic_write_file(record, j.dump(2) + "\n");
 }
 
 }  // namespace egm

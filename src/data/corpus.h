@@ -42,4 +42,12 @@ class Corpus {
   at::Tensor train_, val_;
 };
 
+// The corpus a run folder was trained on: RUN_DIR/corpus.json ({"sha256",
+// "bytes", "path"}), written by `egm train` and by a sweep's worker before the
+// run starts. A folder that records another corpus than `corpus` is refused
+// (ConfigError, one line with both paths and hashes): resuming its checkpoint
+// on other text would mix two data sets in one run. Otherwise the record is
+// (re)written. A folder without one (older egm) is accepted and gets one.
+void check_run_corpus(const std::string& out_dir, const Corpus& corpus);
+
 }  // namespace egm

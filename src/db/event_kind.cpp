@@ -18,8 +18,9 @@ constexpr const char* kNames[] = {
     "sweep_failed",        "interrupted_sigusr2", "interrupted_sigterm", "interrupted_sigint",
     "interrupted_sigusr1", "interrupted_sighup",  "interrupted_signal", "attempt_started",
     "attempt_done",        "attempt_failed",      "attempt_interrupted", "checkpoint",
-    "resumed",             "checkpoint_skipped",  "restart_from_scratch", "unknown_record"};
-static_assert(std::size(kNames) == static_cast<std::size_t>(EventKind::unknown_record) + 1,
+    "resumed",             "checkpoint_skipped",  "restart_from_scratch", "unknown_record",
+    "sweep_taken_over"};
+static_assert(std::size(kNames) == static_cast<std::size_t>(EventKind::sweep_taken_over) + 1,
               "one name per EventKind, in enum order");
 
 }  // namespace

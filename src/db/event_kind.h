@@ -38,6 +38,8 @@ enum class EventKind {
   checkpoint_skipped,    // a checkpoint was unusable
   restart_from_scratch,  // no usable checkpoint although there were some
   unknown_record,        // a record of a kind this coordinator does not know (its JSON as the message)
+  // ownership (schema v9, db/ownership.h)
+  sweep_taken_over,      // a coordinator took the sweep from a stale owner (the message says whose and why)
 };
 
 const char* to_string(EventKind kind);

@@ -371,11 +371,13 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
         }
         SweepPlan& p = plans[plan_of.at(name)];
         p.src_id[i] = sweeps.int64(col.at("id"));
-        // The corpus a sweep trained on, where the input records it (a
-        // sweeps column whose name holds "corpus"): one sweep, one corpus.
+        // The corpus a sweep trained on, where the input records it (schema
+        // v9's corpus_sha256; 'unknown' for a sweep that ran before): one
+        // sweep, one corpus. Its path may differ between clusters; its bytes may not.
         for (const auto& [c, k] : col) {
-          if (c.find("corpus") == std::string::npos || sweeps.is_null(k)) continue;
+          if (c != "corpus_sha256" || sweeps.is_null(k)) continue;
           const std::string v = sweeps.text(k);
+          if (v == "unknown") continue;
           auto [seen, fresh] = p.corpus.emplace(c, std::make_pair(v, in.given));
           EGM_REQUIRE(fresh || seen->second.first == v, ConfigError,
                       "sweep '{}': {} records {} = {}, {} records {}; sweeps on different corpora are not merged; "
@@ -496,15 +498,24 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
       for (SweepPlan& p : plans) {
         if (!p.src_id[i]) continue;
         out.execute("INSERT INTO temp.sweep_map (src_id, out_id) VALUES (?, ?)", *p.src_id[i], p.out_id);
-        // Columns of sweeps beyond the ones every egm sweep has (the corpus
-        // it trained on): the first input that records them.
-        for (const std::string& c : out_sweep_cols)
-          if (c.find("corpus") != std::string::npos &&
-              std::find(src_sweep_cols.begin(), src_sweep_cols.end(), c) != src_sweep_cols.end())
-            out.execute(fmt::format("UPDATE main.sweeps SET {0} = coalesce({0}, (SELECT {0} FROM src.sweeps "
-                                    "WHERE id = ?)) WHERE id = ?",
-                                    c),
+        // The corpus it trained on (schema v9): sha256, bytes and path of the
+        // first input that knows it ('unknown' only when none does).
+        {
+          std::vector<std::string> corpus_cols;
+          for (const std::string& c : out_sweep_cols)
+            if (c.rfind("corpus_", 0) == 0 &&
+                std::find(src_sweep_cols.begin(), src_sweep_cols.end(), c) != src_sweep_cols.end())
+              corpus_cols.push_back(c);
+          if (std::find(corpus_cols.begin(), corpus_cols.end(), "corpus_sha256") != corpus_cols.end()) {
+            std::string sets;
+            for (const std::string& c : corpus_cols)
+              sets += fmt::format("{0}{1} = (SELECT {1} FROM src.sweeps WHERE id = ?1)", sets.empty() ? "" : ", ", c);
+            out.execute("UPDATE main.sweeps SET " + sets +
+                            " WHERE id = ?2 AND (corpus_sha256 IS NULL OR corpus_sha256 = 'unknown') AND "
+                            "(SELECT corpus_sha256 FROM src.sweeps WHERE id = ?1) IS NOT NULL",
                         *p.src_id[i], p.out_id);
+          }
+        }
         Statement s = out.prepare(copy_sql(
             out, "cells", "c",
             {{"id", fmt::format("c.id + {}", cell_off)},

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "util/error.h"
 
@@ -26,6 +28,46 @@ bool in(const char* name, const List& list) {
   return name && std::any_of(list.begin(), list.end(), [&](const char* p) { return sqlite3_stricmp(name, p) == 0; });
 }
 
+// The statement's own kind from its first words ("DROP TABLE", "CREATE
+// INDEX", "INSERT"), comments and whitespace skipped; what a refusal names
+// when the authorizer's first denial is SQLite's own bookkeeping (a DROP TABLE
+// deletes from sqlite_master, a CREATE TABLE inserts into it).
+std::string statement_kind(std::string_view sql) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < sql.size() && words.size() < 4) {
+    const char ch = sql[i];
+    if (std::isspace(static_cast<unsigned char>(ch))) {
+      ++i;
+    } else if (sql.substr(i, 2) == "--") {
+      const size_t end = sql.find('\n', i);
+      i = end == std::string_view::npos ? sql.size() : end + 1;
+    } else if (sql.substr(i, 2) == "/*") {
+      const size_t end = sql.find("*/", i + 2);
+      i = end == std::string_view::npos ? sql.size() : end + 2;
+    } else if (std::isalpha(static_cast<unsigned char>(ch))) {
+      std::string w;
+      while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_'))
+        w += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i++])));
+      words.push_back(w);
+    } else {
+      break;
+    }
+  }
+  if (words.empty()) return "";
+  if (words[0] != "CREATE" && words[0] != "DROP") return words[0];
+  // CREATE [TEMP|TEMPORARY|UNIQUE|VIRTUAL] TABLE|INDEX|VIEW|TRIGGER
+  for (size_t w = 1; w < words.size(); ++w)
+    if (words[w] == "TABLE" || words[w] == "INDEX" || words[w] == "VIEW" || words[w] == "TRIGGER")
+      return words[0] + " " + (w > 1 && words[w - 1] == "VIRTUAL" ? "VIRTUAL " : "") + words[w];
+  return words[0];
+}
+
+bool schema_table(const char* name) {
+  return name && (sqlite3_stricmp(name, "sqlite_master") == 0 || sqlite3_stricmp(name, "sqlite_schema") == 0 ||
+                  sqlite3_stricmp(name, "sqlite_temp_master") == 0 || sqlite3_stricmp(name, "sqlite_temp_schema") == 0);
+}
+
 const char* action_name(int action) {
   switch (action) {
     case SQLITE_INSERT: return "INSERT";
@@ -38,11 +80,30 @@ const char* action_name(int action) {
     case SQLITE_REINDEX: return "REINDEX";
     case SQLITE_ANALYZE: return "ANALYZE";
     case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+    case SQLITE_CREATE_TABLE:
+    case SQLITE_CREATE_TEMP_TABLE: return "CREATE TABLE";
+    case SQLITE_CREATE_INDEX:
+    case SQLITE_CREATE_TEMP_INDEX: return "CREATE INDEX";
+    case SQLITE_CREATE_VIEW:
+    case SQLITE_CREATE_TEMP_VIEW: return "CREATE VIEW";
+    case SQLITE_CREATE_TRIGGER:
+    case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TRIGGER";
+    case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
+    case SQLITE_DROP_TABLE:
+    case SQLITE_DROP_TEMP_TABLE: return "DROP TABLE";
+    case SQLITE_DROP_INDEX:
+    case SQLITE_DROP_TEMP_INDEX: return "DROP INDEX";
+    case SQLITE_DROP_VIEW:
+    case SQLITE_DROP_TEMP_VIEW: return "DROP VIEW";
+    case SQLITE_DROP_TRIGGER:
+    case SQLITE_DROP_TEMP_TRIGGER: return "DROP TRIGGER";
+    case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
     default: return "a statement that changes the schema";
   }
 }
 
 struct Refusal {
+  std::string kind;  // the statement's own kind (statement_kind), for SQLite's bookkeeping denials
   std::string what;  // the first thing the authorizer denied
 };
 
@@ -71,9 +132,16 @@ int authorize(void* context, int action, const char* a, const char* b, const cha
       break;
   }
   auto* refusal = static_cast<Refusal*>(context);
-  if (refusal->what.empty())
-    refusal->what = action == SQLITE_PRAGMA ? std::string("PRAGMA ") + (a ? a : "") + (b ? " with a value" : "")
-                                            : action_name(action);
+  if (refusal->what.empty()) {
+    const bool bookkeeping =
+        (action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE) && schema_table(a);
+    if (action == SQLITE_PRAGMA)
+      refusal->what = std::string("PRAGMA ") + (a ? a : "") + (b ? " with a value" : "");
+    else if (bookkeeping)  // the schema changes: name what the statement is, not its row in sqlite_master
+      refusal->what = refusal->kind.empty() ? action_name(-1) : refusal->kind;
+    else
+      refusal->what = action_name(action);
+  }
   return SQLITE_DENY;
 }
 
@@ -86,6 +154,7 @@ Statement prepare_read_only_query(Connection& connection, std::string_view sql) 
   // randomblob(1e8) would otherwise build that much in memory.
   sqlite3_limit(connection.handle(), SQLITE_LIMIT_LENGTH, kMaxValueBytes);
   Refusal refusal;
+  refusal.kind = statement_kind(sql);
   sqlite3_set_authorizer(connection.handle(), authorize, &refusal);
   struct Reset {
     sqlite3* db;

@@ -85,7 +85,12 @@ void filter_cells(Where& w, const CellFilter& f, const char* status_column) {
 std::string sweep_columns_for(int schema_version) {
   return std::string("SELECT s.id, s.name, s.spec_json, s.spec_hash, s.created_at, s.updated_at, s.status, "
                      "s.slurm_job_id, ") +
-         (schema_version >= 2 ? "s.heartbeat_at" : "NULL") + " FROM sweeps s";
+         (schema_version >= 2 ? "s.heartbeat_at" : "NULL") +
+         // owner and corpus came with schema v9
+         (schema_version >= 9 ? ", s.owner_host, s.owner_pid, s.owner_started_at, s.owner_slurm_job, s.owner_heartbeat, "
+                                "s.corpus_sha256, s.corpus_bytes, s.corpus_path"
+                              : ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL") +
+         " FROM sweeps s";
 }
 
 SweepRow read_sweep(const Statement& s) {
@@ -99,6 +104,18 @@ SweepRow read_sweep(const Statement& s) {
   r.status = parse_sweep_status(s.text(6));
   r.slurm_job_id = s.opt_text(7);
   r.heartbeat_at = s.opt_real(8);
+  if (std::optional<std::string> host = s.opt_text(9)) {
+    SweepOwner o;
+    o.host = *host;
+    o.pid = s.opt_int64(10).value_or(0);
+    o.started_at = s.opt_real(11).value_or(0);
+    o.slurm_job = s.opt_text(12);
+    o.heartbeat = s.opt_real(13);
+    r.owner = std::move(o);
+  }
+  r.corpus_sha256 = s.opt_text(14);
+  r.corpus_bytes = s.opt_int64(15);
+  r.corpus_path = s.opt_text(16);
   return r;
 }
 
@@ -375,6 +392,73 @@ void ResultsDb::heartbeat(int64_t sweep_id) {
   const int64_t n = connection_.execute("UPDATE sweeps SET heartbeat_at = ? WHERE id = ?", now(), sweep_id);
   EGM_REQUIRE(n == 1, DbError, "{}: no sweep with id {}", path(), sweep_id);
   tx.commit();
+}
+
+void ResultsDb::claim_sweep(int64_t sweep_id, const SweepOwner& owner) {
+  require_writable("claim_sweep");
+  if (schema_version_ < 9) return;
+  Transaction tx(connection_);
+  const double t = now();
+  const int64_t n = connection_.execute(
+      "UPDATE sweeps SET owner_host = ?, owner_pid = ?, owner_started_at = ?, owner_slurm_job = ?, "
+      "owner_heartbeat = ?, heartbeat_at = ?, updated_at = ? WHERE id = ?",
+      owner.host, owner.pid, owner.started_at, owner.slurm_job, t, t, t, sweep_id);
+  EGM_REQUIRE(n == 1, DbError, "{}: no sweep with id {}", path(), sweep_id);
+  tx.commit();
+}
+
+bool ResultsDb::owned_heartbeat(int64_t sweep_id, const SweepOwner& owner) {
+  require_writable("owned_heartbeat");
+  if (schema_version_ < 9) {
+    heartbeat(sweep_id);
+    return true;
+  }
+  Transaction tx(connection_);
+  const double t = now();
+  // Written only while this coordinator is still the owner: one statement, so
+  // a takeover between a check and the write cannot be missed.
+  const int64_t n = connection_.execute(
+      "UPDATE sweeps SET heartbeat_at = ?, owner_heartbeat = ? WHERE id = ? AND owner_host = ? AND owner_pid = ? AND "
+      "owner_started_at = ?",
+      t, t, sweep_id, owner.host, owner.pid, owner.started_at);
+  tx.commit();
+  return n == 1;
+}
+
+void ResultsDb::release_sweep(int64_t sweep_id, const SweepOwner& owner) {
+  require_writable("release_sweep");
+  if (schema_version_ < 9) return;
+  Transaction tx(connection_);
+  connection_.execute(
+      "UPDATE sweeps SET owner_host = NULL, owner_pid = NULL, owner_started_at = NULL, owner_slurm_job = NULL, "
+      "owner_heartbeat = NULL WHERE id = ? AND owner_host = ? AND owner_pid = ? AND owner_started_at = ?",
+      sweep_id, owner.host, owner.pid, owner.started_at);
+  tx.commit();
+}
+
+void ResultsDb::set_sweep_corpus(int64_t sweep_id, const SweepCorpus& corpus) {
+  require_writable("set_sweep_corpus");
+  if (schema_version_ < 9) return;
+  Transaction tx(connection_);
+  const int64_t n = connection_.execute(
+      "UPDATE sweeps SET corpus_sha256 = ?, corpus_bytes = ?, corpus_path = ? WHERE id = ?", corpus.sha256,
+      corpus.bytes, corpus.path, sweep_id);
+  EGM_REQUIRE(n == 1, DbError, "{}: no sweep with id {}", path(), sweep_id);
+  tx.commit();
+}
+
+std::string describe_corpus(const SweepRow& sweep) {
+  if (!sweep.corpus_sha256) return "not recorded (no coordinator has started the sweep)";
+  if (*sweep.corpus_sha256 == "unknown") return "unknown (the sweep ran before egm recorded its corpus)";
+  std::string s = "sha256 " + *sweep.corpus_sha256;
+  if (sweep.corpus_bytes || sweep.corpus_path) {
+    s += " (";
+    if (sweep.corpus_bytes) s += fmt::format("{} bytes", *sweep.corpus_bytes);
+    if (sweep.corpus_bytes && sweep.corpus_path) s += ", ";
+    if (sweep.corpus_path) s += *sweep.corpus_path;
+    s += ")";
+  }
+  return s;
 }
 
 std::optional<double> stale_since(const SweepRow& sweep, double now) {

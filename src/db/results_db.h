@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "db/event_kind.h"
+#include "db/ownership.h"
 #include "db/sqlite.h"
 #include "run/device.h"
 #include "run/outcome.h"
@@ -53,7 +54,24 @@ struct SweepRow {
   SweepStatus status = SweepStatus::pending;
   std::optional<std::string> slurm_job_id;
   std::optional<double> heartbeat_at;  // the coordinator's last sign of life (schema v2; nullopt: none, or a v1 file)
+  // Schema v8 (nullopt in an older file): the coordinator that holds the sweep
+  // (none: nobody), and the corpus it trains on ("unknown" for a sweep that
+  // ran before egm recorded it; none: never started).
+  std::optional<SweepOwner> owner;
+  std::optional<std::string> corpus_sha256;
+  std::optional<int64_t> corpus_bytes;
+  std::optional<std::string> corpus_path;
 };
+
+// The corpus of a sweep (sweeps.corpus_*), as its workers read it.
+struct SweepCorpus {
+  std::string sha256;
+  std::optional<int64_t> bytes;
+  std::string path;
+};
+// "sha256 3f2a...9c01 (1115394 bytes, /data/input.txt)", or "unknown (...)" for
+// a sweep recorded before v9, or "not recorded (...)" (never started by a coordinator).
+std::string describe_corpus(const SweepRow& sweep);
 
 // Liveness: a running coordinator writes sweeps.heartbeat_at every
 // kHeartbeatIntervalS; a sweep still 'running' with no heartbeat for
@@ -316,6 +334,17 @@ class ResultsDb {
   // The coordinator's heartbeat: sweeps.heartbeat_at = now (set_sweep_status
   // to running writes one too). Composes with an outer Transaction.
   void heartbeat(int64_t sweep_id);
+  // Ownership (schema v9; db/ownership.h). claim_sweep makes `owner` the
+  // sweep's owner (its heartbeat = now); owned_heartbeat refreshes both
+  // heartbeats only while `owner` still holds the sweep and says whether it
+  // does; release_sweep clears the owner if it is still `owner`. On an older
+  // schema (a binary that embeds none) they do nothing and owned_heartbeat is
+  // heartbeat(). Each composes with an outer Transaction.
+  void claim_sweep(int64_t sweep_id, const SweepOwner& owner);
+  bool owned_heartbeat(int64_t sweep_id, const SweepOwner& owner);
+  void release_sweep(int64_t sweep_id, const SweepOwner& owner);
+  // Stores the sweep's corpus (schema v9).
+  void set_sweep_corpus(int64_t sweep_id, const SweepCorpus& corpus);
 
   // ---- cells
   // Inserts the cells that are missing and returns every cell's id, in input

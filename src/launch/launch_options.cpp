@@ -32,6 +32,11 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o) {
                "the spec only adds cells (more seeds, variants or grid values): the sweep takes it and keeps the "
                "cells it has; refused if a cell would change or go")
       ->excludes(new_sweep);
+  app.add_flag("--takeover", o.takeover,
+               "take the sweep from its owner on this host whose process is alive but has stopped writing its "
+               "heartbeat (a stopped or hung coordinator); refused while the heartbeat is fresh, and when nobody "
+               "owns the sweep (coordinator/README.md, \"Ownership\")")
+      ->excludes(new_sweep);
   app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads per worker")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -56,6 +61,7 @@ std::vector<std::string> launch_flags(const LaunchOptions& o) {
   if (o.runs_dir != d.runs_dir) args.insert(args.end(), {"--runs-dir", o.runs_dir});
   if (o.new_sweep) args.push_back("--new-sweep");
   if (o.extend) args.push_back("--extend");
+  if (o.takeover) args.push_back("--takeover");
   if (o.threads_per_worker != d.threads_per_worker)
     args.insert(args.end(), {"--threads-per-worker", std::to_string(o.threads_per_worker)});
   if (o.device) args.insert(args.end(), {"--device", o.device->str()});

@@ -313,6 +313,12 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
   body += fmt::format("<p class=\"note\">created {} UTC, spec {}{}</p>\n", escape(db::format_utc(sweep.created_at)),
                       escape(sweep.spec_hash.substr(0, 12)),
                       sweep.slurm_job_id ? ", slurm job " + escape(*sweep.slurm_job_id) : "");
+  // The data behind the numbers, and who runs the sweep now (schema v9).
+  body += "<p class=\"note\" id=\"corpus\">corpus: " + escape(db::describe_corpus(sweep)) + "</p>\n";
+  if (sweep.owner)
+    body += fmt::format("<p class=\"note\" id=\"owner\">run by the coordinator pid {} on {}{}</p>\n", sweep.owner->pid,
+                        escape(sweep.owner->host),
+                        sweep.owner->slurm_job ? " (Slurm job " + escape(*sweep.owner->slurm_job) + ")" : "");
   body += "<h2>Progress</h2>\n";
   body += fmt::format(
       "<p id=\"progress\" data-steps-done=\"{}\" data-cells-done=\"{}\">{} <span id=\"steps\">{}/{} steps</span> - "

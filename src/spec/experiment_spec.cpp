@@ -426,7 +426,27 @@ std::string factorial_variant_name(const std::string& attention, const std::stri
   return attention + "+" + position;
 }
 
-ExperimentSpec parse_spec(std::string_view text, const std::string& source, const std::vector<std::string>& grid_args) {
+std::string SweepSize::product() const {
+  std::string s = fmt::format("{} variant{} x {} seed{}", variants, variants == 1 ? "" : "s", seeds,
+                              seeds == 1 ? "" : "s");
+  for (const auto& [path, n] : axes) s += fmt::format(" x {} {}", n, path);
+  return s + fmt::format(" = {:.0f} cell{}", cells, cells == 1 ? "" : "s");
+}
+
+SweepSize sweep_size(const ExperimentSpec& spec) {
+  SweepSize z;
+  z.variants = static_cast<int64_t>(spec.variants.size());
+  z.seeds = static_cast<int64_t>(spec.seeds.size());
+  z.cells = static_cast<double>(z.variants) * static_cast<double>(z.seeds);
+  for (const GridAxis& axis : spec.grid) {
+    z.axes.emplace_back(axis.path, static_cast<int64_t>(axis.values.size()));
+    z.cells *= static_cast<double>(axis.values.size());
+  }
+  return z;
+}
+
+ExperimentSpec parse_spec(std::string_view text, const std::string& source, const std::vector<std::string>& grid_args,
+                          int64_t max_cells) {
   std::vector<GridAxis> cli_axes;  // a malformed --grid is refused before the file is read
   for (const auto& arg : grid_args) {
     GridAxis axis = parse_grid_arg(arg);
@@ -457,6 +477,13 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source, cons
     else
       spec.grid.push_back(std::move(axis));
   }
+  // Before the cells are built and checked one by one (a 1000 x 1000 grid would take minutes).
+  if (max_cells > 0) {
+    const SweepSize size = sweep_size(spec);
+    EGM_REQUIRE(size.cells <= static_cast<double>(max_cells), ConfigError,
+                "{}: {}, more than --max-cells {}; shrink the spec or pass --max-cells {:.0f} to run it", source,
+                size.product(), max_cells, size.cells);
+  }
   if (std::vector<Problem> problems = check_meaning(spec, document); !problems.empty())
     EGM_SPEC_FAIL(source, std::move(problems));
   spec.canonical = canonical_form(spec);
@@ -464,8 +491,8 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source, cons
   return spec;
 }
 
-ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args) {
-  return parse_spec(read_json_text(path, JsonLimits::user()), path, grid_args);
+ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args, int64_t max_cells) {
+  return parse_spec(read_json_text(path, JsonLimits::user()), path, grid_args, max_cells);
 }
 
 }  // namespace egm::spec

@@ -109,14 +109,30 @@ struct ExperimentSpec {
   }
 };
 
+// The size of a sweep: variants x seeds x the values of each grid axis.
+struct SweepSize {
+  int64_t variants = 0;
+  int64_t seeds = 0;
+  std::vector<std::pair<std::string, int64_t>> axes;  // grid path -> values, in expansion order
+  double cells = 0;  // the product (a double: a hostile grid cannot overflow it)
+  // "2 variants x 3 seeds x 1000 train.lr x 1000 train.weight_decay = 6000000 cells"
+  std::string product() const;
+};
+SweepSize sweep_size(const ExperimentSpec& spec);
+// What egm sweep and egm submit accept without --max-cells.
+inline constexpr int64_t kDefaultMaxCells = 10000;
+
 // Parses and checks a spec; throws SpecError listing every problem found.
 // `grid_args` are --grid arguments ("train.lr=1e-3,3e-4", spec/grid.h): each
 // adds an axis, or replaces the spec's axis of that path; their problems are
 // named "--grid PATH" (a malformed argument is a ConfigError of one line).
+// `max_cells` > 0: a spec of more cells is refused (a ConfigError of one line
+// with the product of its axes) before its cells are built and checked.
 ExperimentSpec parse_spec(std::string_view text, const std::string& source = "<spec>",
-                          const std::vector<std::string>& grid_args = {});
+                          const std::vector<std::string>& grid_args = {}, int64_t max_cells = 0);
 // Reads `path` (IoError when it cannot) and parses it with the path as source.
-ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args = {});
+ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args = {},
+                         int64_t max_cells = 0);
 
 // The name a factorial cell gets: the named variant with this (attention,
 // position) when there is one (standard+learned -> base, ega+mope ->

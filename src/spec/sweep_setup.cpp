@@ -1,32 +1,102 @@
 #include "spec/sweep_setup.h"
 
+#include <fmt/format.h>
+
+#include <chrono>
 #include <filesystem>
 
+#include "util/error.h"
 #include "util/files.h"
 
 namespace egm::spec {
+namespace {
 
-SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, db::ChangedSpec on_change) {
-  // Checked in full before the database is opened: a bad spec touches nothing.
-  return open_sweep(load_spec(spec_path), db_path, on_change);
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::ChangedSpec on_change) {
+// The ownership rule (db/ownership.h) applied to what the database holds now.
+// Inside the opening transaction: a refusal leaves nothing written.
+std::optional<std::string> check_owner(const std::optional<db::SweepRow>& existing, const db::Claimant& me,
+                                       const std::string& name, const std::string& db_path) {
+  EGM_REQUIRE(existing || !me.takeover, ConfigError, "--takeover: no sweep named '{}' in {}; nothing to take over",
+              name, db_path);
+  const std::optional<db::SweepOwner> owner = existing ? existing->owner : std::nullopt;
+  // An owner on this host is judged by its process; this very process (an
+  // earlier coordinator object in it, in tests) does not count as alive.
+  bool alive = true;
+  if (owner && owner->host == me.host) alive = owner->pid != me.pid && db::process_alive(owner->pid);
+  const db::TakeoverDecision d = db::decide_takeover(owner, unix_now(), me, alive, db::owner_stale_after_s());
+  switch (d.kind) {
+    case db::Takeover::claim:
+      EGM_REQUIRE(!me.takeover, ConfigError,
+                  "--takeover: nobody owns sweep '{}' in {}; run the same command without --takeover to resume it",
+                  name, db_path);
+      return std::nullopt;
+    case db::Takeover::take_over: return d.line;
+    case db::Takeover::refuse: break;
+  }
+  EGM_THROW(ConfigError, "sweep '{}' in {} is running elsewhere: {}", name, db_path, d.line);
+}
+
+}  // namespace
+
+SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, db::ChangedSpec on_change,
+                      const SweepOpening& opening) {
+  // Checked in full before the database is opened: a bad spec touches nothing.
+  return open_sweep(load_spec(spec_path), db_path, on_change, opening);
+}
+
+SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::ChangedSpec on_change,
+                      const SweepOpening& opening) {
   std::vector<Cell> cells = expand(spec);
   const std::vector<db::CellInput> inputs = to_cell_inputs(spec, cells);
+  const bool takeover = opening.claimant && opening.claimant->takeover;
+  // --takeover names a sweep that exists: no file is created for it.
+  EGM_REQUIRE(!takeover || std::filesystem::exists(db_path), ConfigError,
+              "--takeover: {} does not exist; there is no sweep to take over", db_path);
   const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
-  if (!parent.empty()) make_dirs(parent.string());
-  db::ResultsDb db(db_path, db::OpenMode::read_write_create);
+  if (!parent.empty() && !takeover) make_dirs(parent.string());
+  db::ResultsDb db(db_path, takeover ? db::OpenMode::read_write : db::OpenMode::read_write_create);
   db::SweepOpenResult sweep;
   std::vector<int64_t> ids;
+  std::optional<db::SweepOwner> owner;
+  std::optional<std::string> took_over, corpus_note;
   {
-    // The sweep row and its cells appear together, or (on a refusal) not at all.
+    // BEGIN IMMEDIATE: the ownership check, the sweep row, its cells, its
+    // corpus and the claim appear together, or (on a refusal) not at all; two
+    // coordinators starting at once are serialised here.
     db::Transaction tx(db.connection());
+    if (opening.claimant) took_over = check_owner(db.find_sweep(spec.name), *opening.claimant, spec.name, db.path());
     sweep = db.create_or_load_sweep(spec.name, spec.canonical.dump(2), spec.hash, on_change);
     ids = db.ensure_cells(sweep.sweep.id, inputs);
+    if (opening.corpus) {
+      const db::SweepRow& row = sweep.sweep;
+      const db::SweepCorpus& mine = *opening.corpus;
+      if (!row.corpus_sha256) {
+        db.set_sweep_corpus(row.id, mine);
+      } else if (*row.corpus_sha256 == "unknown") {
+        corpus_note = fmt::format("sweep '{}' ran before egm recorded its corpus: not checked (this launch reads {}, "
+                                  "sha256 {})",
+                                  spec.name, mine.path, mine.sha256);
+      } else if (*row.corpus_sha256 != mine.sha256) {
+        EGM_THROW(ConfigError,
+                  "sweep '{}' trains on {} (sha256 {}), but this launch reads {} (sha256 {}); refused, nothing "
+                  "written: pass --data {} to go on with it, or --new-sweep to start a new sweep on this corpus",
+                  spec.name, row.corpus_path.value_or("?"), *row.corpus_sha256, mine.path, mine.sha256,
+                  row.corpus_path.value_or("<its corpus>"));
+      }
+    }
+    if (opening.claimant) {
+      const db::Claimant& me = *opening.claimant;
+      owner = db::SweepOwner{me.host, me.pid, unix_now(), me.slurm_job, std::nullopt};
+      db.claim_sweep(sweep.sweep.id, *owner);
+    }
     tx.commit();
   }
-  return SweepSetup{std::move(spec), std::move(cells), std::move(db), std::move(sweep), std::move(ids)};
+  sweep.sweep = db.sweep(sweep.sweep.id);  // with its owner and corpus as written
+  return SweepSetup{std::move(spec), std::move(cells), std::move(db), std::move(sweep), std::move(ids),
+                    std::move(owner), std::move(took_over), std::move(corpus_note)};
 }
 
 }  // namespace egm::spec

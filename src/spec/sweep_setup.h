@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,20 +15,34 @@
 
 namespace egm::spec {
 
+// What a launch brings besides the spec: the coordinator that claims the
+// sweep (db/ownership.h) and the corpus its workers read. Both checked and
+// written in the transaction that opens the sweep, before anything else.
+struct SweepOpening {
+  std::optional<db::Claimant> claimant;   // none: nobody claims it (egm submit)
+  std::optional<db::SweepCorpus> corpus;  // none: not known here
+};
+
 struct SweepSetup {
   ExperimentSpec spec;
   std::vector<Cell> cells;
   db::ResultsDb db;               // open read-write, at the current schema
   db::SweepOpenResult sweep;      // created, loaded, or created after superseding
   std::vector<int64_t> cell_ids;  // cell_ids[i] is the database id of cells[i]
+  std::optional<db::SweepOwner> owner;   // with a claimant: the ownership it now holds
+  std::optional<std::string> took_over;  // the line saying whose stale ownership it took over
+  std::optional<std::string> corpus_note;  // a line about a corpus that could not be checked
 };
 
 // Throws SpecError (bad spec: nothing touched), ConfigError (the sweep exists
 // with another spec and on_change is refuse, or, with extend, the new spec
-// drops or changes a cell: nothing written), DbError. Creates the database's
-// folder when missing.
-SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, db::ChangedSpec on_change);
-SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::ChangedSpec on_change);
+// drops or changes a cell; a live owner; another corpus than the sweep's; a
+// --takeover without a database, a sweep or an owner: nothing written),
+// DbError. Creates the database's folder when missing (not with --takeover).
+SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, db::ChangedSpec on_change,
+                      const SweepOpening& opening = {});
+SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::ChangedSpec on_change,
+                      const SweepOpening& opening = {});
 
 // The launch flags --new-sweep and --extend (at most one; the flags exclude
 // each other) as a ChangedSpec.

@@ -27,6 +27,7 @@ expect_in "analyze" "MoPE (omega, sigma) per run" "$out"
 expect_in "analyze" "compute: this table:" "$out"
 expect_in "analyze" "anytime-valid confidence sequences (t-mixture (Lai 1976; Wang & Ramdas 2023), alpha=0.0125" "$out"
 expect_in "analyze" "fixed-n 95% t interval [+0.0352, +0.0848]: valid only if the seed count was fixed in advance" "$out"
+expect_in "analyze: the corpus line" "corpus: not recorded" "$out"
 
 run "analyze csv" 0 "$EGM" analyze fixture --db "$DB" --format csv
 expect_in "analyze csv" "variant,attention,position,n,mean,sd,ci_low,ci_high,delta" "$out"

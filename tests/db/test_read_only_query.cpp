@@ -68,6 +68,34 @@ TEST_F(ReadOnlyQuery, WritesAndConnectionChangesAreRefusedBeforeTheyRun) {
   EXPECT_TRUE(FileSnapshot::of(path_).same_as(before));
 }
 
+// Issue 29: the refusal names the statement kind refused, not SQLite's
+// bookkeeping (a DROP TABLE deletes its row from sqlite_master).
+TEST_F(ReadOnlyQuery, RefusalNamesTheStatementKind) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"DROP TABLE cells", "DROP TABLE is not allowed"},
+      {"CREATE TABLE t(x)", "CREATE TABLE is not allowed"},
+      {"  /* c */ create temp table t(x)", "CREATE TABLE is not allowed"},
+      {"CREATE INDEX i ON cells(seed)", "CREATE INDEX is not allowed"},
+      {"CREATE VIEW v AS SELECT 1", "CREATE VIEW is not allowed"},
+      {"DROP VIEW cell_results", "DROP VIEW is not allowed"},
+      {"DELETE FROM cells", "DELETE is not allowed"},
+      {"INSERT INTO events(kind) VALUES ('x')", "INSERT is not allowed"},
+      {"UPDATE cells SET seed = 1", "UPDATE is not allowed"},
+      {"ALTER TABLE cells ADD COLUMN z", "ALTER TABLE is not allowed"},
+  };
+  for (const auto& [sql, expected] : cases) {
+    Connection c(path_, OpenMode::read_only);
+    try {
+      prepare_read_only_query(c, sql);
+      ADD_FAILURE() << "passed the gate: " << sql;
+    } catch (const egm::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << sql << ": " << e.what();
+    } catch (const egm::DbError& e) {
+      ADD_FAILURE() << sql << ": a DbError: " << e.what();
+    }
+  }
+}
+
 TEST_F(ReadOnlyQuery, NoValueLargerThanTheLimitIsBuilt) {
   Connection c(path_, OpenMode::read_only);
   for (const char* sql : {"SELECT zeroblob(1000000000)", "SELECT randomblob(100000000)"}) {

@@ -51,6 +51,7 @@ except urllib.error.HTTPError as e:
 page=$(fetch "${URL}sweep/fixture")
 [ "$(head -n1 <<<"$page")" = 200 ] || fail "GET /sweep/fixture: $(head -n1 <<<"$page")"
 grep -q 'id="verdict">superadditive' <<<"$page" || fail "the sweep page lacks its verdict"
+grep -q 'id="corpus">corpus: ' <<<"$page" || fail "the sweep page lacks its corpus line"
 page=$(fetch "${URL}query?sql=DELETE%20FROM%20cells")
 [ "$(head -n1 <<<"$page")" = 403 ] || fail "a DELETE through the SQL box: $(head -n1 <<<"$page"), expected 403"
 page=$(fetch "${URL}nowhere")

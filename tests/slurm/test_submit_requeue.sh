@@ -147,6 +147,14 @@ done
 note "every cell done once; resumed: $(q "SELECT group_concat(c.key || '@' || r.resumed_from_step, ' ') FROM runs r
   JOIN cells c ON c.id = r.cell_id WHERE r.status = 'done' AND r.resumed_from_step IS NOT NULL")"
 note "interruptions: $(q "SELECT group_concat(kind, ' ') FROM events WHERE kind LIKE 'interrupted%'")"
+# Ownership (issue 29): each allocation's coordinator claimed the sweep, the
+# requeued one was not refused by the first's, and the last released it; the
+# corpus egm submit recorded is the one the workers read.
+[ "$(q "SELECT count(*) FROM events WHERE kind = 'coordinator_started'")" -ge 2 ] ||
+  fail "the requeued allocation's coordinator did not start the sweep"
+[ -z "$(q "SELECT owner_host FROM sweeps WHERE name = '$SWEEP'")" ] || fail "the finished sweep still has an owner"
+[ "$(q "SELECT corpus_sha256 FROM sweeps WHERE name = '$SWEEP'")" = "$(sha256sum "$EGM_DATA" | cut -d' ' -f1)" ] ||
+  fail "the sweep's corpus is not the corpus the job read"
 
 "$EGM" status --db "$DB" >"$WORK/status1.txt" || fail "egm status failed"
 grep -q "slurm job $job: COMPLETED" "$WORK/status1.txt" || { cat "$WORK/status1.txt"; fail "egm status does not show job $job COMPLETED"; }

@@ -174,8 +174,8 @@ refused "another run config" "cell ega-s0 has another run config" "$A" "$WORK/a_
 # Different corpora, where the sweeps record them.
 cp "$A" "$WORK/a_corpus.sqlite"
 cp "$B" "$WORK/b_corpus.sqlite"
-sql "$WORK/a_corpus.sqlite" "ALTER TABLE sweeps ADD COLUMN corpus_sha256 TEXT" "UPDATE sweeps SET corpus_sha256 = 'aaaa'"
-sql "$WORK/b_corpus.sqlite" "ALTER TABLE sweeps ADD COLUMN corpus_sha256 TEXT" "UPDATE sweeps SET corpus_sha256 = 'bbbb'"
+sql "$WORK/a_corpus.sqlite" "UPDATE sweeps SET corpus_sha256 = 'aaaa'"
+sql "$WORK/b_corpus.sqlite" "UPDATE sweeps SET corpus_sha256 = 'bbbb'"
 refused "different corpora" "sweeps on different corpora are not merged" "$WORK/a_corpus.sqlite" "$WORK/b_corpus.sqlite"
 
 # A damaged input: cut in half.

@@ -644,6 +644,61 @@ TEST_F(CoordinatorInProcess, AWorkerThatIgnoresStopHasItsAttemptClosedAfterTheTi
   EXPECT_NE(runs[0].error->find("no answer to STOP within 0.3 s"), std::string::npos) << *runs[0].error;
 }
 
+// Issue 29: another coordinator takes the sweep over while this one runs (it
+// was stopped, or cut off): at its next heartbeat this one stops its workers,
+// writes nothing more and exits 75.
+TEST_F(CoordinatorInProcess, ACoordinatorThatLosesItsSweepStopsItsWorkersAndExits75WritingNothing) {
+  ::setenv("EGM_STALE_AFTER_S", "0.6", 1);  // a heartbeat every 0.2 s
+  std::atomic<int> busy{0};
+  std::atomic<bool> got_stop{false};
+  std::vector<FakeWorker> workers(1);
+  FakeWorker& w = workers[0];
+  w.on_assign = [&busy, &got_stop, &w](es::Transport& t, const es::Assign& a) {
+    ++busy;
+    while (true) {
+      auto r = es::wait_message(t, std::chrono::milliseconds(20));
+      if (!r) continue;
+      if (std::holds_alternative<es::Stop>(r->message)) {
+        got_stop = true;
+        es::Result res{a.cell_id, a.run_id, {}, 0};  // checkpointed: dropped by a coordinator that lost the sweep
+        res.result.status = egm::Outcome::interrupted;
+        res.result.step = 7;
+        es::send_message(t, 0, res);
+      } else if (std::holds_alternative<es::Shutdown>(r->message)) {
+        break;
+      }
+    }
+    es::send_message(t, 0, es::Bye{});
+    w.got_shutdown = w.left = true;
+  };
+  write_spec(R"({"name": "inproc_lost", "preset": "tiny", "variants": ["base"], "seeds": [0], "steps": 40})");
+  const edb::SweepOwner other{"another-host", 999, 1.5, std::nullopt, std::nullopt};
+  int64_t events_after_takeover = 0;
+  const int code = run_sweep(workers, options(), [&] {
+    while (busy < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    edb::ResultsDb db(db_path(), edb::OpenMode::read_write);
+    const edb::SweepRow sweep = *db.find_sweep("inproc_lost");
+    ASSERT_TRUE(sweep.owner);
+    EXPECT_NE(sweep.owner->host, "another-host");
+    db.claim_sweep(sweep.id, other);  // as a takeover would
+    events_after_takeover = static_cast<int64_t>(db.list_events(sweep.id, 1000).size());
+  });
+  ::unsetenv("EGM_STALE_AFTER_S");
+  EXPECT_EQ(code, ec::kExitInterrupted);
+  EXPECT_TRUE(got_stop);
+  EXPECT_TRUE(w.got_shutdown);
+  edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
+  const edb::SweepRow sweep = *db.find_sweep("inproc_lost");
+  // The new owner's, untouched: no heartbeat, status, attempt end or event from the old one.
+  ASSERT_TRUE(sweep.owner);
+  EXPECT_EQ(sweep.owner->host, "another-host");
+  EXPECT_EQ(sweep.status, edb::SweepStatus::running);
+  const auto runs = db.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, edb::RunStatus::running);  // the new owner's recover_interrupted closes it
+  EXPECT_EQ(static_cast<int64_t>(db.list_events(sweep.id, 1000).size()), events_after_takeover);
+}
+
 // ---- data parallelism: a cell of k ranks goes to k workers at once --------------
 
 constexpr const char* kMixedSpec = R"({

@@ -1,0 +1,92 @@
+#include "db/ownership.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "util/error.h"
+
+namespace egm::db {
+namespace {
+
+std::string describe(const SweepOwner& o) {
+  std::string s = fmt::format("pid {} on {}", o.pid, o.host);
+  if (o.slurm_job) s += fmt::format(" (Slurm job {})", *o.slurm_job);
+  return s;
+}
+
+std::string heartbeat_age(const SweepOwner& o, double now) {
+  if (!o.heartbeat) return "no heartbeat yet";
+  return fmt::format("last heartbeat {:.0f} s ago", std::max(0.0, now - *o.heartbeat));
+}
+
+}  // namespace
+
+double owner_stale_after_s() {
+  const char* env = std::getenv("EGM_STALE_AFTER_S");
+  if (env == nullptr || *env == '\0') return kOwnerStaleAfterS;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  EGM_REQUIRE(end != env && *end == '\0' && std::isfinite(v) && v > 0, ConfigError,
+              "EGM_STALE_AFTER_S='{}': expected a positive number of seconds", env);
+  return v;
+}
+
+double owner_heartbeat_interval_s() { return std::min(5.0, owner_stale_after_s() / 3); }
+
+TakeoverDecision decide_takeover(const std::optional<SweepOwner>& owner, double now, const Claimant& me,
+                                 bool owner_pid_alive, double stale_after_s) {
+  if (!owner) return {Takeover::claim, ""};
+  const SweepOwner& o = *owner;
+  const bool here = o.host == me.host;
+  const double age = o.heartbeat ? now - *o.heartbeat : now - o.started_at;
+  const bool fresh = age <= stale_after_s;
+  if (here && !owner_pid_alive)
+    return {Takeover::take_over, fmt::format("taking over from the coordinator {}: that process is gone ({})",
+                                             describe(o), heartbeat_age(o, now))};
+  if (!here && me.slurm_job && o.slurm_job && *me.slurm_job == *o.slurm_job)
+    return {Takeover::take_over,
+            fmt::format("taking over from the coordinator {}: an earlier allocation of this Slurm job ({})",
+                        describe(o), heartbeat_age(o, now))};
+  if (here) {
+    if (!fresh && me.takeover)
+      return {Takeover::take_over, fmt::format("taking over from the coordinator {} (--takeover): its process is alive "
+                                               "but has not written a heartbeat for {:.0f} s",
+                                               describe(o), age)};
+    if (!fresh)
+      return {Takeover::refuse,
+              fmt::format("the coordinator {} owns it; its process is alive but its {} (stopped or hung?): end it, "
+                          "or pass --takeover to take the sweep from it",
+                          describe(o), heartbeat_age(o, now))};
+    return {Takeover::refuse,
+            fmt::format("the coordinator {} owns it ({}); wait for it to finish, or stop it first", describe(o),
+                        heartbeat_age(o, now))};
+  }
+  if (!fresh)
+    return {Takeover::take_over, fmt::format("taking over from the coordinator {}: {}, over the {:g} s limit",
+                                             describe(o), heartbeat_age(o, now), stale_after_s)};
+  return {Takeover::refuse,
+          fmt::format("the coordinator {} owns it ({}); it is stale only after {:g} s without one{}", describe(o),
+                      heartbeat_age(o, now), stale_after_s,
+                      me.takeover ? " (--takeover cannot take a sweep whose owner on another host is alive)" : "")};
+}
+
+bool process_alive(int64_t pid) {
+  if (pid <= 0) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  // A process killed but not reaped yet (a zombie) has exited: its state is Z.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // no /proc: kill() said it exists
+  const auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return true;
+  const char state = line[close + 2];
+  return state != 'Z' && state != 'X';
+}
+
+}  // namespace egm::db
