@@ -14,6 +14,7 @@
 #include "train/fused_adamw.h"
 #include "train/lr_schedule.h"
 #include "train/trainer.h"
+#include "util/error.h"
 #include "word_corpus.h"
 
 namespace fs = std::filesystem;
@@ -155,6 +156,25 @@ TEST(FusedAdamW, ResumeIsBitwiseIdenticalToAnUninterruptedRun) {
   got.insert(got.end(), rest.begin(), rest.end());
   EXPECT_EQ(got, losses(straight));
   fs::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// train.cuda_graphs captures GPU kernels: a CPU run refuses it in one line naming the field.
+TEST(CudaGraphs, RefusedOnTheCpuWithAClearLine) {
+  egm::RunConfig c = tiny("base", "auto", 1.0);
+  c.train.cuda_graphs = true;
+  egm::MemorySink sink;
+  try {
+    egm::Trainer trainer(c, runtime(), corpus(), sink);
+    FAIL() << "a CPU run accepted train.cuda_graphs";
+  } catch (const egm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.cuda_graphs needs a CUDA device (this run is on cpu)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
