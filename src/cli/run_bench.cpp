@@ -42,7 +42,7 @@ void run_bench(const BenchArgs& a) {
                         {"attention_path", b.attention_path}, {"optimizer_path", b.optimizer_path}};
     if (b.ops)
       j["ops"] = {{"dispatched", b.ops->dispatched}, {"top_level", b.ops->top_level}, {"kernels", b.ops->kernels},
-                  {"top_kernels", b.ops->top_kernels(10)}};
+                  {"kernels_by_name", b.ops->kernels_by_name}, {"dispatched_by_name", b.ops->dispatched_by_name}};
     std::printf("%s\n", j.dump().c_str());
     return;
   }
@@ -61,7 +61,7 @@ void run_bench(const BenchArgs& a) {
   else
     std::printf("memory estimate %s\n", b.estimate.summary().c_str());
   if (b.ops) {
-    std::printf("ATen ops per step: %lld dispatched, %lld top-level, %lld kernels (leaves doing work)\n",
+    std::printf("ATen ops per step: %lld dispatched, %lld top-level, %lld kernels (ops doing work themselves)\n",
                 static_cast<long long>(b.ops->dispatched), static_cast<long long>(b.ops->top_level),
                 static_cast<long long>(b.ops->kernels));
     std::string top;

@@ -132,12 +132,12 @@ const std::map<std::string, Field<TrainConfig>>& train_fields() {
 }
 
 template <typename Section>
-json section_to_json(const Section& s, const std::map<std::string, Field<Section>>& fields) {
+json section_to_json(const Section& s, const std::map<std::string, Field<Section>>& fields, bool every_field) {
   json j = json::object();
   const Section defaults{};
   for (const auto& [key, f] : fields) {
     json value = f.write(s);
-    if (f.omitted_at_default && value == f.write(defaults)) continue;
+    if (f.omitted_at_default && !every_field && value == f.write(defaults)) continue;
     j[key] = std::move(value);
   }
   return j;
@@ -269,11 +269,11 @@ RunConfig preset_config(const std::string& preset) {
   EGM_THROW(ConfigError, "unknown preset '{}'; valid: {}", preset, fmt::join(preset_names(), ", "));
 }
 
-json to_json(const RunConfig& c) {
+json to_json(const RunConfig& c, bool every_field) {
   json j;
   j["preset"] = c.preset;
-  j["model"] = section_to_json(c.model, model_fields());
-  j["train"] = section_to_json(c.train, train_fields());
+  j["model"] = section_to_json(c.model, model_fields(), every_field);
+  j["train"] = section_to_json(c.train, train_fields(), every_field);
   return j;
 }
 

@@ -85,8 +85,10 @@ struct RuntimeOptions {
 const std::vector<std::string>& preset_names();
 RunConfig preset_config(const std::string& preset);
 
-// The canonical JSON form: {"preset":..., "model":{...}, "train":{...}}.
-nlohmann::json to_json(const RunConfig& config);
+// The canonical JSON form: {"preset":..., "model":{...}, "train":{...}}. The execution
+// paths (attention_path, optimizer_path, cuda_graphs) appear only when not at their
+// defaults, unless every_field (the list of fields a grid may vary).
+nlohmann::json to_json(const RunConfig& config, bool every_field = false);
 
 // Builds a config from JSON: the preset named in it (default "paper", or
 // `default_preset`) supplies every field, the JSON overrides them. Unknown

@@ -22,8 +22,13 @@ bool launches_nothing(const std::string& name) {
       "aten::resize_", "aten::lift_fresh", "aten::result_type", "aten::is_nonzero", "aten::_reshape_alias",
       "aten::view_as", "aten::contiguous", "aten::set_", "aten::_has_compatible_shallow_copy_type",
       "aten::is_same_size", "aten::size", "aten::stride", "aten::numel", "aten::dim", "aten::to", "aten::_to_copy_noop",
-      "aten::movedim", "aten::flatten", "aten::unflatten", "aten::diagonal"};
+      "aten::movedim", "aten::flatten", "aten::unflatten", "aten::diagonal", "aten::resolve_conj",
+      "aten::resolve_neg", "aten::_conj", "aten::conj", "detach", "aten::lift"};
   return names.count(name) > 0;
+}
+
+bool multi_tensor(const std::string& name) {
+  return name.rfind("aten::_foreach_", 0) == 0 || name.rfind("aten::_fused_", 0) == 0;
 }
 
 struct State {
@@ -32,29 +37,43 @@ struct State {
 };
 std::atomic<State*> g_state{nullptr};
 
-// Per thread: for each open op, whether an op ran inside it.
-thread_local std::vector<bool> t_open;
+// Per thread, for each open record: its name and whether a kernel-doing op ran inside it.
+struct Open {
+  std::string name;
+  bool kernel_inside = false;
+};
+thread_local std::vector<Open> t_open;
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction&) {
-  if (!t_open.empty()) t_open.back() = true;
-  t_open.push_back(false);
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  t_open.push_back({fn.name(), false});
   return nullptr;
 }
 
-void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+void on_end(const at::RecordFunction&, at::ObserverContext*) {
   if (t_open.empty()) return;  // started before the counter
-  const bool had_child = t_open.back();
+  const Open op = std::move(t_open.back());
   t_open.pop_back();
   State* s = g_state.load();
-  if (!s) return;
-  const std::string name = fn.name();
+  // Only ATen operators: the autograd engine's and egm's own named scopes are not dispatched ops.
+  if (!s || op.name.rfind("aten::", 0) != 0) return;
+  bool top_level = true, inside_multi = false;
+  for (const Open& o : t_open) {
+    if (o.name.rfind("aten::", 0) == 0) top_level = false;
+    if (multi_tensor(o.name)) inside_multi = true;
+  }
+  // A kernel: an op that does work (not a view, allocation or metadata) and calls no op that
+  // does, so a linear counts once, as its addmm, and a to() as its copy_. A foreach or fused
+  // op counts once, as what CUDA runs it as (multi_tensor_apply: one launch per up to 30-110
+  // tensors), not as the per-tensor loop the CPU runs inside it.
+  const bool kernel = !inside_multi && (multi_tensor(op.name) || (!op.kernel_inside && !launches_nothing(op.name)));
+  if ((kernel || op.kernel_inside) && !t_open.empty()) t_open.back().kernel_inside = true;
   std::lock_guard<std::mutex> lock(s->mutex);
   ++s->counts.dispatched;
-  ++s->counts.dispatched_by_name[name];
-  if (t_open.empty()) ++s->counts.top_level;
-  if (!had_child && !launches_nothing(name)) {
+  ++s->counts.dispatched_by_name[op.name];
+  if (top_level) ++s->counts.top_level;
+  if (kernel) {
     ++s->counts.kernels;
-    ++s->counts.kernels_by_name[name];
+    ++s->counts.kernels_by_name[op.name];
   }
 }
 

@@ -14,8 +14,8 @@ namespace egm {
 struct OpCounts {
   int64_t dispatched = 0;  // every aten:: call the dispatcher recorded, nested ones included
   int64_t top_level = 0;   // calls made by egm or autograd, not from inside another op
-  // Leaf calls (no op inside them) that do work: the ones a GPU runs as kernels.
-  // Views, allocations and metadata (view, permute, empty, detach, ...) are left out.
+  // Calls that do work and call no op that does (views, allocations and metadata such as
+  // view, permute, empty, detach do none): the ones a GPU runs as kernels (or copies).
   int64_t kernels = 0;
   std::map<std::string, int64_t> kernels_by_name;
   std::map<std::string, int64_t> dispatched_by_name;

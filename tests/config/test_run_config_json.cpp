@@ -87,6 +87,9 @@ TEST(RunConfigJson, ExecutionPathsAtTheirDefaultsLeaveTheHashAlone) {
     EXPECT_EQ(j["model"].size(), 11u) << preset;
     EXPECT_EQ(j["train"].size(), 16u) << preset;
   }
+  const nlohmann::json every = egm::to_json(egm::preset_config("paper"), /*every_field=*/true);
+  EXPECT_EQ(every["model"]["attention_path"], "auto") << "the list a grid may vary has them";
+  EXPECT_EQ(every["train"]["cuda_graphs"], false);
   egm::RunConfig c = egm::preset_config("paper");
   c.model.attention_path = "sdpa";
   c.train.optimizer_path = "fused";
