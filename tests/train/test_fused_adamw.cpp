@@ -12,6 +12,7 @@
 
 #include "data/corpus.h"
 #include "train/fused_adamw.h"
+#include "train/op_counter.h"
 #include "train/lr_schedule.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -175,6 +176,34 @@ TEST(CudaGraphs, RefusedOnTheCpuWithAClearLine) {
               std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+
+namespace {
+
+// egm bench --count-ops: a linear counts once (as its addmm), views and allocations not
+// at all, a foreach op once however many tensors it loops over on the CPU.
+TEST(OpCounter, CountsWhatAGpuWouldLaunch) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = torch::randn({4, 8}), w = torch::randn({3, 8}), b = torch::randn({3});
+  std::vector<torch::Tensor> many = {torch::randn({5}), torch::randn({6}), torch::randn({7})};
+  egm::OpCounts c;
+  {
+    egm::OpCounter counter;
+    torch::Tensor y = torch::linear(x, w, b);
+    torch::Tensor v = y.view({12}).unsqueeze(0).transpose(0, 1);
+    (void)v;
+    at::_foreach_mul_(many, 2.0);
+    c = counter.counts();
+  }
+  EXPECT_EQ(c.kernels, 2) << "addmm and _foreach_mul_; got " << c.kernels;
+  EXPECT_EQ(c.kernels_by_name.count("aten::view"), 0u);
+  EXPECT_EQ(c.kernels_by_name.count("aten::_foreach_mul_"), 1u);
+  EXPECT_EQ(c.top_level, 5) << "linear, view, unsqueeze, transpose, _foreach_mul_";
+  EXPECT_GE(c.dispatched, c.top_level);
+  egm::OpCounter again;  // the first one is gone: a second may start
+  EXPECT_EQ(again.counts().dispatched, 0);
 }
 
 }  // namespace
