@@ -21,6 +21,9 @@
 #                    broken bundle: exit 2), nvidia-smi, whether ssh exists, a tiny bench
 #   gpu_tests        tests/gpu on CUDA against the CPU; under --device cuda a skipped test fails
 #   bench_base_*     egm bench, base, bf16 then fp32
+#   graphs           base bf16 again with train.cuda_graphs (the captured step) and with
+#                    today's path (attention kernels, LibTorch's AdamW) beside the default
+#                    (SDPA + fused AdamW); cpu: not run (CUDA only), said so
 #   profile          one profiled base bf16 step: kernels (cuda) or ATen ops per step, GPU-busy share
 #   bench_*_bf16     ega, ega_causal, mope, ega_mope
 #   nccl             test_nccl_link under mpirun with 1 rank (collectives on the GPU) and
@@ -91,7 +94,7 @@ log() { echo "[device_check $(( $(now) - STARTED ))s] $*" | tee -a "$LOGS/device
 
 # ---- the parts: name, cap (s), minimum worth starting with (s) --------------------
 PART_LIST=(
-  "preflight 60 10" "gpu_tests 150 20" "bench_base_bf16 60 15" "bench_base_fp32 60 15" "profile 60 15"
+  "preflight 60 10" "gpu_tests 150 20" "bench_base_bf16 60 15" "bench_base_fp32 60 15" "graphs 90 20" "profile 60 15"
   "bench_ega_bf16 60 15" "bench_ega_causal_bf16 60 15" "bench_mope_bf16 60 15" "bench_ega_mope_bf16 60 15"
   "nccl 90 15" "packing 150 30"
   "bench_ega_fp32 60 15" "bench_ega_causal_fp32 60 15" "bench_mope_fp32 60 15" "bench_ega_mope_fp32 60 15"
@@ -254,8 +257,13 @@ PY
   fi
 }
 part_bench() { egm_bench "$PART" "$1" "$2"; }
+part_graphs() {
+  if [ "$DEVICE" != cuda ]; then echo "CUDA graphs capture GPU kernels: not run on $DEVICE"; return 0; fi
+  egm_bench graphs base bf16 --set train.cuda_graphs=true || return 1
+  egm_bench graphs base bf16 --set model.attention_path=kernels --set train.optimizer_path=libtorch
+}
 part_profile() {
-  egm_bench profile base bf16 --profile "$LOGS/profile_trace.json" || return 1
+  egm_bench profile base bf16 --profile "$LOGS/profile_trace.json" --count-ops || return 1
   "$PY" "$SRC/tests/bench/profile_summary.py" "$LOGS/profile_trace.json" --top 30 --json "$WORK/profile.json" \
     >"$OUT/profile_summary.txt" || return 1
   cat "$OUT/profile_summary.txt"
@@ -384,7 +392,7 @@ part_peer() {
   "$PY" -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1]); d["part"]=sys.argv[2]; print(json.dumps(d))' \
     "$WORK/peer_$compile.json" "$PART" >>"$RESULTS/$PART.jsonl"
 }
-export -f emit egm_bench part_preflight part_gpu_tests part_bench part_profile part_nccl part_packing part_sweep part_peer
+export -f emit egm_bench part_preflight part_gpu_tests part_bench part_graphs part_profile part_nccl part_packing part_sweep part_peer
 
 # run_part NAME CAP MIN COMMAND...: COMMAND (a part_ function and its arguments) under
 # the smaller of CAP and the time left; recorded before and after.
@@ -437,6 +445,7 @@ for p in "${PART_LIST[@]}"; do
     preflight) run_part "$name" "$cap" "$min" part_preflight ;;
     gpu_tests) run_part "$name" "$cap" "$min" part_gpu_tests ;;
     profile) run_part "$name" "$cap" "$min" part_profile ;;
+    graphs) run_part "$name" "$cap" "$min" part_graphs ;;
     nccl) run_part "$name" "$cap" "$min" part_nccl ;;
     packing) run_part "$name" "$cap" "$min" part_packing ;;
     sweep_rpg4) run_part "$name" "$cap" "$min" part_sweep ;;

@@ -121,7 +121,7 @@ json to_json(const SweepAnalysis& a) {
       json mj = summary_json(m.summary);
       mj["seeds"] = seeds_json(m.by_seed);
       json setups = json::array();
-      for (const auto& s : m.setups) setups.push_back({{"world_size", s.world_size}, {"backend", s.backend}});
+      for (const auto& s : m.setups) setups.push_back({{"world_size", s.world_size}, {"backend", s.backend}, {"device", s.device_kind}});
       mj["setups"] = setups;
       metrics[metric_name(m.metric)] = mj;
     }

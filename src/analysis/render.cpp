@@ -252,7 +252,8 @@ std::vector<Section> sections(const SweepAnalysis& a) {
     out.push_back({"Excluded cells", "Only cells with status done and a value of the metric count.", excluded_table(a), 5, "excluded"});
   if (!a.setup_conflicts.empty())
     out.push_back({"WARNING: paired cells ran with different setups",
-                   "--allow-mixed-world-size was given; these comparisons mix world sizes or backends.",
+                   "--allow-mixed-world-size or --allow-mixed-device was given; these comparisons mix world sizes, "
+                   "backends or devices.",
                    setup_conflict_table(a), 5, "conflicts"});
   if (!a.provenance.empty())
     out.push_back({"WARNING: compared cells were trained by different code",
@@ -325,8 +326,8 @@ std::string render_main_table(const SweepAnalysis& a) {
     if (!a.no_interaction_reason.empty()) s += fmt::format("  no interaction: {}\n", a.no_interaction_reason);
   }
   if (!a.setup_conflicts.empty())
-    s += fmt::format("  WARNING: {} comparisons pair cells run with different world sizes or backends "
-                     "(--allow-mixed-world-size)\n",
+    s += fmt::format("  WARNING: {} comparisons pair cells run with different world sizes, backends or devices "
+                     "(--allow-mixed-world-size, --allow-mixed-device)\n",
                      a.setup_conflicts.size());
   for (const ProvenanceMix& m : a.provenance) s += "  WARNING: trained by different code: " + m.text() + "\n";
   return s;

@@ -85,6 +85,8 @@ class Setups {
   // with one setup (a cell resumed under another setup conflicts by itself).
   void require_same(const std::string& comparison, const std::vector<std::pair<std::string, int64_t>>& members) {
     std::set<RunSetup> distinct;
+    std::set<std::pair<int, std::string>> worlds;
+    std::set<std::string> devices;
     std::vector<std::string> parts;
     for (const auto& m : members) {
       auto it = cells_.find(m);
@@ -92,12 +94,15 @@ class Setups {
       std::vector<std::string> texts;
       for (const auto& s : it->second->setups) {
         distinct.insert(s);
+        worlds.insert({s.world_size, s.backend});
+        if (!s.device_kind.empty()) devices.insert(s.device_kind);
         texts.push_back(s.text());
       }
       parts.push_back(fmt::format("{}: {}", it->second->row.key, fmt::join(texts, " then ")));
     }
     if (distinct.size() <= 1) return;
-    SetupConflict c{comparison, fmt::format("{}", fmt::join(parts, "; "))};
+    SetupConflict c{comparison, fmt::format("{}", fmt::join(parts, "; ")), worlds.size() > 1, devices.size() > 1};
+    if (!c.mixed_world && !c.mixed_device) return;  // differing only in what one side did not record
     const std::string id = c.comparison + "|" + c.detail;
     if (seen_.insert(id).second) conflicts_.push_back(std::move(c));
   }
@@ -282,7 +287,24 @@ MetricComparisons compare(const std::vector<VariantSummary>& variants, const std
 
 bool inside(double x, double low, double high) { return x >= low && x <= high; }
 
-std::string setup_refusal(const std::vector<SetupConflict>& conflicts) {
+std::string device_refusal(const std::vector<SetupConflict>& conflicts) {
+  std::string lines;
+  size_t n = 0;
+  for (const auto& c : conflicts)
+    if (c.mixed_device && n++ < 12) lines += fmt::format("\n  {}: {}", c.comparison, c.detail);
+  if (n > 12) lines += fmt::format("\n  ... and {} more", n - 12);
+  return fmt::format(
+      "refusing to pair cells that ran on different devices ({} comparisons):{}\n"
+      "A CUDA run draws its dropout from another generator and runs other kernels than the CPU run of the same "
+      "seed, so such pairs mix a device effect into the deltas. Rerun the cells on one device kind, or pass "
+      "--allow-mixed-device to pair them anyway (the conflicts are then listed as warnings).",
+      n, lines);
+}
+
+std::string setup_refusal(const std::vector<SetupConflict>& all) {
+  std::vector<SetupConflict> conflicts;
+  for (const auto& c : all)
+    if (c.mixed_world) conflicts.push_back(c);
   std::string lines;
   const size_t shown = std::min<size_t>(conflicts.size(), 12);
   for (size_t i = 0; i < shown; ++i) lines += fmt::format("\n  {}: {}", conflicts[i].comparison, conflicts[i].detail);
@@ -486,7 +508,12 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   }
 
   a.setup_conflicts = setups.conflicts();
-  if (!a.setup_conflicts.empty() && !o.allow_mixed_setups) EGM_THROW(ConfigError, "{}", setup_refusal(a.setup_conflicts));
+  const bool mixed_world = std::any_of(a.setup_conflicts.begin(), a.setup_conflicts.end(),
+                                       [](const SetupConflict& c) { return c.mixed_world; });
+  const bool mixed_device = std::any_of(a.setup_conflicts.begin(), a.setup_conflicts.end(),
+                                        [](const SetupConflict& c) { return c.mixed_device; });
+  if (mixed_world && !o.allow_mixed_setups) EGM_THROW(ConfigError, "{}", setup_refusal(a.setup_conflicts));
+  if (mixed_device && !o.allow_mixed_devices) EGM_THROW(ConfigError, "{}", device_refusal(a.setup_conflicts));
   a.provenance = provenance_mixes(data, a);
 
   if (o.analyse_params) {

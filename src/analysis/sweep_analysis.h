@@ -34,6 +34,9 @@ struct AnalysisOptions {
   // Pair cells whose attempts ran with another world size or backend (a
   // ConfigError otherwise; with this set they become warnings).
   bool allow_mixed_setups = false;
+  // Pair cells whose attempts ran on another device kind (CPU vs CUDA: another
+  // dropout generator, other kernels; a ConfigError otherwise, warnings with it).
+  bool allow_mixed_devices = false;
   std::uint64_t rng_seed = 12345;     // bootstrap and k-means: same seed, same numbers
   std::size_t bootstrap_resamples = 10000;
   bool analyse_params = true;
@@ -129,7 +132,9 @@ struct PublishedComparison {
 // A comparison that pairs cells run with different world sizes or backends.
 struct SetupConflict {
   std::string comparison;  // "delta(ega) seed 2", "interaction seed 0", ...
-  std::string detail;      // "base-s2: world 1 / single; ega-s2: world 2 / nccl"
+  std::string detail;      // "base-s2: world 1 / none on cpu; ega-s2: world 2 / nccl on cuda"
+  bool mixed_world = false;   // the cells differ in world size or backend
+  bool mixed_device = false;  // the cells differ in device kind (cpu, cuda)
 };
 
 struct SweepAnalysis {

@@ -109,7 +109,8 @@ SpecView read_spec_view(const std::string& spec_json) {
 }
 
 std::string RunSetup::text() const {
-  return fmt::format("world {} / {}", world_size, backend.empty() ? "backend not recorded" : backend);
+  return fmt::format("world {} / {}{}", world_size, backend.empty() ? "backend not recorded" : backend,
+                     device_kind.empty() ? "" : " on " + device_kind);
 }
 
 std::optional<double> CellData::value(Metric metric) const {
@@ -146,7 +147,7 @@ std::vector<const db::RunRow*> result_attempts(const std::vector<const db::RunRo
 std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attempts) {
   std::vector<RunSetup> setups;
   for (const db::RunRow* r : result_attempts(attempts)) {
-    const RunSetup s{r->info.world_size, to_string(r->info.backend)};
+    const RunSetup s{r->info.world_size, to_string(r->info.backend), device_kind(r->info.device)};
     if (std::find(setups.begin(), setups.end(), s) == setups.end()) setups.push_back(s);
   }
   return setups;

@@ -62,12 +62,16 @@ SpecView read_spec_view(const std::string& spec_json);
 // Where an attempt ran; cells compared with each other must agree on it.
 struct RunSetup {
   int world_size = 1;
-  std::string backend;  // "none" (one rank), "mpi", "nccl" (run/device.h Backend); empty when not recorded
-  std::string text() const;  // "world 2 / nccl"
-  bool operator==(const RunSetup& o) const { return world_size == o.world_size && backend == o.backend; }
+  std::string backend;      // "none" (one rank), "mpi", "nccl" (run/device.h Backend); empty when not recorded
+  std::string device_kind;  // "cpu", "cuda" (run/device.h device_kind); empty when not recorded
+  std::string text() const;  // "world 2 / nccl on cuda"
+  bool operator==(const RunSetup& o) const {
+    return world_size == o.world_size && backend == o.backend && device_kind == o.device_kind;
+  }
   bool operator!=(const RunSetup& o) const { return !(*this == o); }
   bool operator<(const RunSetup& o) const {
-    return world_size != o.world_size ? world_size < o.world_size : backend < o.backend;
+    if (world_size != o.world_size) return world_size < o.world_size;
+    return backend != o.backend ? backend < o.backend : device_kind < o.device_kind;
   }
 };
 

@@ -25,6 +25,7 @@ struct AnalyzeOptions {
   std::string factors;
   std::string format = "table";
   bool allow_mixed = false;
+  bool allow_mixed_device = false;
   uint64_t seed = 12345;
   bool no_params = false;
   std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
@@ -37,6 +38,7 @@ void run_analyze(const AnalyzeOptions& o) {
   options.level = o.level;
   if (!o.factors.empty()) options.factors = analysis::parse_factors(o.factors);
   options.allow_mixed_setups = o.allow_mixed;
+  options.allow_mixed_devices = o.allow_mixed_device;
   options.rng_seed = o.seed;
   options.analyse_params = !o.no_params;
   options.params.cluster_runs = analysis::parse_cluster_runs(o.cluster_runs);
@@ -89,6 +91,8 @@ void register_analyze_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
                 "pair cells that ran with different world sizes or backends (refused otherwise)");
+  cmd->add_flag("--allow-mixed-device", opts->allow_mixed_device,
+                "pair cells that ran on different device kinds, CPU and CUDA (refused otherwise)");
   cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
   cmd->add_option("--adjust", opts->adjust, "confidence sequences over the claims: bonferroni, holm or none")
       ->capture_default_str();

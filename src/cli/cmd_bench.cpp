@@ -14,6 +14,9 @@ void register_bench_command(CLI::App& app) {
   cmd->add_option("--timed-steps", a->timed, "timed steps (the median is reported)")->capture_default_str();
   cmd->add_flag("--json", a->json, "one JSON object instead of text");
   cmd->add_option("--profile", a->profile, "after the timed steps, profile one more step per op (Chrome trace JSON)");
+  cmd->add_flag("--count-ops", a->count_ops,
+                "after the timed steps, count the ATen operators one more step dispatches (a proxy for CUDA kernel "
+                "launches)");
   cmd->callback([a] { run_bench(*a); });
 }
 

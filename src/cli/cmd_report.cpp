@@ -27,6 +27,7 @@ struct ReportCliOptions {
   double level = 0.95;
   std::string factors;
   bool allow_mixed = false;
+  bool allow_mixed_device = false;
   uint64_t seed = 12345;
   std::string gnuplot = "gnuplot";
   std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
@@ -50,6 +51,7 @@ void run_report(const ReportCliOptions& o) {
   options.analysis.level = o.level;
   if (!o.factors.empty()) options.analysis.factors = analysis::parse_factors(o.factors);
   options.analysis.allow_mixed_setups = o.allow_mixed;
+  options.analysis.allow_mixed_devices = o.allow_mixed_device;
   options.analysis.rng_seed = o.seed;
   options.analysis.params.cluster_runs = analysis::parse_cluster_runs(o.cluster_runs);
   db::ResultsDb results = db::open_for_reading(o.db);
@@ -85,6 +87,8 @@ void register_report_command(CLI::App& app) {
                   "the 2x2 as a,b,ab,base (default: the spec's, else ega,mope,ega_mope,base)");
   cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
                 "pair cells that ran with different world sizes or backends (refused otherwise)");
+  cmd->add_flag("--allow-mixed-device", opts->allow_mixed_device,
+                "pair cells that ran on different device kinds, CPU and CUDA (refused otherwise)");
   cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
   cmd->add_option("--cluster-runs", opts->cluster_runs,
                   "MoPE runs clustered per variant (k-means, gap statistic): at most N, evenly spaced in seed "

@@ -28,7 +28,7 @@ void run_bench(const BenchArgs& a) {
   }();
   config.model.vocab_size = corpus.vocab_size();
   config.train.max_steps = std::max<int64_t>(config.train.max_steps, a.warmup + a.timed + 1);
-  StepBenchmark b = benchmark_steps(config, runtime, corpus, a.warmup, a.timed, a.profile);
+  StepBenchmark b = benchmark_steps(config, runtime, corpus, a.warmup, a.timed, a.profile, a.count_ops);
   if (a.json) {
     nlohmann::json j = {{"variant", b.variant}, {"preset", b.preset}, {"threads", b.threads},
                         {"ms_per_step", b.ms_per_step}, {"ms_per_step_min", b.ms_per_step_min},
@@ -38,12 +38,17 @@ void run_bench(const BenchArgs& a) {
                         {"peak_rss_growth_mb", b.peak_rss_growth_mb},
                         {"device", runtime.device.str()}, {"steps", b.steps}, {"blas_core", b.blas_core},
                         {"precision", b.precision}, {"peak_gpu_mb", b.peak_gpu_mb},
-                        {"gpu_total_mb", b.gpu_total_mb}, {"estimate_mb", b.estimate.total_mb()}};
+                        {"gpu_total_mb", b.gpu_total_mb}, {"estimate_mb", b.estimate.total_mb()},
+                        {"attention_path", b.attention_path}, {"optimizer_path", b.optimizer_path}};
+    if (b.ops)
+      j["ops"] = {{"dispatched", b.ops->dispatched}, {"top_level", b.ops->top_level}, {"kernels", b.ops->kernels},
+                  {"kernels_by_name", b.ops->kernels_by_name}, {"dispatched_by_name", b.ops->dispatched_by_name}};
     std::printf("%s\n", j.dump().c_str());
     return;
   }
   std::printf("%s @ %s on %s (%s), %d thread(s), %lld parameters\n", b.variant.c_str(), b.preset.c_str(),
               runtime.device.str().c_str(), b.precision.c_str(), b.threads, static_cast<long long>(b.parameters));
+  std::printf("attention %s, optimizer %s\n", b.attention_path.c_str(), b.optimizer_path.c_str());
   std::printf("%.2f ms/step (median of %lld, min %.2f)\n", b.ms_per_step, static_cast<long long>(b.steps),
               b.ms_per_step_min);
   std::printf("%.0f tokens/s\n", b.tokens_per_s);
@@ -55,6 +60,14 @@ void run_bench(const BenchArgs& a) {
                 b.estimate.summary().c_str());
   else
     std::printf("memory estimate %s\n", b.estimate.summary().c_str());
+  if (b.ops) {
+    std::printf("ATen ops per step: %lld dispatched, %lld top-level, %lld kernels (ops doing work themselves)\n",
+                static_cast<long long>(b.ops->dispatched), static_cast<long long>(b.ops->top_level),
+                static_cast<long long>(b.ops->kernels));
+    std::string top;
+    for (const std::string& k : b.ops->top_kernels(8)) top += (top.empty() ? "" : ", ") + k;
+    std::printf("most frequent kernels: %s\n", top.c_str());
+  }
   if (!b.blas_core.empty()) std::printf("OpenBLAS kernels: %s\n", b.blas_core.c_str());
   std::printf("peak RSS %.0f MB; over the timed steps: peak %+.1f MB, RSS %+.1f MB\n", b.peak_rss_mb,
               b.peak_rss_growth_mb, b.rss_growth_mb);

@@ -45,6 +45,7 @@ struct BenchArgs {
   int64_t warmup = 3;
   bool json = false;
   std::string profile;
+  bool count_ops = false;
 };
 void run_bench(const BenchArgs& args);
 

@@ -24,6 +24,9 @@ template <typename Section>
 struct Field {
   std::function<void(Section&, const json&, const std::string& path)> read;
   std::function<json(const Section&)> write;
+  // Execution choices added after configs were hashed: written only when not at their
+  // default, so every config written before them keeps its canonical JSON and hash.
+  bool omitted_at_default = false;
 };
 
 const char* type_name(const json& v) { return v.type_name(); }
@@ -80,6 +83,12 @@ Field<Section> field(T Section::*member) {
   return f;
 }
 
+template <typename Section>
+Field<Section> omitted_at_default(Field<Section> f) {
+  f.omitted_at_default = true;
+  return f;
+}
+
 const std::map<std::string, Field<ModelConfig>>& model_fields() {
   static const std::map<std::string, Field<ModelConfig>> fields = {
       {"variant", field(&ModelConfig::variant)},
@@ -93,6 +102,7 @@ const std::map<std::string, Field<ModelConfig>>& model_fields() {
       {"ega_alpha_init", field(&ModelConfig::ega_alpha_init)},
       {"conv_max_lag", field(&ModelConfig::conv_max_lag)},
       {"qk_scale_init", field(&ModelConfig::qk_scale_init)},
+      {"attention_path", omitted_at_default(field(&ModelConfig::attention_path))},
   };
   return fields;
 }
@@ -115,14 +125,21 @@ const std::map<std::string, Field<TrainConfig>>& train_fields() {
       {"full_val_eval", field(&TrainConfig::full_val_eval)},
       {"ar_eval_windows", field(&TrainConfig::ar_eval_windows)},
       {"precision", field(&TrainConfig::precision)},
+      {"optimizer_path", omitted_at_default(field(&TrainConfig::optimizer_path))},
+      {"cuda_graphs", omitted_at_default(field(&TrainConfig::cuda_graphs))},
   };
   return fields;
 }
 
 template <typename Section>
-json section_to_json(const Section& s, const std::map<std::string, Field<Section>>& fields) {
+json section_to_json(const Section& s, const std::map<std::string, Field<Section>>& fields, bool every_field) {
   json j = json::object();
-  for (const auto& [key, f] : fields) j[key] = f.write(s);
+  const Section defaults{};
+  for (const auto& [key, f] : fields) {
+    json value = f.write(s);
+    if (f.omitted_at_default && !every_field && value == f.write(defaults)) continue;
+    j[key] = std::move(value);
+  }
   return j;
 }
 
@@ -252,11 +269,11 @@ RunConfig preset_config(const std::string& preset) {
   EGM_THROW(ConfigError, "unknown preset '{}'; valid: {}", preset, fmt::join(preset_names(), ", "));
 }
 
-json to_json(const RunConfig& c) {
+json to_json(const RunConfig& c, bool every_field) {
   json j;
   j["preset"] = c.preset;
-  j["model"] = section_to_json(c.model, model_fields());
-  j["train"] = section_to_json(c.train, train_fields());
+  j["model"] = section_to_json(c.model, model_fields(), every_field);
+  j["train"] = section_to_json(c.train, train_fields(), every_field);
   return j;
 }
 
@@ -332,8 +349,23 @@ void validate(const RunConfig& c) {
   need(t.ar_eval_windows >= 0, fmt::format("train.ar_eval_windows must be >= 0, got {}", t.ar_eval_windows));
   need(t.precision == "fp32" || t.precision == "bf16" || t.precision == "fp16",
        fmt::format("train.precision must be fp32, bf16 or fp16, got '{}'", t.precision));
+  need(m.attention_path == "auto" || m.attention_path == "kernels" || m.attention_path == "sdpa" ||
+           m.attention_path == "eager",
+       fmt::format("model.attention_path must be auto, kernels, sdpa or eager, got '{}'", m.attention_path));
+  need(t.optimizer_path == "auto" || t.optimizer_path == "fused" || t.optimizer_path == "libtorch",
+       fmt::format("train.optimizer_path must be auto, fused or libtorch, got '{}'", t.optimizer_path));
   if (!problems.empty())
     EGM_THROW(ConfigError, "invalid run config:\n  - {}", fmt::join(problems, "\n  - "));
+}
+
+std::string resolved_attention_path(const ModelConfig& model, bool cuda) {
+  if (model.attention_path != "auto") return model.attention_path;
+  return cuda ? "sdpa" : "kernels";
+}
+
+std::string resolved_optimizer_path(const TrainConfig& train, bool cuda) {
+  if (train.optimizer_path != "auto") return train.optimizer_path;
+  return cuda ? "fused" : "libtorch";
 }
 
 std::string config_hash(const RunConfig& c) {

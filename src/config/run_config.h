@@ -28,6 +28,11 @@ struct ModelConfig {
   double ega_alpha_init = 2.0;      // EGA sharpness alpha at init (paper: 2)
   int64_t conv_max_lag = 0;         // conv attention: lags -L..L (ablation variants)
   bool qk_scale_init = false;       // Q/K of head h drawn with std 0.02*(1+(h mod 4)/4)
+  // How standard, EGA and causal EGA attention compute (the same formula each way):
+  // auto (the fused CPU kernels on CPU, at::scaled_dot_product_attention on CUDA),
+  // kernels (today's path: the CPU kernels, plain ops elsewhere), sdpa, eager (plain ops).
+  // Hashed only when not auto, so configs written before it keep their hash.
+  std::string attention_path = "auto";
 
   int64_t head_size() const { return d_model / n_head; }
 };
@@ -49,7 +54,16 @@ struct TrainConfig {
   bool full_val_eval = true;        // deterministic pass over every val window at the end
   int64_t ar_eval_windows = 8;      // autoregressive (prefix-only) eval windows; 0 = off
   std::string precision = "fp32";   // fp32 | bf16 (autocast, CUDA or CPU) | fp16 (autocast + loss scaling, CUDA only)
+  // AdamW's step: auto (fused on CUDA, LibTorch's per-parameter loop on CPU), fused
+  // (at::_fused_adamw_, clipping folded in on the device, no host sync), libtorch.
+  // Hashed only when not auto, like cuda_graphs when not false.
+  std::string optimizer_path = "auto";
+  bool cuda_graphs = false;         // CUDA: capture the static-shape step once and replay it
 };
+
+// The paths "auto" resolves to on a device (cpu: kernels / libtorch; cuda: sdpa / fused).
+std::string resolved_attention_path(const ModelConfig& model, bool cuda);
+std::string resolved_optimizer_path(const TrainConfig& train, bool cuda);
 
 struct RunConfig {
   std::string preset = "paper";
@@ -71,8 +85,10 @@ struct RuntimeOptions {
 const std::vector<std::string>& preset_names();
 RunConfig preset_config(const std::string& preset);
 
-// The canonical JSON form: {"preset":..., "model":{...}, "train":{...}}.
-nlohmann::json to_json(const RunConfig& config);
+// The canonical JSON form: {"preset":..., "model":{...}, "train":{...}}. The execution
+// paths (attention_path, optimizer_path, cuda_graphs) appear only when not at their
+// defaults, unless every_field (the list of fields a grid may vary).
+nlohmann::json to_json(const RunConfig& config, bool every_field = false);
 
 // Builds a config from JSON: the preset named in it (default "paper", or
 // `default_preset`) supplies every field, the JSON overrides them. Unknown

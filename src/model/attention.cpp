@@ -34,9 +34,35 @@ AttentionImpl::Heads AttentionImpl::split_heads(const torch::Tensor& fused, cons
   return h;
 }
 
+AttentionImpl::Path AttentionImpl::path_for(const torch::Tensor& x) const {
+  const std::string path = resolved_attention_path(config_, x.is_cuda());
+  if (path == "sdpa") return Path::sdpa;
+  if (path == "eager") return Path::eager;
+  return Path::kernels;
+}
+
+bool AttentionImpl::kernels_apply(const torch::Tensor& a, const torch::Tensor& b) const {
+  return path_for(a) == Path::kernels && causal_kernels_apply(a, b);
+}
+
+torch::Tensor AttentionImpl::sdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                  const AttentionContext& ctx, const torch::Tensor& extra_bias) {
+  const double p = attn_dropout->is_training() ? attn_dropout->options.p() : 0.0;
+  if (!extra_bias.defined() && !ctx.alibi_bias.defined())  // the causal mask alone: SDPA's flash kernels
+    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/std::nullopt, p, /*is_causal=*/true, scale_);
+  // An additive mask: score_bias holds the causal -inf (and ALiBi), repeated for every copy of the keys.
+  torch::Tensor mask = ctx.score_bias.to(q.scalar_type());  // [1 or H, T, T]
+  if (extra_bias.defined()) {
+    const int64_t copies = extra_bias.size(-1) / mask.size(-1);
+    if (copies > 1) mask = mask.repeat({1, 1, copies});
+    mask = extra_bias.to(q.scalar_type()) + mask;
+  }
+  return at::scaled_dot_product_attention(q, k, v, mask, p, /*is_causal=*/false, scale_);
+}
+
 torch::Tensor AttentionImpl::scores(const Heads& h, const AttentionContext& ctx) const {
   // CPU: one kernel writes scale * q k^T + ALiBi and the causal -inf (causal_attention_kernels.h).
-  if (causal_kernels_apply(h.q, h.k)) return causal_scores(h.q, h.k, scale_, ctx.alibi_bias);
+  if (kernels_apply(h.q, h.k)) return causal_scores(h.q, h.k, scale_, ctx.alibi_bias);
   torch::Tensor s = torch::matmul(h.q, h.k.transpose(-2, -1)).mul_(scale_);
   return s.add_(ctx.score_bias.to(s.scalar_type()));
 }
@@ -47,7 +73,7 @@ torch::Tensor AttentionImpl::merge(const torch::Tensor& y) {
 }
 
 torch::Tensor AttentionImpl::mix(const torch::Tensor& P, const torch::Tensor& v) {
-  if (causal_kernels_apply(P, v))
+  if (kernels_apply(P, v))
     return causal_dropout_matmul(P, v, attn_dropout->options.p(), attn_dropout->is_training());
   return torch::matmul(attn_dropout(P), v);
 }
@@ -61,7 +87,7 @@ torch::Tensor renormalise(const torch::Tensor& num_den) {
 }  // namespace
 
 torch::Tensor AttentionImpl::key_gated_mix(const torch::Tensor& P, const torch::Tensor& g, const torch::Tensor& v) {
-  if (causal_kernels_apply(P, v)) {
+  if (kernels_apply(P, v)) {
     // The gate depends on the key only, so sum_j A_ij g_j v_j = A (g v) and the row sums
     // are A g: one product with [g v | g] instead of materialising A g ([B, H, T, T]).
     torch::Tensor gk = g.unsqueeze(-1).to(v.scalar_type());  // [B, H, T, 1]
@@ -74,7 +100,7 @@ torch::Tensor AttentionImpl::key_gated_mix(const torch::Tensor& P, const torch::
 
 torch::Tensor AttentionImpl::pair_gated_mix(const torch::Tensor& P, const torch::Tensor& gate,
                                             const torch::Tensor& v) {
-  if (causal_kernels_apply(P, v)) {
+  if (kernels_apply(P, v)) {
     // dropout(P) * gate = dropout(P * gate) (same mask); a column of ones gives the row sums.
     return renormalise(mix(P * gate, torch::cat({v, torch::ones_like(v.narrow(-1, 0, 1))}, -1)));
   }
@@ -86,12 +112,21 @@ torch::Tensor AttentionImpl::pair_gated_mix(const torch::Tensor& P, const torch:
 torch::Tensor AttentionImpl::affine_pair_gated_mix(const torch::Tensor& P, const torch::Tensor& a,
                                                    const torch::Tensor& c, const torch::Tensor& d,
                                                    const torch::Tensor& v) {
-  if (causal_kernels_apply(P, v) && a.scalar_type() == torch::kFloat32) {
+  if (kernels_apply(P, v) && a.scalar_type() == torch::kFloat32) {
     torch::Tensor v1 = torch::cat({v, torch::ones_like(v.narrow(-1, 0, 1))}, -1);  // ones: the row sums
     return renormalise(causal_gated_dropout_matmul(P, a, c, d, v1, attn_dropout->options.p(),
                                                    attn_dropout->is_training()));
   }
   return pair_gated_mix(P, affine_pair_gate(a, c, d), v);
+}
+
+torch::Tensor divide_by_column(const torch::Tensor& y_den, int64_t E) {
+  return y_den.narrow(-1, 0, E) / y_den.narrow(-1, E, 1).clamp_min(1e-8);
+}
+
+torch::Tensor pad_to_multiple_of_8(const torch::Tensor& v) {
+  const int64_t E = v.size(-1), padded = (E + 7) / 8 * 8;
+  return padded == E ? v : torch::constant_pad_nd(v, {0, padded - E});
 }
 
 torch::Tensor affine_pair_gate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d) {

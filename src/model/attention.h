@@ -33,6 +33,18 @@ class AttentionImpl : public torch::nn::Module {
   struct Heads {
     torch::Tensor q, k, v;  // [B, H, T, head]
   };
+  // Which way standard, EGA and causal EGA compute (model.attention_path, resolved by the
+  // tensor's device): the same formula each way; tests/model/test_sdpa_attention.cpp.
+  enum class Path { kernels, sdpa, eager };
+  Path path_for(const torch::Tensor& x) const;
+  // The CPU kernels apply (causal_kernels_apply) and the path is kernels.
+  bool kernels_apply(const torch::Tensor& a, const torch::Tensor& b) const;
+  // at::scaled_dot_product_attention: softmax(q k^T / sqrt(head) + causal mask + ALiBi
+  // + extra_bias) dropout'd times v; extra_bias [B, H, T, T'] (undefined: none) is added to
+  // the scores of keys, which may be given more than once (T' = a multiple of T).
+  torch::Tensor sdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                     const AttentionContext& ctx, const torch::Tensor& extra_bias = {});
+
   Heads project(const torch::Tensor& x, const AttentionContext& ctx) { return split_heads(c_attn(x), ctx); }
   // c_attn's output [B, T, 3d] as q, k, v views (RoPE applied when ctx has it).
   Heads split_heads(const torch::Tensor& qkv, const AttentionContext& ctx);
@@ -61,6 +73,12 @@ class AttentionImpl : public torch::nn::Module {
   int64_t n_head_, head_size_;
   double scale_;
 };
+
+// [y | den | padding] -> y / max(den, 1e-8), den the column right after the first E.
+torch::Tensor divide_by_column(const torch::Tensor& y_den, int64_t E);
+// [v | columns...] padded with zero columns to a multiple of 8 (what CUDA's flash and
+// memory-efficient SDPA kernels need of the head size).
+torch::Tensor pad_to_multiple_of_8(const torch::Tensor& v);
 
 // sigmoid(a_i d_j + c_i) for a, c, d: [B, H, T] -> [B, H, T(query), T(key)].
 torch::Tensor affine_pair_gate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d);

@@ -34,7 +34,21 @@ torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, co
     torch::Tensor open = (g > 0.5).tril().to(torch::kFloat64).sum(at::IntArrayRef{0, 2, 3});
     gate_open_share = (open / static_cast<double>(B * T * (T + 1) / 2)).cpu();
   }
-  if (flash_attention_enabled() && causal_kernels_apply(h.q, h.v) && t.a.scalar_type() == torch::kFloat32) {
+  if (path_for(h.q) == Path::sdpa) {
+    // The pair gate g_ij = sigmoid(x_ij), x_ij = a_i d_j + c_i, as an additive log-gate mask,
+    // exactly: every key enters twice, once with score s_ij + log g_ij and value [v_j | 1],
+    // once with s_ij + log(1 - g_ij) and value 0. The two copies' weights sum to exp(s_ij),
+    // so SDPA's normaliser is softmax's own and its output is [sum_j A_ij g_ij v_j |
+    // sum_j A_ij g_ij] with A = dropout(P), the published sums (the clamp and a shut gate
+    // included). A single log-gate copy would renormalise by sum_j P_ij g_ij instead.
+    torch::Tensor x_gate = torch::addcmul(t.c.unsqueeze(-1), t.a.unsqueeze(-1), t.d.unsqueeze(-2));  // [B, H, T, T]
+    torch::Tensor log_gate = torch::cat({torch::log_sigmoid(x_gate), torch::log_sigmoid(-x_gate)}, -1);
+    torch::Tensor v1 = pad_to_multiple_of_8(torch::cat({h.v, torch::ones_like(h.v.narrow(-1, 0, 1))}, -1));
+    torch::Tensor v2 = torch::cat({v1, torch::zeros_like(v1)}, 2);  // [B, H, 2T, E']
+    torch::Tensor y = sdpa(h.q, torch::cat({h.k, h.k}, 2), v2, ctx, log_gate);
+    return merge(divide_by_column(y, head_size_));
+  }
+  if (flash_attention_enabled() && kernels_apply(h.q, h.v) && t.a.scalar_type() == torch::kFloat32) {
     torch::Tensor v1 = torch::cat({h.v, torch::ones_like(h.v.narrow(-1, 0, 1))}, -1);  // ones: the row sums
     return merge(divide_by_last_column(flash_causal_gated_attention(
         h.q, h.k, t.a, t.c, t.d, v1, scale_, ctx.alibi_bias, attn_dropout->options.p(), attn_dropout->is_training())));

@@ -22,7 +22,14 @@ torch::Tensor EnergyGatedAttentionImpl::forward(const torch::Tensor& x, const At
   Heads h = project(x, ctx);
   torch::Tensor g = key_gate(energies(x));                              // [B, H, T]
   if (probe_gate) gate_open_share = (g > 0.5).to(torch::kFloat64).mean(at::IntArrayRef{0, 2}).cpu();
-  if (flash_attention_enabled() && causal_kernels_apply(h.q, h.v)) {
+  if (path_for(h.q) == Path::sdpa) {
+    // SDPA mixes [g v | g]: its output is [sum_j A_ij g_j v_j | sum_j A_ij g_j] with A = dropout(P),
+    // exactly the two sums of the published renormalisation, the clamp included.
+    torch::Tensor gk = g.unsqueeze(-1).to(h.v.scalar_type());  // [B, H, T, 1]
+    torch::Tensor y = sdpa(h.q, h.k, pad_to_multiple_of_8(torch::cat({h.v * gk, gk}, -1)), ctx);
+    return merge(divide_by_column(y, head_size_));
+  }
+  if (flash_attention_enabled() && kernels_apply(h.q, h.v)) {
     // The gate depends on the key only: sum_j A_ij g_j v_j and sum_j A_ij g_j are A [g v | g].
     torch::Tensor gk = g.unsqueeze(-1).to(h.v.scalar_type());  // [B, H, T, 1]
     torch::Tensor y = flash_causal_attention(h.q, h.k, torch::cat({h.v * gk, gk}, -1), scale_, ctx.alibi_bias,

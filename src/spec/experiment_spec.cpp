@@ -161,7 +161,7 @@ ExperimentSpec read_fields(const json& d) {
 // and no other part of the spec sets, with values of its type and none twice.
 // `base` is the config every cell starts from (preset, overrides, shorthands).
 void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Problem>& problems) {
-  const json fields = to_json(base);
+  const json fields = to_json(base, /*every_field=*/true);
   const json& train = s.overrides.contains("train") ? s.overrides["train"] : json::object();
   const json& model = s.overrides.contains("model") ? s.overrides["model"] : json::object();
   for (const GridAxis& axis : s.grid) {

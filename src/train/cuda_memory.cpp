@@ -26,6 +26,8 @@ std::optional<double> cuda_device_memory_mb(int index) {
   return static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0);
 }
 
+void make_cuda_device_current(int index) { c10::cuda::set_device(static_cast<c10::DeviceIndex>(index)); }
+
 std::optional<std::string> cuda_device_name(int index) {
   if (index < 0 || index >= static_cast<int>(c10::cuda::device_count())) return std::nullopt;
   cudaDeviceProp prop{};
@@ -36,6 +38,7 @@ std::optional<std::string> cuda_device_name(int index) {
 void reset_peak_cuda_memory(int) {}
 std::optional<double> peak_cuda_memory_mb(int) { return std::nullopt; }
 std::optional<double> cuda_device_memory_mb(int) { return std::nullopt; }
+void make_cuda_device_current(int) {}
 std::optional<std::string> cuda_device_name(int) { return std::nullopt; }
 #endif
 

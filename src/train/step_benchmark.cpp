@@ -73,7 +73,8 @@ double training_flops_per_step(const RunConfig& c, int64_t parameters) {
 }
 
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
-                              int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path) {
+                              int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path,
+                              bool count_ops) {
   MemorySink sink;
   RuntimeOptions rt = runtime;
   rt.out_dir.clear();  // benchmarks never checkpoint
@@ -125,6 +126,13 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
     trainer.train_step().item<double>();
     torch::autograd::profiler::disableProfiler()->save(profile_path);
   }
+  if (count_ops) {
+    OpCounter counter;
+    trainer.train_step().item<double>();
+    b.ops = counter.counts();
+  }
+  b.attention_path = resolved_attention_path(config.model, gpu >= 0);
+  b.optimizer_path = resolved_optimizer_path(config.train, gpu >= 0);
   b.precision = config.train.precision;
   b.estimate = estimate_training_memory(config, b.parameters, /*cuda=*/gpu >= 0, gpu >= 0 ? 0.0 : rss_before_model);
   if (gpu >= 0) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -12,6 +13,7 @@
 #include "config/run_config.h"
 #include "data/corpus.h"
 #include "train/memory_estimate.h"
+#include "train/op_counter.h"
 
 namespace egm {
 
@@ -42,12 +44,17 @@ struct StepBenchmark {
   // on the CPU with the RSS the process had before the model as its runtime
   // term, to set beside peak_rss_mb; on CUDA without, to set beside peak_gpu_mb.
   MemoryEstimate estimate;
+  // count_ops: the ATen operators of one more step after the timed ones (op_counter.h),
+  // with the paths the step ran on (model.attention_path, train.optimizer_path resolved).
+  std::optional<OpCounts> ops;
+  std::string attention_path, optimizer_path;
 };
 
 // profile_path: when set, one more step after the timed ones runs under the
 // autograd profiler and its per-op trace (Chrome trace JSON) is written there.
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
-                              int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path = {});
+                              int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path = {},
+                              bool count_ops = false);
 
 // The sgemm rate (GFLOP/s) of [n, n] x [n, n] products on the current threads.
 double measure_matmul_gflops(int64_t n = 512, double seconds = 1.0);

@@ -7,6 +7,7 @@
 
 #include "egm/version_info.h"
 #include "model/cpu_blas.h"
+#include "train/cuda_memory.h"
 #include "train/evaluation.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
@@ -43,6 +44,7 @@ torch::Device torch_device(const DeviceName& device) {
               device.str());
   EGM_REQUIRE(device.index < gpus, ConfigError, "--device {}: this machine has {} GPU{} (cuda:0..cuda:{})",
               device.str(), gpus, gpus == 1 ? "" : "s", gpus - 1);
+  make_cuda_device_current(std::max(0, device.index));
   return device.index < 0 ? torch::Device(torch::kCUDA) : torch::Device(torch::kCUDA, static_cast<int8_t>(device.index));
 }
 
@@ -88,6 +90,20 @@ Trainer::Trainer(const RunConfig& config, const RuntimeOptions& runtime, const C
                                 .betas({t.beta1, t.beta2})
                                 .eps(t.adam_eps)
                                 .weight_decay(t.weight_decay));
+  if (resolved_optimizer_path(t, device_.is_cuda()) == "fused") fused_ = std::make_unique<FusedAdamW>(*optimizer_);
+  if (t.cuda_graphs) {
+    EGM_REQUIRE(device_.is_cuda(), ConfigError,
+                "train.cuda_graphs needs a CUDA device (this run is on {}): a CUDA graph replays GPU kernels; "
+                "drop the field for a CPU run",
+                device_.str());
+    EGM_REQUIRE(fused_, ConfigError, "train.cuda_graphs needs train.optimizer_path fused or auto (the step's "
+                                     "clipping and optimizer must not read back to the host)");
+    EGM_REQUIRE(t.precision != "fp16", ConfigError,
+                "train.cuda_graphs with fp16: the loss scaler checks gradients on the host; use bf16 or fp32");
+    EGM_REQUIRE(comm_.size() == 1, ConfigError, "train.cuda_graphs runs on one rank (world size {} given)",
+                comm_.size());
+    graph_ = std::make_unique<CudaGraphStep>();
+  }
   // Dropout draws from the default generator of the device; each rank its own stream
   // (reseeded per step in train_step).
   const uint64_t dropout_seed = derive_seed(t.seed, kDropoutStream, static_cast<uint64_t>(comm_.rank()));
@@ -130,9 +146,12 @@ void Trainer::emit(Record record) {
 torch::Tensor Trainer::train_step() {
   const TrainConfig& t = config_.train;
   model_->train();
+  // The schedule is a pure function of the step, so a resumed run takes up the same lr.
   const double lr = learning_rate(t, state_.step);
   for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
 
+  // The batch is a pure function of (seed, step) and this rank's slice of the global
+  // batch: the same windows on any world size, and again after a resume.
   Batch b = sampler_.train_batch(state_.step, t.batch_size, local_first_, local_batch_);
   // Dropout draws from the device's default generator, reseeded from (seed, rank, step)
   // each step: each rank has its own masks, and a resumed rank draws the masks the
@@ -140,28 +159,81 @@ torch::Tensor Trainer::train_step() {
   const uint64_t dropout_seed = derive_seed(t.seed, kDropoutStream, static_cast<uint64_t>(comm_.rank()),
                                             static_cast<uint64_t>(state_.step));
   for (const auto& d : rng_devices()) compat::default_generator(d).set_current_seed(dropout_seed);
+  if (graph_) return graphed_train_step(b, lr);
   torch::Tensor x = b.x.to(device_), y = b.y.to(device_);
   torch::Tensor loss;
   {
+    // Autocast covers the forward only; the loss and the backward follow its dtypes,
+    // and the parameters and optimiser state stay fp32.
     compat::AutocastGuard autocast(autocast_, device_.type(), autocast_dtype_);
     loss = GPTImpl::loss(model_->forward(x), y);
   }
+  // Gradients set to none, not zeroed: backward then writes them instead of adding to zeros.
   optimizer_->zero_grad();
   scaler_.scale(loss).backward();
 
   std::vector<torch::Tensor> params = model_->parameters();
   if (comm_.size() > 1) {
+    // Each rank's loss is the mean over its slice; the mean of the ranks' gradients is
+    // the gradient of the global batch's mean loss (slices are equal in size).
     std::vector<torch::Tensor> grads;
     for (auto& p : params)
       if (p.grad().defined()) grads.push_back(p.grad());
     comm_.allreduce_mean(grads);
   }
+  // fp16: the gradients unscaled first, and a step with inf/NaN in them skipped (the only
+  // host sync of an fp16 step); fp32 and bf16 always step.
   if (scaler_.unscale_and_check(params)) {
-    if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, t.grad_clip);
-    optimizer_->step();
+    if (fused_) {
+      // One kernel for every parameter, the clip factor computed and applied on the device.
+      fused_->step(lr, t.grad_clip);
+    } else {
+      // LibTorch's clip_grad_norm_ reads the norm back (a host sync) and its AdamW loops per parameter.
+      if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, t.grad_clip);
+      optimizer_->step();
+    }
   }
   ++state_.step;
+  // Not read here: the caller syncs on it only every log_interval steps.
   return loss.detach();
+}
+
+torch::Tensor Trainer::graphed_train_step(const Batch& b, double lr) {
+  const TrainConfig& t = config_.train;
+  // The graph reads the batch and the lr and writes the loss at fixed addresses: copied in, read out.
+  if (!graph_x_.defined()) {
+    graph_x_ = b.x.to(device_);
+    graph_y_ = b.y.to(device_);
+    graph_lr_ = torch::full({}, lr, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
+  } else {
+    graph_x_.copy_(b.x);
+    graph_y_.copy_(b.y);
+    graph_lr_.fill_(lr);
+  }
+  auto step = [this, &t] {
+    {
+      compat::AutocastGuard autocast(autocast_, device_.type(), autocast_dtype_);
+      graph_loss_ = GPTImpl::loss(model_->forward(graph_x_), graph_y_);
+    }
+    graph_loss_.backward();
+    fused_->step(graph_lr_, t.grad_clip);
+  };
+  if (graph_warmup_left_ > 0) {
+    // Real steps, run eagerly on the capture's stream first.
+    --graph_warmup_left_;
+    optimizer_->zero_grad();
+    graph_->run_on_side_stream(step);
+  } else if (!graph_->captured()) {
+    // The gradients are allocated inside the capture, so every replay writes them in the same place.
+    optimizer_->zero_grad();
+    graph_->capture(step);  // counts the host steps once, replays once
+  } else {
+    // The dropout generator was reseeded for this step above; the replay reads its seed.
+    graph_->replay();
+    fused_->advance_host_steps();
+  }
+  ++state_.step;
+  return graph_loss_.detach().clone();  // the next replay overwrites graph_loss_
 }
 
 void Trainer::checkpoint() {

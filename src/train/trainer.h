@@ -21,6 +21,8 @@
 #include "dist/communicator.h"
 #include "model/gpt.h"
 #include "train/checkpoint.h"
+#include "train/cuda_graph.h"
+#include "train/fused_adamw.h"
 #include "train/loss_scaler.h"
 #include "run/outcome.h"
 #include "run/records.h"
@@ -50,6 +52,7 @@ class Trainer {
   const std::string& config_hash() const { return config_hash_; }
 
  private:
+  torch::Tensor graphed_train_step(const Batch& batch, double lr);
   void evaluate_and_record(double elapsed);
   void record_final_measurements(Measurements& measured);
   void checkpoint();
@@ -68,6 +71,11 @@ class Trainer {
   BatchSampler sampler_;
   GPT model_{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<FusedAdamW> fused_;  // train.optimizer_path fused: steps optimizer_'s state in one call
+  // train.cuda_graphs: the step's graph and the tensors it reads and writes in place.
+  std::unique_ptr<CudaGraphStep> graph_;
+  int64_t graph_warmup_left_ = 3;
+  torch::Tensor graph_x_, graph_y_, graph_lr_, graph_loss_;
   TrainState state_;
   double last_val_ = NAN, last_train_ = NAN;
   int64_t local_batch_ = 0, local_first_ = 0;
@@ -75,7 +83,10 @@ class Trainer {
 };
 
 // The torch::Device of a DeviceName on this machine ("cuda" is device 0); a
-// CUDA device this build or machine lacks is a ConfigError.
+// CUDA device this build or machine lacks is a ConfigError. A CUDA device is made
+// the process's current device here, once per worker: a rank on GPU 3 then never
+// creates a context on GPU 0 (the default current device) for work without an
+// explicit device.
 torch::Device torch_device(const DeviceName& device);
 
 }  // namespace egm

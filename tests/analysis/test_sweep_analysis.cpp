@@ -387,6 +387,38 @@ TEST_F(Analysis, MixedWorldSizesAreRefusedUnlessAllowed) {
   EXPECT_NE(render_main_table(a).find("WARNING"), std::string::npos);
 }
 
+// A CUDA cell paired with CPU cells (same world size and backend) is refused on its
+// own flag: --allow-mixed-world-size does not cover it, --allow-mixed-device does.
+TEST_F(Analysis, MixedDevicesAreRefusedUnlessAllowed) {
+  db::ResultsDb db = open();
+  FixtureOptions o;
+  db::RunInfo gpu = fx::single_rank();
+  gpu.device = egm::parse_device_name("cuda:1");
+  o.setups["ega-s1"] = gpu;
+  fx::write_fixture(db, o);
+  for (bool allow_world : {false, true}) {
+    AnalysisOptions opt;
+    opt.allow_mixed_setups = allow_world;
+    try {
+      analyze_sweep(db, "fixture", opt);
+      FAIL() << "CPU and CUDA cells were paired";
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("different devices (2 comparisons)"), std::string::npos) << what;
+      EXPECT_NE(what.find("ega-s1: world 1 / none on cuda"), std::string::npos) << what;
+      EXPECT_NE(what.find("base-s1: world 1 / none on cpu"), std::string::npos) << what;
+      EXPECT_NE(what.find("--allow-mixed-device"), std::string::npos) << what;
+    }
+  }
+  AnalysisOptions allow;
+  allow.allow_mixed_devices = true;
+  const SweepAnalysis a = analyze_sweep(db, "fixture", allow);
+  ASSERT_EQ(a.setup_conflicts.size(), 2u);
+  EXPECT_TRUE(a.setup_conflicts[0].mixed_device);
+  EXPECT_FALSE(a.setup_conflicts[0].mixed_world);
+  EXPECT_NE(render_main_table(a).find("WARNING"), std::string::npos);
+}
+
 // Cells trained by other code (another commit, a modified tree, another
 // LibTorch) are paired, but every comparison that mixes them says so, naming
 // the cells of each kind; comparisons that do not touch them say nothing.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/run_config.h"
+#include "util/error.h"
 #include "util/json_limits.h"
 
 namespace {
@@ -70,3 +71,35 @@ TEST(RunConfigJson, HostileFilesAreRefusedByTheReaderWithTheirPath) {
 }
 
 }  // namespace
+
+// The execution paths (model.attention_path, train.optimizer_path, train.cuda_graphs)
+// came after configs were hashed: at their defaults they are left out of the
+// canonical JSON, so every existing config (and database cell) keeps its hash;
+// chosen explicitly they are written, hashed and read back.
+TEST(RunConfigJson, ExecutionPathsAtTheirDefaultsLeaveTheHashAlone) {
+  for (const std::string& preset : egm::preset_names()) {
+    const egm::RunConfig c = egm::preset_config(preset);
+    const nlohmann::json j = egm::to_json(c);
+    EXPECT_FALSE(j["model"].contains("attention_path")) << preset;
+    EXPECT_FALSE(j["train"].contains("optimizer_path")) << preset;
+    EXPECT_FALSE(j["train"].contains("cuda_graphs")) << preset;
+    // Exactly the keys the canonical JSON had before the paths, so the same bytes and hash.
+    EXPECT_EQ(j["model"].size(), 11u) << preset;
+    EXPECT_EQ(j["train"].size(), 16u) << preset;
+  }
+  const nlohmann::json every = egm::to_json(egm::preset_config("paper"), /*every_field=*/true);
+  EXPECT_EQ(every["model"]["attention_path"], "auto") << "the list a grid may vary has them";
+  EXPECT_EQ(every["train"]["cuda_graphs"], false);
+  egm::RunConfig c = egm::preset_config("paper");
+  c.model.attention_path = "sdpa";
+  c.train.optimizer_path = "fused";
+  c.train.cuda_graphs = true;
+  EXPECT_NE(egm::config_hash(c), egm::config_hash(egm::preset_config("paper")));
+  const egm::RunConfig back = egm::run_config_from_json(egm::to_json(c));
+  EXPECT_EQ(back.model.attention_path, "sdpa");
+  EXPECT_EQ(back.train.optimizer_path, "fused");
+  EXPECT_TRUE(back.train.cuda_graphs);
+  EXPECT_EQ(egm::config_hash(back), egm::config_hash(c));
+  EXPECT_THROW(egm::run_config_from_json({{"model", {{"attention_path", "flash"}}}}), egm::ConfigError);
+  EXPECT_THROW(egm::run_config_from_json({{"train", {{"optimizer_path", "apex"}}}}), egm::ConfigError);
+}

@@ -97,7 +97,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 parts = r["parts"]
 assert not r["ok"] and r["elapsed_s"] <= 70, (r["ok"], r["elapsed_s"])
-assert len(parts) == 18, [p["name"] for p in parts]
+assert len(parts) == 19, [p["name"] for p in parts]
 assert parts[0]["name"] == "preflight" and parts[0]["status"] == "done", parts[0]
 cut = parts[1]
 assert cut["name"] == "gpu_tests" and cut["status"] == "failed", cut

@@ -1,10 +1,13 @@
 // The model and the trainer on CUDA against the CPU: logits and gradients of
-// every main variant (fp32, and bf16 autocast), and a checkpoint written on
-// CUDA resumed on the CPU and back. Every test skips itself where no GPU is
+// every main variant (fp32, and bf16 autocast; CUDA runs SDPA and the fused
+// AdamW by default, the CPU its kernels and LibTorch's AdamW), a checkpoint
+// written on CUDA resumed on the CPU and back, and the CUDA-graph step against
+// the eager one. Every test skips itself where no GPU is
 // visible; scripts/device_check.sh runs them on the lent GPU machine.
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -155,6 +158,41 @@ TEST(CudaCheckpoint, WrittenOnCudaResumesOnTheCpuAndBack) {
     EXPECT_NEAR(got.at(step), loss, 1e-4 * loss) << "step " << step;
   }
   fs::remove_all(dir);
+}
+
+// train.cuda_graphs: three eager warm-up steps, the capture, then replays must give
+// the eager step's losses (dropout 0: the same function; with dropout the replay
+// draws from the reseeded generator, checked finite and close in trend only).
+TEST(CudaGraphs, TheCapturedStepMatchesTheEagerStep) {
+  EGM_REQUIRE_GPU();
+  static const egm::Corpus corpus = egm::test::word_corpus(12345);
+  for (double dropout : {0.0, 0.1}) {
+    egm::RunConfig c = egm::preset_config("tiny");
+    c.model.variant = "ega_mope";
+    c.model.dropout = dropout;
+    c.model.vocab_size = corpus.vocab_size();
+    c.train.max_steps = 12;
+    c.train.eval_interval = 12;
+    c.train.eval_batches = 1;
+    c.train.ar_eval_windows = 0;
+    c.train.full_val_eval = false;
+    egm::RuntimeOptions r;
+    r.threads = 1;
+    r.device = egm::parse_device_name("cuda");
+    r.log_interval = 1;
+    egm::MemorySink eager, graphed;
+    EXPECT_EQ(egm::Trainer(c, r, corpus, eager).run().status, egm::Outcome::done);
+    c.train.cuda_graphs = true;
+    EXPECT_EQ(egm::Trainer(c, r, corpus, graphed).run().status, egm::Outcome::done);
+    const auto want = losses(eager), got = losses(graphed);
+    ASSERT_EQ(want.size(), 12u);
+    for (const auto& [step, loss] : want) {
+      ASSERT_TRUE(got.count(step)) << "no loss at step " << step;
+      ASSERT_TRUE(std::isfinite(got.at(step))) << "step " << step;
+      if (dropout == 0.0) EXPECT_NEAR(got.at(step), loss, 1e-5 * loss) << "step " << step;
+    }
+    if (dropout > 0.0) EXPECT_NEAR(got.rbegin()->second, want.rbegin()->second, 0.05 * want.rbegin()->second);
+  }
 }
 
 }  // namespace

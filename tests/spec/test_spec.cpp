@@ -228,7 +228,7 @@ TEST(SpecSchema, RangesEnumsAndNames) {
 TEST(SpecSchema, OverrideKeysMatchTheRunConfig) {
   // The schema lists every ModelConfig / TrainConfig key except the two the
   // sweep sets per cell; a field added to the config must be added here too.
-  const json config = egm::to_json(egm::preset_config("paper"));
+  const json config = egm::to_json(egm::preset_config("paper"), /*every_field=*/true);
   const json& defs = experiment_schema()["definitions"];
   std::set<std::string> model, train, schema_model, schema_train;
   for (const auto& [k, v] : config["model"].items())
