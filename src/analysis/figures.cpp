@@ -256,12 +256,42 @@ std::optional<Figure> interaction_figure(const SweepAnalysis& a) {
   return f;
 }
 
-std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& a) {
+std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequences, double level) {
+  if (sequences.empty()) return std::nullopt;
+  Figure f;
+  f.name = "sequences";
+  f.title = fmt::format("each claim's anytime-valid {:g}% confidence sequence over seeds", level * 100);
+  f.x_label = "seeds looked at";
+  f.y_label = "val loss difference (nats), + = better";
+  f.caption = "Each claim's confidence sequence (t-mixture; valid however the seed count was chosen, also when "
+              "seeds were added after looking) narrowing as seeds are added; settled where its band leaves zero";
+  for (size_t c = 0; c < sequences.size(); ++c) {
+    const ClaimSequence& seq = sequences[c];
+    std::vector<double> xs, lo, hi, est;
+    for (const auto& look : seq.looks) {
+      xs.push_back(static_cast<double>(look.n));
+      est.push_back(look.estimate);
+      const bool bounded = std::isfinite(look.lower) && std::isfinite(look.upper);
+      lo.push_back(bounded ? look.lower : std::nan(""));
+      hi.push_back(bounded ? look.upper : std::nan(""));
+    }
+    f.band(xs, lo, hi, figure_colour(c));
+    f.line(xs, est, figure_colour(c),
+           seq.settled_at ? fmt::format("{} (settled at {} seeds)", seq.claim, *seq.settled_at)
+                          : fmt::format("{} (not settled)", seq.claim));
+  }
+  f.hline(0, "#1d2330", "zero", /*dashed=*/false);
+  return f;
+}
+
+std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& a,
+                                  const std::vector<ClaimSequence>& sequences) {
   std::vector<Figure> out;
   const std::vector<VariantCurve> curves = val_curve_bands(data);
   if (!curves.empty()) out.push_back(val_curve_figure(curves, a.sweep));
   if (auto f = omega_sigma_figure(a.params.mope, a.sweep)) out.push_back(std::move(*f));
   if (auto f = interaction_figure(a)) out.push_back(std::move(*f));
+  if (auto f = sequence_figure(sequences, a.level)) out.push_back(std::move(*f));
   return out;
 }
 

@@ -15,6 +15,7 @@
 
 #include "analysis/param_analysis.h"
 #include "analysis/report.h"
+#include "analysis/sequences.h"
 #include "analysis/sweep_analysis.h"
 
 namespace egm::analysis {
@@ -81,8 +82,16 @@ std::optional<Figure> omega_sigma_figure(const std::vector<MopeRun>& runs, const
 // diamonds, and zero. nullopt without an interaction.
 std::optional<Figure> interaction_figure(const SweepAnalysis& analysis);
 
-// The sweep's figures in page order: val curves, then the plane and the
-// interaction when there are some.
-std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& analysis);
+// Each claim's anytime-valid confidence sequence narrowing over the seeds
+// (sequences.h): per claim its bounds as a band (unbounded looks left out)
+// and its running estimate as a line, over the number of seeds looked at,
+// with zero. A claim is settled where its band leaves zero. nullopt without
+// claims.
+std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequences, double level);
+
+// The sweep's figures in page order: val curves, then the plane, the
+// interaction and the claims' sequences when there are some.
+std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& analysis,
+                                  const std::vector<ClaimSequence>& sequences = {});
 
 }  // namespace egm::analysis

@@ -172,7 +172,18 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
     const std::string src = fmt::format("{} index {}", gp_quote(dat), index++);
     switch (l.kind) {
       case K::band:
-        plots.push_back(fmt::format("{} using 1:2:3 with filledcurves lc rgb '{}' notitle", src, l.colour));
+        if (f.y_range) {
+          // Clamped to the frame in the script (the data stays exact): gnuplot
+          // draws a filled band that leaves the y range as stray polygons.
+          const std::string lo = gp_num(f.y_range->first), hi = gp_num(f.y_range->second);
+          auto clamp = [&](int col) {
+            return fmt::format("(${0} < {1} ? {1} : ${0} > {2} ? {2} : ${0})", col, lo, hi);
+          };
+          plots.push_back(fmt::format("{} using 1:{}:{} with filledcurves lc rgb '{}' notitle", src, clamp(2), clamp(3),
+                                      l.colour));
+        } else {
+          plots.push_back(fmt::format("{} using 1:2:3 with filledcurves lc rgb '{}' notitle", src, l.colour));
+        }
         break;
       case K::line:
         plots.push_back(fmt::format("{} using 1:2 with lines lw 2{} lc rgb '{}' {}", src, dash, l.colour, title_of(l)));

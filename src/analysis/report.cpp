@@ -118,7 +118,7 @@ ReportResult write_report(const SweepData& data, const ReportOptions& options) {
 
   // Plots: scripts and data always; images when gnuplot runs. The figures
   // are the ones `egm serve` draws as SVG (figures.h).
-  std::vector<Figure> made = sweep_figures(data, a);
+  std::vector<Figure> made = sweep_figures(data, a, sequences);
   for (const Figure& f : made) {
     const GnuplotFigure g = gnuplot_figure(f);
     atomic_write_file(plots + "/" + f.name + ".dat", g.data);

@@ -17,6 +17,7 @@
 #include "analysis/paper_table.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
+#include "analysis/sequences.h"
 #include "analysis/sweep_analysis.h"
 #include "analysis/sweep_data.h"
 #include "analysis/tables.h"
@@ -213,6 +214,20 @@ std::string analysis_sections(const analysis::SweepData& data, const analysis::S
   if (a.interaction || !a.variants.empty()) body += main_table_html(a, base, suffix, "main-table");
   if (a.interaction)
     body += "<pre id=\"interaction-lines\">" + escape(analysis::render_interaction_lines(a)) + "</pre>\n";
+  // Each claim's anytime-valid sequence beside the fixed-n interval, as egm
+  // analyze and egm report print it (alpha = 1 - level, Bonferroni over the claims).
+  std::vector<analysis::ClaimSequence> sequences;
+  if (a.level > 0.5) {
+    analysis::SequenceOptions so;
+    so.alpha = 1.0 - a.level;
+    try {
+      sequences = analysis::claim_sequences(a, data.spec.seeds, so);
+    } catch (const Error& e) {
+      body += "<p class=\"error\">no confidence sequences: " + escape(e.what()) + "</p>\n";
+    }
+    if (!sequences.empty())
+      body += "<pre id=\"sequences\">" + escape(analysis::render_sequences_text(sequences, so, a.level)) + "</pre>\n";
+  }
   auto table_section = [&](const std::string& name, const std::string& heading, const std::string& intro,
                            const db::Table& t, int digits) {
     if (t.rows.empty()) return;
@@ -233,6 +248,7 @@ std::string analysis_sections(const analysis::SweepData& data, const analysis::S
     body += svg_figure(analysis::val_curve_figure(curves, a.sweep));
     if (auto f = analysis::omega_sigma_figure(a.params.mope, a.sweep)) body += svg_figure(*f);
     if (auto f = analysis::interaction_figure(a)) body += svg_figure(*f);
+    if (auto f = analysis::sequence_figure(sequences, a.level)) body += svg_figure(*f);
   }
   body += "</div>\n";
   table_section("interaction", "The 2x2 interaction", "", analysis::interaction_table(a), 4);

@@ -106,6 +106,36 @@ TEST(Figures, OmegaSigmaPlaneSpansTheRegionsItsPairsReach) {
   EXPECT_FALSE(omega_sigma_figure({}));
 }
 
+TEST(Figures, SequencesAreBandsWhereBoundedAndSayWhereTheySettled) {
+  ClaimSequence settled;
+  settled.claim = "delta(ega)";
+  for (size_t n = 1; n <= 6; ++n) {
+    egm::stats::SequenceLook look;
+    look.n = n;
+    look.estimate = 0.1;
+    const bool bounded = n >= 5;
+    look.lower = bounded ? 0.02 : -INFINITY;
+    look.upper = bounded ? 0.18 : INFINITY;
+    settled.looks.push_back(look);
+  }
+  settled.settled_at = 5;
+  ClaimSequence open = settled;
+  open.claim = "interaction";
+  open.settled_at.reset();
+  const auto f = sequence_figure({settled, open}, 0.95);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->name, "sequences");
+  ASSERT_EQ(f->layers.size(), 5u);  // band + line per claim, zero
+  EXPECT_EQ(f->layers[0].kind, FigureLayer::Kind::band);
+  EXPECT_TRUE(std::isnan(f->layers[0].lo[0])) << "an unbounded look has no band";
+  EXPECT_DOUBLE_EQ(f->layers[0].lo[4], 0.02);
+  EXPECT_DOUBLE_EQ(f->layers[0].hi[5], 0.18);
+  EXPECT_EQ(f->layers[1].label, "delta(ega) (settled at 5 seeds)");
+  EXPECT_EQ(f->layers[3].label, "interaction (not settled)");
+  EXPECT_EQ(f->layers[4].kind, FigureLayer::Kind::hline);
+  EXPECT_FALSE(sequence_figure({}, 0.95));
+}
+
 TEST(Figures, GridPointLabelsFollowTheSpecsAxesThenThePointsKeys) {
   const nlohmann::json values = {{"train.lr", 0.001}, {"model.dropout", 0}, {"extra", "x"}};
   EXPECT_EQ(grid_point_label(values, {"train.lr", "model.dropout"}), "train.lr=0.001 model.dropout=0 extra=x");

@@ -127,7 +127,9 @@ TEST_F(Serve, SweepPageHasThePaperTableVerdictPlotsAndCells) {
   for (const char* id : {"table-deltas", "table-interaction", "table-published", "table-summary",
                          "table-per_seed", "table-mope_runs", "table-gates_by_layer", "table-cells"})
     EXPECT_TRUE(has(r.body, std::string("<table id=\"") + id + "\">")) << id;
-  for (const char* id : {"plot-val-curves", "plot-omega-sigma", "plot-interaction"})
+  // Each claim's anytime-valid sequence, as text beside the fixed-n interval and as a figure.
+  EXPECT_TRUE(has(r.body, "<pre id=\"sequences\">anytime-valid confidence sequences"));
+  for (const char* id : {"plot-val-curves", "plot-omega-sigma", "plot-interaction", "plot-sequences"})
     EXPECT_TRUE(has(r.body, std::string("<svg id=\"") + id + "\"")) << id;
   // Four variants' val curves, each a line and a seed band.
   const std::string curves = r.body.substr(r.body.find("<svg id=\"plot-val-curves\""));
