@@ -281,3 +281,27 @@ ALTER TABLE sweeps ADD COLUMN corpus_bytes INTEGER;
 ALTER TABLE sweeps ADD COLUMN corpus_path TEXT;
 UPDATE sweeps SET corpus_sha256 = 'unknown'
   WHERE EXISTS (SELECT 1 FROM cells c JOIN runs r ON r.cell_id = c.id WHERE c.sweep_id = sweeps.id);
+-- @migration 10: the looks of a sequential sweep
+-- `egm sweep SPEC --until CLAIMS` (src/cli/sweep_until.h) adds seeds in
+-- batches and looks after each: one row per claim and look, with the claim's
+-- anytime-valid confidence sequence then (src/analysis/sequences.h), its
+-- decision, and what the sweep did next. Written by egm sweep between the
+-- coordinator's launches (the database then has no other writer).
+CREATE TABLE looks (
+  id        INTEGER PRIMARY KEY,
+  sweep_id  INTEGER NOT NULL REFERENCES sweeps(id),
+  look      INTEGER NOT NULL,  -- 1, 2, ...: the look after each batch, in this sweep
+  time      REAL NOT NULL,
+  claim     TEXT NOT NULL,     -- "delta(ega)", "interaction"
+  seeds     INTEGER NOT NULL,  -- the seeds the sequence has seen
+  estimate  REAL,
+  lower     REAL,              -- NULL: unbounded
+  upper     REAL,
+  p_anytime REAL,
+  decision  TEXT NOT NULL,     -- undecided | positive | negative | narrow
+  settled   INTEGER NOT NULL,  -- 1: settled at this look or before
+  next      TEXT NOT NULL,     -- what the sweep did after this look: "seeds 3-4 added", "stopped: ..."
+  method    TEXT NOT NULL,     -- the sequence (t-mixture) and its parameters
+  params    TEXT NOT NULL
+);
+CREATE INDEX looks_by_sweep ON looks (sweep_id, look);

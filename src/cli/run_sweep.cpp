@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <torch/cuda.h>
 #include <unistd.h>
+#include <csignal>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cctype>
@@ -39,6 +41,48 @@
 
 namespace egm::cli {
 namespace {
+
+[[noreturn]] void exec_command(const std::vector<std::string>& cmd);
+
+volatile sig_atomic_t g_child = 0;
+void forward_signal(int sig) {
+  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+}
+
+// Runs the launch as a child and waits for it (--until looks in between):
+// SIGTERM and SIGUSR2 (Slurm's) are passed on to it, so its coordinator
+// checkpoints as under a plain egm sweep; Ctrl-C reaches it from the
+// terminal directly. Its exit status, or 128 + the signal that ended it.
+int run_and_wait(const std::vector<std::string>& cmd) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  EGM_REQUIRE(pid >= 0, IoError, "cannot fork to run {}: {}", cmd[0], std::strerror(errno));
+  if (pid == 0) {
+    try {
+      exec_command(cmd);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "egm sweep: %s\n", e.what());
+    }
+    _exit(127);
+  }
+  g_child = pid;
+  struct sigaction forward {}, ignore{}, old_term{}, old_usr2{}, old_int{};
+  forward.sa_handler = forward_signal;
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGUSR2, &forward, &old_usr2);
+  sigaction(SIGINT, &ignore, &old_int);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGUSR2, &old_usr2, nullptr);
+  sigaction(SIGINT, &old_int, nullptr);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
 
 [[noreturn]] void exec_command(const std::vector<std::string>& cmd) {
   if (geteuid() == 0) {
@@ -144,6 +188,13 @@ void run_sweep(SweepOptions o) {
   const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid, o.max_cells);
   const spec::SweepSize size = spec::sweep_size(spec);
   const int cells = static_cast<int>(size.cells);
+  // --until is checked before anything runs, as the spec is (one line, exit 2).
+  std::vector<std::string> claims;
+  if (o.until.active()) {
+    claims = check_until(o.until, spec);
+    EGM_REQUIRE(!o.print_command, ConfigError,
+                "--until runs the sweep several times and looks in between; it has no single command to print");
+  }
   if (o.dry_run) return list_cells(spec, size);
   if (!o.print_command) std::cout << fmt::format("sweep {}: {}", spec.name, size.product()) << std::endl;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -216,7 +267,32 @@ void run_sweep(SweepOptions o) {
     return;
   }
   log::debug("running {}", line);
-  exec_command(cmd);
+  if (!o.until.active()) exec_command(cmd);
+
+  // --until (sweep_until.h): launch, look, and add seeds until the claims are
+  // settled or the budget is spent. A run of the same command resumes from the
+  // seeds the sweep already has.
+  const std::string original_spec = o.launch.spec_path;
+  if (const std::vector<uint64_t> seeds = o.launch.new_sweep ? spec.seeds : seeds_so_far(l.options.db_path, spec);
+      seeds != spec.seeds) {
+    l.options.spec_path = write_spec_with_seeds(original_spec, seeds, l.options.db_path, spec.name);
+    l.options.extend = true;
+    std::cout << fmt::format("egm sweep --until: sweep {} has {} seeds already; going on from there", spec.name,
+                             seeds.size())
+              << std::endl;
+  }
+  std::vector<std::string> launch = launch::sweep_launch_command(l);
+  for (;;) {
+    const int status = run_and_wait(launch);
+    // Interrupted (75) or failed for good (1): the sweep's own exit status; run again to resume.
+    if (status != 0) std::exit(status);
+    const LookOutcome next = look_and_decide(o.until, claims, l.options.db_path, spec);
+    if (next.stop) return;
+    l.options.spec_path = write_spec_with_seeds(original_spec, next.next_seeds, l.options.db_path, spec.name);
+    l.options.extend = true;
+    l.options.new_sweep = false;  // the sweep this command started, extended
+    launch = launch::sweep_launch_command(l);
+  }
 }
 
 }  // namespace egm::cli

@@ -138,7 +138,7 @@ TEST(Migrations, NewFileGetsCurrentSchemaWalAndForeignKeys) {
   Connection& c = db.connection();
   EXPECT_EQ(c.user_version(), results_schema_version());
   const std::set<std::string> expected = {"sweeps",          "cells",  "runs",         "metrics",      "param_layouts",
-                                          "param_snapshots", "events", "source_diffs", "merge_sources"};
+                                          "param_snapshots", "events", "source_diffs", "merge_sources", "looks"};
   EXPECT_EQ(table_names(c), expected);
   // Learned parameters are packed (schema v5); `params` reads them as rows.
   Statement view = c.prepare("SELECT type FROM sqlite_master WHERE name = 'params'");

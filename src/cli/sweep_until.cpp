@@ -1,0 +1,216 @@
+#include "cli/sweep_until.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/sequences.h"
+#include "analysis/sweep_analysis.h"
+#include "analysis/sweep_data.h"
+#include "db/results_db.h"
+#include "db/sqlite.h"
+#include "stats/confidence_sequence.h"
+#include "util/error.h"
+#include "util/files.h"
+#include "util/json_limits.h"
+
+namespace egm::cli {
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string bound(double x) { return std::isfinite(x) ? fmt::format("{:+.4f}", x) : (x < 0 ? "-inf" : "+inf"); }
+
+}  // namespace
+
+std::vector<std::string> check_until(const UntilOptions& o, const spec::ExperimentSpec& spec) {
+  EGM_REQUIRE(spec.grid.empty(), ConfigError,
+              "--until: sweep {} has a grid; a sequential sweep settles one configuration (write one spec per grid "
+              "point)",
+              spec.name);
+  EGM_REQUIRE(o.max_seeds > 0, ConfigError, "--until needs a budget: --max-seeds N (seeds per variant at most)");
+  EGM_REQUIRE(o.max_seeds >= static_cast<int64_t>(spec.seeds.size()), ConfigError,
+              "--max-seeds {} is below the {} seeds the spec already has", o.max_seeds, spec.seeds.size());
+  EGM_REQUIRE(o.batch >= 1, ConfigError, "--batch {}: add at least one seed per look", o.batch);
+  EGM_REQUIRE(!o.half_width || (std::isfinite(*o.half_width) && *o.half_width > 0), ConfigError,
+              "--half-width {}: must be > 0 (the half-width in nats at which a claim counts as settled)",
+              o.half_width.value_or(0));
+  EGM_REQUIRE(std::isfinite(o.alpha) && o.alpha > 0 && o.alpha < 0.5, ConfigError,
+              "--alpha {}: must be in (0, 0.5)", o.alpha);
+  std::vector<std::string> variants;
+  for (const auto& v : spec.variants) variants.push_back(v);
+  std::string baseline = spec.baseline.value_or(has(variants, "base") ? "base" : "");
+  std::optional<spec::Factors> factors = spec.factors;
+  if (!factors && has(variants, "ega") && has(variants, "mope") && has(variants, "ega_mope") && has(variants, "base"))
+    factors = spec::Factors{"ega", "mope", "ega_mope", "base"};
+  std::vector<std::string> claims;
+  auto add = [&](const std::string& c) {
+    if (!has(claims, c)) claims.push_back(c);
+  };
+  std::stringstream in(o.claims);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    if (item == "all") {
+      for (const auto& v : variants)
+        if (v != baseline && !baseline.empty()) add("delta(" + v + ")");
+      if (factors) add("interaction");
+      continue;
+    }
+    if (item == "interaction") {
+      EGM_REQUIRE(factors.has_value(), ConfigError,
+                  "--until interaction: sweep {} has no 2x2 (no \"factors\" in the spec, and not the variants base, "
+                  "ega, mope, ega_mope)",
+                  spec.name);
+      add("interaction");
+      continue;
+    }
+    std::string v = item;
+    if (v.rfind("delta(", 0) == 0 && v.back() == ')') v = v.substr(6, v.size() - 7);
+    EGM_REQUIRE(has(variants, v), ConfigError, "--until {}: no variant '{}' in sweep {} (variants: {}; or interaction, all)",
+                item, v, spec.name, fmt::join(variants, ", "));
+    EGM_REQUIRE(!baseline.empty(), ConfigError,
+                "--until {}: sweep {} has no baseline to measure a delta against (\"baseline\" in the spec)", item,
+                spec.name);
+    EGM_REQUIRE(v != baseline, ConfigError, "--until {}: '{}' is the baseline; its delta is 0 by definition", item, v);
+    add("delta(" + v + ")");
+  }
+  EGM_REQUIRE(!claims.empty(), ConfigError, "--until '{}': name at least one claim (a variant, interaction, or all)",
+              o.claims);
+  return claims;
+}
+
+std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::ExperimentSpec& spec) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) return spec.seeds;
+  db::ResultsDb db(db_path, db::OpenMode::read_only);
+  const std::optional<db::SweepRow> sweep = db.find_sweep(spec.name);
+  if (!sweep) return spec.seeds;
+  const nlohmann::json stored = parse_json(sweep->spec_json, JsonLimits::user(), "sweeps.spec_json");
+  if (!stored.contains("seeds") || !stored["seeds"].is_array()) return spec.seeds;
+  std::vector<uint64_t> seeds;
+  for (const auto& s : stored["seeds"])
+    if (s.is_number_unsigned() || s.is_number_integer()) seeds.push_back(s.get<uint64_t>());
+  // An earlier --until of this spec: it starts from where that one stopped.
+  for (uint64_t s : spec.seeds)
+    if (std::find(seeds.begin(), seeds.end(), s) == seeds.end()) return spec.seeds;
+  return seeds;
+}
+
+LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
+                            const spec::ExperimentSpec& spec) {
+  db::ResultsDb db(db_path, db::OpenMode::read_write);
+  const analysis::SweepData data = analysis::load_sweep(db, spec.name, /*with_params=*/false);
+  const analysis::SweepAnalysis a = analysis::analyze_sweep(data, {});
+  analysis::SequenceOptions so;
+  so.alpha = o.alpha;
+  so.half_width = o.half_width.value_or(0);
+  const std::vector<analysis::ClaimSequence> sequences = analysis::claim_sequences(a, data.spec.seeds, so);
+
+  std::vector<int64_t> seeds = data.spec.seeds;
+  const int64_t have = static_cast<int64_t>(seeds.size());
+  LookOutcome out;
+  bool all_settled = true;
+  struct Row {
+    const analysis::ClaimSequence* seq;
+    std::string claim;
+  };
+  std::vector<Row> rows;
+  for (const std::string& c : claims) {
+    const analysis::ClaimSequence* seq = nullptr;
+    for (const auto& s : sequences)
+      if (s.claim == c) seq = &s;
+    rows.push_back({seq, c});
+    all_settled = all_settled && seq && seq->settled_at;
+  }
+  if (all_settled) {
+    out.stop = true;
+    out.why = "every claim settled";
+  } else if (have >= o.max_seeds) {
+    out.stop = true;
+    out.why = fmt::format("--max-seeds {} reached", o.max_seeds);
+  } else {
+    int64_t next = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end()) + 1;
+    const int64_t add = std::min(o.batch, o.max_seeds - have);
+    std::vector<int64_t> added;
+    for (int64_t i = 0; i < add; ++i) added.push_back(next++);
+    for (int64_t s : seeds) out.next_seeds.push_back(static_cast<uint64_t>(s));
+    for (int64_t s : added) out.next_seeds.push_back(static_cast<uint64_t>(s));
+    out.why = added.size() == 1 ? fmt::format("seed {} added", added[0])
+                                : fmt::format("seeds {}-{} added", added.front(), added.back());
+  }
+  const std::string next = out.stop ? "stopped: " + out.why : out.why;
+
+  // The look, recorded whole (one transaction), then printed.
+  const db::SweepRow sweep = *db.find_sweep(spec.name);
+  db::Connection& c = db.connection();
+  db::Transaction t(c, db::Transaction::Kind::immediate);
+  int64_t look = 1;
+  {
+    db::Statement s = c.prepare("SELECT coalesce(max(look), 0) + 1 FROM looks WHERE sweep_id = ?");
+    s.bind(1, sweep.id);
+    if (s.step()) look = s.int64(0);
+  }
+  const double now = unix_now();
+  std::string text = fmt::format("egm sweep --until: look {} after {} seed{} (alpha {:g}, {} over {} claim{}):\n",
+                                 look, have, have == 1 ? "" : "s", o.alpha, stats::adjustment_name(so.adjustment),
+                                 sequences.size(), sequences.size() == 1 ? "" : "s");
+  for (const Row& r : rows) {
+    const stats::SequenceLook* l = r.seq && !r.seq->looks.empty() ? &r.seq->looks.back() : nullptr;
+    const std::string decision = r.seq ? stats::decision_name(r.seq->decision) : "undecided";
+    const bool settled = r.seq && r.seq->settled_at;
+    const std::string params =
+        r.seq ? fmt::format("{} adjustment={} family_alpha={:g} half_width={:g}", stats::t_mixture_params(r.seq->options),
+                            stats::adjustment_name(so.adjustment), so.alpha, so.half_width)
+              : std::string("no paired contrasts yet");
+    auto real = [](const stats::SequenceLook* l, double x) {
+      return l && std::isfinite(x) ? std::optional<double>(x) : std::nullopt;
+    };
+    c.execute(
+        "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
+        "next, method, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        sweep.id, look, now, r.claim, static_cast<int64_t>(l ? l->n : 0), real(l, l ? l->estimate : NAN),
+        real(l, l ? l->lower : NAN), real(l, l ? l->upper : NAN), real(l, l ? l->p_anytime : NAN), decision,
+        static_cast<int64_t>(settled ? 1 : 0), next, std::string(stats::t_mixture_method_name()), params);
+    text += l ? fmt::format("  {:<18} {:+.4f}  sequence [{}, {}]  {}{}\n", r.claim, l->estimate, bound(l->lower),
+                            bound(l->upper), decision,
+                            settled ? fmt::format(", settled at {} seeds", *r.seq->settled_at) : "")
+              : fmt::format("  {:<18} no paired contrasts yet\n", r.claim);
+  }
+  t.commit();
+  text += "  " + (out.stop ? "stopped: " + out.why : "not settled: " + out.why + "; the sweep goes on") + "\n";
+  std::cout << text << std::flush;
+  return out;
+}
+
+std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
+                                  const std::string& db_path, const std::string& name) {
+  std::ifstream in(spec_path);
+  EGM_REQUIRE(in.good(), IoError, "cannot read {}", spec_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.str());
+  j["seeds"] = seeds;
+  const std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
+  const std::string path = (dir.empty() ? std::filesystem::path(".") : dir) / (name + ".until.json");
+  atomic_write_file(path, j.dump(2) + "\n");
+  return path;
+}
+
+}  // namespace egm::cli

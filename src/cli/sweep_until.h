@@ -1,0 +1,58 @@
+// `egm sweep SPEC --until CLAIMS`: seeds until the claims are settled. The
+// spec's seeds are the first batch; after each batch egm sweep looks at every
+// claim's anytime-valid confidence sequence (src/analysis/sequences.h: the
+// t-mixture over the paired per-seed contrasts, Bonferroni over the claims),
+// records the look in the database (`looks`, schema v10), and either stops
+// (every claim settled: its sequence excludes 0, or is narrower than
+// +-half-width; or --max-seeds reached) or adds the next batch of seeds
+// (--batch, default 1 per variant) by launching the sweep again with the spec
+// extended (--extend). Looking after every batch is what the sequence is
+// valid for: the decision holds at level alpha however many looks were taken.
+// Run the same command again to resume: the seeds the sweep already has are
+// its starting point. A spec with a grid is refused (one spec per point).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/experiment_spec.h"
+
+namespace egm::cli {
+
+struct UntilOptions {
+  std::string claims;                 // "interaction,ega", "delta(ega)", "all"; empty: no --until
+  int64_t max_seeds = 0;              // the budget: seeds per variant at most
+  int64_t batch = 1;                  // seeds added per look
+  std::optional<double> half_width;   // a claim narrower than +-this is settled too
+  double alpha = 0.05;                // family-wise over the claims
+  bool active() const { return !claims.empty(); }
+};
+
+// The claims as the analysis names them ("delta(ega)", "interaction"), or
+// ConfigError naming what is wrong: an unknown variant, the baseline, an
+// interaction the spec cannot form, a grid, a bad budget, half-width or alpha.
+std::vector<std::string> check_until(const UntilOptions& options, const spec::ExperimentSpec& spec);
+
+// The seeds the sweep already has in the database (its stored spec's), or
+// the spec's own when it is new there.
+std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::ExperimentSpec& spec);
+
+struct LookOutcome {
+  bool stop = false;
+  std::string why;                   // "every claim settled", "--max-seeds 8 reached"
+  std::vector<uint64_t> next_seeds;  // the seeds to run next (all of them) when !stop
+};
+
+// One look after a finished launch: the claims' sequences over the sweep's
+// seeds, a line per claim printed, the look recorded, and what comes next.
+LookOutcome look_and_decide(const UntilOptions& options, const std::vector<std::string>& claims,
+                            const std::string& db_path, const spec::ExperimentSpec& spec);
+
+// The spec file again with `seeds` replaced, written next to the database
+// (NAME.until.json), for the next launch with --extend; its path.
+std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
+                                  const std::string& db_path, const std::string& name);
+
+}  // namespace egm::cli
