@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "db/results_db.h"
+#include "db/sqlite.h"
 #include "db/table_format.h"
 #include "slurm/slurm_commands.h"
 #include "util/error.h"
@@ -80,6 +81,23 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   if (p.eta_s) eta = *p.eta_s == 0 ? "nothing left to run" : "ETA " + db::format_duration(*p.eta_s);
   fmt::print("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
              eta);
+  // A sequential sweep (egm sweep --until, schema v10): each claim at its last look.
+  if (results.schema_version() >= 10) {
+    db::Statement s = results.connection().prepare(
+        "SELECT look, claim, seeds, estimate, lower, upper, decision, settled, next FROM looks WHERE sweep_id = ?1 "
+        "AND look = (SELECT max(look) FROM looks WHERE sweep_id = ?1) ORDER BY id");
+    s.bind(1, sweep.id);
+    std::string next;
+    while (s.step()) {
+      auto bound = [&](int col, const char* none) {
+        return s.is_null(col) ? std::string(none) : fmt::format("{:+.4f}", s.real(col));
+      };
+      fmt::print("  look {}: {} after {} seeds {} [{}, {}] {}{}\n", s.int64(0), s.text(1), s.int64(2), bound(3, "-"),
+                 bound(4, "-inf"), bound(5, "+inf"), s.text(6), s.int64(7) ? ", settled" : ", not settled");
+      next = s.text(8);
+    }
+    if (!next.empty()) fmt::print("  then: {}\n", next);
+  }
   // Failed cells, one line each: the error's own message (errors.log in the
   // run folder and the attempt_failed event hold the full text).
   if (p.failed > 0) {

@@ -60,6 +60,9 @@ expect_all_done_once "$DB" 10
 expect_eq "the last look" "5|5|stopped: --max-seeds 5 reached" \
   "$(q "$DB" "SELECT look || '|' || seeds || '|' || next FROM looks ORDER BY look DESC LIMIT 1")"
 run "analyze reads it" 0 "$EGM" analyze seq --db "$DB"
+run "egm status" 0 "$EGM" status --db "$DB"
+expect_in "egm status: the claim at the last look" "look 5: delta(ega) after 5 seeds" "$out"
+expect_in "egm status: what came next" "then: stopped: --max-seeds 5 reached" "$out"
 
 # Settled before the budget: at alpha 0.45 the sequence is bounded at 3 seeds,
 # and narrower than +-5 nats, so the claim is settled there.
