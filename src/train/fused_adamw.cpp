@@ -51,7 +51,8 @@ void FusedAdamW::finish(const Lists& l) {
   }
 }
 
-void FusedAdamW::step(double lr, double clip) {
+template <typename Lr>
+void FusedAdamW::fused_step(const Lr& lr, double clip) {
   const auto& o = static_cast<const torch::optim::AdamWOptions&>(optimizer_.param_groups().front().options());
   torch::NoGradGuard no_grad;
   Lists l = prepare();
@@ -64,17 +65,8 @@ void FusedAdamW::step(double lr, double clip) {
   finish(l);
 }
 
-void FusedAdamW::step(const torch::Tensor& lr, double clip) {
-  const auto& o = static_cast<const torch::optim::AdamWOptions&>(optimizer_.param_groups().front().options());
-  torch::NoGradGuard no_grad;
-  Lists l = prepare();
-  if (l.params.empty()) return;
-  std::optional<torch::Tensor> divisor;
-  if (clip > 0) divisor = clip_divisor(l.grads, clip);
-  at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, l.steps, lr,
-                    std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(), o.eps(), /*amsgrad=*/false,
-                    /*maximize=*/false, divisor, /*found_inf=*/std::nullopt);
-  finish(l);
-}
+void FusedAdamW::step(double lr, double clip) { fused_step(lr, clip); }
+
+void FusedAdamW::step(const torch::Tensor& lr, double clip) { fused_step(lr, clip); }
 
 }  // namespace egm

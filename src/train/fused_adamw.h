@@ -40,6 +40,9 @@ class FusedAdamW {
   };
   Lists prepare();
   void finish(const Lists& lists);
+  // Both steps: the lr as a number or as a device tensor (at::_fused_adamw_ takes either).
+  template <typename Lr>
+  void fused_step(const Lr& lr, double clip);
 
   torch::optim::AdamW& optimizer_;
   Lists last_;  // the lists of the last step
