@@ -20,6 +20,7 @@
 #include "db/table_format.h"
 #include "slurm/slurm_commands.h"
 #include "util/error.h"
+#include "util/unix_time.h"
 
 namespace egm::cli {
 namespace {
@@ -36,8 +37,6 @@ std::string progress_bar(double fraction, int width = 40) {
   return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '-') +
          "]";
 }
-
-double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // The first line of an error text (a database written by an older egm may hold a
 // whole LibTorch stack trace there).

@@ -22,16 +22,13 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "util/json_limits.h"
+#include "util/unix_time.h"
 
 namespace egm::cli {
 
 namespace {
 
 bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string bound(double x) { return std::isfinite(x) ? fmt::format("{:+.4f}", x) : (x < 0 ? "-inf" : "+inf"); }
 

@@ -21,6 +21,7 @@
 #include "util/process_info.h"
 #include "util/sha256.h"
 #include "util/source_state.h"
+#include "util/unix_time.h"
 
 namespace egm::db {
 namespace {
@@ -33,11 +34,6 @@ using json = nlohmann::json;
 constexpr int kOldestInput = 5;
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-double unix_now() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
 // An input as given, opened and checked before anything is written.
 struct Input {

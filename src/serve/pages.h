@@ -22,6 +22,7 @@
 #include "db/table_format.h"
 #include "serve/html.h"
 #include "serve/site.h"
+#include "util/unix_time.h"
 
 namespace egm {
 namespace analysis {
@@ -46,7 +47,6 @@ using Params = std::map<std::string, std::string>;
 Params parse_query(std::string_view qs, const std::vector<std::string>& allowed, const std::string& route);
 // "/a/b%20c" -> {"a", "b c"}; 400 for a bad escape, 404 for an empty segment.
 std::vector<std::string> split_path(std::string_view path);
-double unix_now();
 bool ends_with(const std::string& s, const std::string& suffix);
 // "name.csv" -> {"name", csv}; no extension -> nullopt.
 std::optional<std::pair<std::string, db::Format>> download_name(const std::string& segment);

@@ -9,6 +9,7 @@
 
 #include "analysis/figures.h"
 #include "serve/svg.h"
+#include "util/unix_time.h"
 // The pieces every page shares (pages.h says what each is for).
 namespace egm::serve {
 
@@ -71,8 +72,6 @@ std::vector<std::string> split_path(std::string_view path) {
     if (p.empty()) fail(404, fmt::format("no page at '{}' (an empty path segment)", path));
   return parts;
 }
-
-double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;

@@ -7,13 +7,10 @@
 
 #include "util/error.h"
 #include "util/files.h"
+#include "util/unix_time.h"
 
 namespace egm::spec {
 namespace {
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // The ownership rule (db/ownership.h) applied to what the database holds now.
 // Inside the opening transaction: a refusal leaves nothing written.
