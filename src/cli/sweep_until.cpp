@@ -21,7 +21,6 @@
 #include "stats/confidence_sequence.h"
 #include "util/error.h"
 #include "util/files.h"
-#include "util/json_limits.h"
 #include "util/unix_time.h"
 
 namespace egm::cli {
@@ -99,11 +98,8 @@ std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::Exper
   db::ResultsDb db(db_path, db::OpenMode::read_only);
   const std::optional<db::SweepRow> sweep = db.find_sweep(spec.name);
   if (!sweep) return spec.seeds;
-  const nlohmann::json stored = parse_json(sweep->spec_json, JsonLimits::user(), "sweeps.spec_json");
-  if (!stored.contains("seeds") || !stored["seeds"].is_array()) return spec.seeds;
   std::vector<uint64_t> seeds;
-  for (const auto& s : stored["seeds"])
-    if (s.is_number_unsigned() || s.is_number_integer()) seeds.push_back(s.get<uint64_t>());
+  for (int64_t s : analysis::read_spec_view(sweep->spec_json).seeds) seeds.push_back(static_cast<uint64_t>(s));
   // An earlier --until of this spec: it starts from where that one stopped.
   for (uint64_t s : spec.seeds)
     if (std::find(seeds.begin(), seeds.end(), s) == seeds.end()) return spec.seeds;
