@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "launch/until_options.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
 #include "launch/launch_command.h"
@@ -43,6 +44,7 @@ struct SubmitOptions {
   std::string sbatch = "sbatch";
   std::string data;  // passed on to egm sweep in the job
   int64_t max_cells = spec::kDefaultMaxCells;  // a larger spec is refused before anything is written
+  launch::UntilFlags until;  // a sequential sweep: the job runs egm sweep --until (until_options.h)
 };
 
 // A positive count written in plain digits, or a ConfigError built from `why`.
@@ -104,6 +106,9 @@ void run_submit(SubmitOptions o) {
   const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid, o.max_cells);
   const spec::SweepSize size = spec::sweep_size(spec);
   const int cells = static_cast<int>(size.cells);
+  // A sequential sweep (--until, or the spec's "until"), checked here as egm sweep checks it.
+  const launch::UntilOptions until = launch::resolve_until(o.until, spec);
+  if (until.active()) launch::check_until(until, spec);
   // GPUs asked of Slurm mean training on them, unless --device says otherwise.
   std::optional<DeviceName> spec_device = spec.device;
   if (!spec_device && !o.gpus_per_node.empty()) spec_device = DeviceName{DeviceName::Kind::cuda, -1};
@@ -142,7 +147,12 @@ void run_submit(SubmitOptions o) {
   l.data = existing_corpus(o.data);
   l.bin_dir = launch::own_binary_dir();
   l.hosts = launch::RankHosts::slurm_job;
-  const std::string launch = launch::shell_command_line(launch::sweep_launch_command(l));
+  // A sequential sweep is several launches with looks in between: the job runs
+  // egm sweep --until, which makes them (and resumes from the seeds the sweep
+  // has when the job is requeued); otherwise the one mpirun line.
+  l.view = "plain";
+  const std::string launch = launch::shell_command_line(
+      until.active() ? launch::sweep_verb_command(l, launch::until_arguments(until)) : launch::sweep_launch_command(l));
   const std::string script_path = (db_dir / (spec.name + ".sbatch")).string();
   const std::string script = slurm::render_batch_script(batch_params(o, spec.name, workers, db_dir, launch));
 
@@ -216,10 +226,13 @@ void register_submit_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
+  launch::add_until_flags(*cmd, o->until);
   cmd->footer(
       "Writes DB_DIR/<sweep>.sbatch, creates the sweep in the database (nothing runs), runs sbatch and stores the "
       "job id with the sweep (egm status shows it and the job's state). The job requeues itself after the "
-      "time-limit warning (slurm/README.md); submitting a stopped sweep again resumes it.");
+      "time-limit warning (slurm/README.md); submitting a stopped sweep again resumes it. With --until (or the spec's "
+      "\"until\" field) the job runs egm sweep --until, which adds seeds until the claims are settled; a requeued "
+      "attempt goes on from the seeds the sweep has.");
   cmd->callback([o] { run_submit(*o); });  // a copy: run_submit resolves the device into it
 }
 

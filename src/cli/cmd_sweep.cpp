@@ -22,23 +22,16 @@ void register_sweep_command(CLI::App& app) {
   cmd->add_flag("--dry-run", o->dry_run,
                 "list the cells with the memory and compute each run needs; train nothing, write nothing");
   // Sequential sweeps (sweep_until.h): seeds in batches until the claims are settled.
-  cmd->add_option("--until", o->until.claims,
-                  "add seeds until these claims are settled: variants (their delta against the baseline), "
-                  "interaction, or all, comma-separated; needs --max-seeds");
-  cmd->add_option("--max-seeds", o->until.max_seeds, "--until's budget: seeds per variant at most");
-  cmd->add_option("--batch", o->until.batch, "--until: seeds added per look")->capture_default_str();
-  cmd->add_option("--half-width", o->until.half_width,
-                  "--until: a claim whose sequence is narrower than +-this (nats) is settled too");
-  cmd->add_option("--alpha", o->until.alpha, "--until: the claims' family-wise error, in (0, 0.5)")
-      ->capture_default_str();
+  launch::add_until_flags(*cmd, o->until);
   cmd->add_option("--mpirun", o->mpirun, "the MPI launcher")->capture_default_str();
   cmd->add_option("--mpirun-args", o->mpirun_args, "extra launcher arguments, e.g. \"--mca btl self,vader\"");
   cmd->add_option("--view", o->view, "live view: auto, tty (redraw in place), plain (a status line every 10 s), none")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "tty", "plain", "none"}));
   cmd->footer(
-      "With --until, the sweep is launched again with the next seeds (--extend) after each look, and every look is "
-      "stored in the database (looks); it stops when every claim is settled or --max-seeds is reached. "
+      "With --until (or the spec's \"until\" field; the flags override its fields), the sweep is launched again "
+      "with the next seeds (--extend) after each look, and every look is stored in the database (looks); it stops "
+      "when every claim is settled or --max-seeds is reached. "
       "Exit status: 0 every cell done; 1 some cell failed for good; 2 error (bad spec: nothing ran); 75 interrupted "
       "by SIGUSR2/SIGTERM/SIGINT after checkpointing: run the same command again to resume. Running a finished or "
       "interrupted spec again skips done cells and resumes the rest.");

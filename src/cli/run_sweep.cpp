@@ -22,6 +22,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/sweep_until.h"
 #include "cli/torch_verbs.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
@@ -44,15 +45,46 @@ namespace {
 
 [[noreturn]] void exec_command(const std::vector<std::string>& cmd);
 
-volatile sig_atomic_t g_child = 0;
-void forward_signal(int sig) {
-  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+volatile sig_atomic_t g_child = 0;  // the running launch, 0 between launches
+volatile sig_atomic_t g_stop = 0;   // the stop signal that arrived, 0 none
+
+void on_stop_signal(int sig) {
+  g_stop = sig;
+  // Ctrl-C reaches the launch from the terminal itself (its process group).
+  if (g_child > 0 && sig != SIGINT) kill(static_cast<pid_t>(g_child), sig);
 }
 
-// Runs the launch as a child and waits for it (--until looks in between):
-// SIGTERM and SIGUSR2 (Slurm's) are passed on to it, so its coordinator
-// checkpoints as under a plain egm sweep; Ctrl-C reaches it from the
-// terminal directly. Its exit status, or 128 + the signal that ended it.
+// For the whole --until loop: SIGTERM and SIGUSR2 (Slurm's) are passed on to
+// the running launch, so its coordinator checkpoints as under a plain egm
+// sweep, and are remembered, so one arriving during a look (or between a
+// launch's end and the next) still stops the loop before it trains more
+// seeds: a batch job's time-limit warning is never lost.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction on {};
+    on.sa_handler = on_stop_signal;
+    sigemptyset(&on.sa_mask);
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &on, &old_[i]);
+  }
+  ~StopSignals() {
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGTERM, SIGUSR2, SIGINT};
+  struct sigaction old_[3] {};
+};
+
+const char* stop_signal_name(int sig) {
+  return sig == SIGTERM ? "SIGTERM" : sig == SIGUSR2 ? "SIGUSR2" : sig == SIGINT ? "SIGINT" : "a signal";
+}
+
+// Runs the launch as a child and waits for it (--until looks in between);
+// StopSignals passes the stop signals on. Its exit status, or 128 + the
+// signal that ended it.
 int run_and_wait(const std::vector<std::string>& cmd) {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -67,21 +99,24 @@ int run_and_wait(const std::vector<std::string>& cmd) {
     _exit(127);
   }
   g_child = pid;
-  struct sigaction forward {}, ignore{}, old_term{}, old_usr2{}, old_int{};
-  forward.sa_handler = forward_signal;
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGTERM, &forward, &old_term);
-  sigaction(SIGUSR2, &forward, &old_usr2);
-  sigaction(SIGINT, &ignore, &old_int);
+  // A signal between the loop's check and here was not passed on: pass it now.
+  if (g_stop != 0 && g_stop != SIGINT) kill(pid, g_stop);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_child = 0;
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGUSR2, &old_usr2, nullptr);
-  sigaction(SIGINT, &old_int, nullptr);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+// A stop signal came while --until was between launches, or the launch was
+// ended by one: nothing more is trained; the same command resumes.
+[[noreturn]] void stop_between_looks(const std::string& next) {
+  std::cout << fmt::format("egm sweep --until: {} arrived; stopping before {}; run the same command again to resume "
+                           "(exit {})",
+                           stop_signal_name(g_stop), next, kExitInterrupted)
+            << std::endl;
+  std::exit(kExitInterrupted);
 }
 
 [[noreturn]] void exec_command(const std::vector<std::string>& cmd) {
@@ -188,12 +223,15 @@ void run_sweep(SweepOptions o) {
   const spec::ExperimentSpec spec = spec::load_spec(o.launch.spec_path, o.launch.grid, o.max_cells);
   const spec::SweepSize size = spec::sweep_size(spec);
   const int cells = static_cast<int>(size.cells);
-  // --until is checked before anything runs, as the spec is (one line, exit 2).
+  // --until (the flags over the spec's "until" field) is checked before
+  // anything runs, as the spec is (one line, exit 2).
+  const launch::UntilOptions until = launch::resolve_until(o.until, spec);
   std::vector<std::string> claims;
-  if (o.until.active()) {
-    claims = check_until(o.until, spec);
+  if (until.active()) {
+    claims = launch::check_until(until, spec);
     EGM_REQUIRE(!o.print_command, ConfigError,
-                "--until runs the sweep several times and looks in between; it has no single command to print");
+                "--until runs the sweep several times and looks in between; it has no single command to print "
+                "(--until none runs the spec's seeds as one launch)");
   }
   if (o.dry_run) return list_cells(spec, size);
   if (!o.print_command) std::cout << fmt::format("sweep {}: {}", spec.name, size.product()) << std::endl;
@@ -267,7 +305,7 @@ void run_sweep(SweepOptions o) {
     return;
   }
   log::debug("running {}", line);
-  if (!o.until.active()) exec_command(cmd);
+  if (!until.active()) exec_command(cmd);
 
   // --until (sweep_until.h): launch, look, and add seeds until the claims are
   // settled or the budget is spent. A run of the same command resumes from the
@@ -282,12 +320,21 @@ void run_sweep(SweepOptions o) {
               << std::endl;
   }
   std::vector<std::string> launch = launch::sweep_launch_command(l);
+  const StopSignals stop_signals;
   for (;;) {
+    if (g_stop != 0) stop_between_looks("the next launch");
     const int status = run_and_wait(launch);
-    // Interrupted (75) or failed for good (1): the sweep's own exit status; run again to resume.
-    if (status != 0) std::exit(status);
-    const LookOutcome next = look_and_decide(o.until, claims, l.options.db_path, spec);
+    // Interrupted (75) or failed for good (1): the sweep's own exit status; run
+    // again to resume. A launch a stop signal killed before its coordinator
+    // could answer (it had just started) lost nothing either.
+    if (status != 0) std::exit(g_stop != 0 && status > 128 ? kExitInterrupted : status);
+    const LookOutcome next = look_and_decide(until, claims, l.options.db_path, spec);
     if (next.stop) return;
+    if (g_stop != 0) {
+      const std::string what = fmt::format("the next launch ({} not launched)", next.why);
+      amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", stop_signal_name(g_stop), what));
+      stop_between_looks(what);
+    }
     l.options.spec_path = write_spec_with_seeds(original_spec, next.next_seeds, l.options.db_path, spec.name);
     l.options.extend = true;
     l.options.new_sweep = false;  // the sweep this command started, extended

@@ -27,70 +27,9 @@ namespace egm::cli {
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 std::string bound(double x) { return std::isfinite(x) ? fmt::format("{:+.4f}", x) : (x < 0 ? "-inf" : "+inf"); }
 
 }  // namespace
-
-std::vector<std::string> check_until(const UntilOptions& o, const spec::ExperimentSpec& spec) {
-  EGM_REQUIRE(spec.grid.empty(), ConfigError,
-              "--until: sweep {} has a grid; a sequential sweep settles one configuration (write one spec per grid "
-              "point)",
-              spec.name);
-  EGM_REQUIRE(o.max_seeds > 0, ConfigError, "--until needs a budget: --max-seeds N (seeds per variant at most)");
-  EGM_REQUIRE(o.max_seeds >= static_cast<int64_t>(spec.seeds.size()), ConfigError,
-              "--max-seeds {} is below the {} seeds the spec already has", o.max_seeds, spec.seeds.size());
-  EGM_REQUIRE(o.batch >= 1, ConfigError, "--batch {}: add at least one seed per look", o.batch);
-  EGM_REQUIRE(!o.half_width || (std::isfinite(*o.half_width) && *o.half_width > 0), ConfigError,
-              "--half-width {}: must be > 0 (the half-width in nats at which a claim counts as settled)",
-              o.half_width.value_or(0));
-  EGM_REQUIRE(std::isfinite(o.alpha) && o.alpha > 0 && o.alpha < 0.5, ConfigError,
-              "--alpha {}: must be in (0, 0.5)", o.alpha);
-  std::vector<std::string> variants;
-  for (const auto& v : spec.variants) variants.push_back(v);
-  std::string baseline = spec.baseline.value_or(has(variants, "base") ? "base" : "");
-  std::optional<spec::Factors> factors = spec.factors;
-  if (!factors && has(variants, "ega") && has(variants, "mope") && has(variants, "ega_mope") && has(variants, "base"))
-    factors = spec::Factors{"ega", "mope", "ega_mope", "base"};
-  std::vector<std::string> claims;
-  auto add = [&](const std::string& c) {
-    if (!has(claims, c)) claims.push_back(c);
-  };
-  std::stringstream in(o.claims);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (item.empty()) continue;
-    if (item == "all") {
-      for (const auto& v : variants)
-        if (v != baseline && !baseline.empty()) add("delta(" + v + ")");
-      if (factors) add("interaction");
-      continue;
-    }
-    if (item == "interaction") {
-      EGM_REQUIRE(factors.has_value(), ConfigError,
-                  "--until interaction: sweep {} has no 2x2 (no \"factors\" in the spec, and not the variants base, "
-                  "ega, mope, ega_mope)",
-                  spec.name);
-      add("interaction");
-      continue;
-    }
-    std::string v = item;
-    if (v.rfind("delta(", 0) == 0 && v.back() == ')') v = v.substr(6, v.size() - 7);
-    EGM_REQUIRE(has(variants, v), ConfigError, "--until {}: no variant '{}' in sweep {} (variants: {}; or interaction, all)",
-                item, v, spec.name, fmt::join(variants, ", "));
-    EGM_REQUIRE(!baseline.empty(), ConfigError,
-                "--until {}: sweep {} has no baseline to measure a delta against (\"baseline\" in the spec)", item,
-                spec.name);
-    EGM_REQUIRE(v != baseline, ConfigError, "--until {}: '{}' is the baseline; its delta is 0 by definition", item, v);
-    add("delta(" + v + ")");
-  }
-  EGM_REQUIRE(!claims.empty(), ConfigError, "--until '{}': name at least one claim (a variant, interaction, or all)",
-              o.claims);
-  return claims;
-}
 
 std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::ExperimentSpec& spec) {
   std::error_code ec;
@@ -106,7 +45,7 @@ std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::Exper
   return seeds;
 }
 
-LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
+LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
                             const spec::ExperimentSpec& spec) {
   db::ResultsDb db(db_path, db::OpenMode::read_write);
   const analysis::SweepData data = analysis::load_sweep(db, spec.name, /*with_params=*/false);
@@ -190,6 +129,15 @@ LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string
   text += "  " + (out.stop ? "stopped: " + out.why : "not settled: " + out.why + "; the sweep goes on") + "\n";
   std::cout << text << std::flush;
   return out;
+}
+
+void amend_last_look(const std::string& db_path, const std::string& sweep_name, const std::string& next) {
+  db::ResultsDb db(db_path, db::OpenMode::read_write);
+  const std::optional<db::SweepRow> sweep = db.find_sweep(sweep_name);
+  if (!sweep) return;
+  db.connection().execute(
+      "UPDATE looks SET next = ? WHERE sweep_id = ? AND look = (SELECT max(look) FROM looks WHERE sweep_id = ?)", next,
+      sweep->id, sweep->id);
 }
 
 std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,

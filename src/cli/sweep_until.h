@@ -10,6 +10,7 @@
 // valid for: the decision holds at level alpha however many looks were taken.
 // Run the same command again to resume: the seeds the sweep already has are
 // its starting point. A spec with a grid is refused (one spec per point).
+// The options (flags and the spec's "until" field): launch/until_options.h.
 #pragma once
 
 #include <cstdint>
@@ -17,23 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "launch/until_options.h"
 #include "spec/experiment_spec.h"
 
 namespace egm::cli {
-
-struct UntilOptions {
-  std::string claims;                 // "interaction,ega", "delta(ega)", "all"; empty: no --until
-  int64_t max_seeds = 0;              // the budget: seeds per variant at most
-  int64_t batch = 1;                  // seeds added per look
-  std::optional<double> half_width;   // a claim narrower than +-this is settled too
-  double alpha = 0.05;                // family-wise over the claims
-  bool active() const { return !claims.empty(); }
-};
-
-// The claims as the analysis names them ("delta(ega)", "interaction"), or
-// ConfigError naming what is wrong: an unknown variant, the baseline, an
-// interaction the spec cannot form, a grid, a bad budget, half-width or alpha.
-std::vector<std::string> check_until(const UntilOptions& options, const spec::ExperimentSpec& spec);
 
 // The seeds the sweep already has in the database (its stored spec's), or
 // the spec's own when it is new there.
@@ -47,8 +35,12 @@ struct LookOutcome {
 
 // One look after a finished launch: the claims' sequences over the sweep's
 // seeds, a line per claim printed, the look recorded, and what comes next.
-LookOutcome look_and_decide(const UntilOptions& options, const std::vector<std::string>& claims,
+LookOutcome look_and_decide(const launch::UntilOptions& options, const std::vector<std::string>& claims,
                             const std::string& db_path, const spec::ExperimentSpec& spec);
+
+// Sets `next` of the sweep's last look (every claim's row): what happened
+// instead of what the look decided, when a stop signal came in between.
+void amend_last_look(const std::string& db_path, const std::string& sweep_name, const std::string& next);
 
 // The spec file again with `seeds` replaced, written next to the database
 // (NAME.until.json), for the next launch with --extend; its path.

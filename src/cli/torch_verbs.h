@@ -16,7 +16,7 @@
 #include <string>
 
 #include "cli/run_options.h"
-#include "cli/sweep_until.h"
+#include "launch/until_options.h"
 #include "launch/launch_options.h"
 
 namespace egm::cli {
@@ -78,7 +78,7 @@ struct SweepOptions {
   std::string view = "auto";
   int64_t max_cells = 10000;  // spec::kDefaultMaxCells: a larger spec is refused before anything starts
   bool dry_run = false;       // list the cells (memory and compute per run) and stop
-  UntilOptions until;         // --until: seeds in batches until the claims are settled (sweep_until.h)
+  launch::UntilFlags until;           // --until ...: seeds in batches until the claims are settled (until_options.h)
 };
 void run_sweep(SweepOptions options);
 

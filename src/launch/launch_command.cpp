@@ -78,6 +78,33 @@ void require_enough_workers(int workers, int largest_cell_ranks, const std::stri
               spec_path, largest_cell_ranks, workers, largest_cell_ranks);
 }
 
+namespace {
+
+// Paths made absolute: the ranks (and a batch job) may start elsewhere.
+LaunchOptions with_absolute_paths(LaunchOptions o) {
+  o.spec_path = absolute(o.spec_path);
+  o.db_path = absolute(o.db_path);
+  o.runs_dir = absolute(o.runs_dir);
+  return o;
+}
+
+}  // namespace
+
+std::vector<std::string> sweep_verb_command(const SweepLaunch& l, const std::vector<std::string>& extra) {
+  require_enough_workers(l.workers, l.largest_cell_ranks, l.options.spec_path);
+  EGM_CHECK(!l.options.db_path.empty(), "the launch needs the database's path resolved (db::default_db_path)");
+  const fs::path egm = l.bin_dir / "egm";
+  EGM_REQUIRE(fs::exists(egm), IoError, "{} not found: the batch job runs egm sweep from egm's own folder",
+              egm.string());
+  std::vector<std::string> cmd{egm.string(), "sweep"};
+  for (auto& a : launch_flags(with_absolute_paths(l.options))) cmd.push_back(a);
+  cmd.insert(cmd.end(), {"--workers", std::to_string(l.workers), "--data", l.data, "--view", l.view});
+  if (l.mpirun != "mpirun") cmd.insert(cmd.end(), {"--mpirun", l.mpirun});
+  if (!l.mpirun_args.empty()) cmd.insert(cmd.end(), {"--mpirun-args", l.mpirun_args});
+  cmd.insert(cmd.end(), extra.begin(), extra.end());
+  return cmd;
+}
+
 std::vector<std::string> sweep_launch_command(const SweepLaunch& l) {
   require_enough_workers(l.workers, l.largest_cell_ranks, l.options.spec_path);
   EGM_CHECK(!l.options.db_path.empty(), "the launch needs the database's path resolved (db::default_db_path)");
@@ -104,13 +131,8 @@ std::vector<std::string> sweep_launch_command(const SweepLaunch& l) {
   if (l.hosts == RankHosts::this_host && !names_hosts(extra) && !chooses_starter(extra))
     cmd.insert(cmd.end(), {"--mca", "plm", "isolated"});
   cmd.insert(cmd.end(), extra.begin(), extra.end());
-  // Paths made absolute: the ranks may start elsewhere (a batch job's folder).
-  LaunchOptions passed = l.options;
-  passed.spec_path = absolute(passed.spec_path);
-  passed.db_path = absolute(passed.db_path);
-  passed.runs_dir = absolute(passed.runs_dir);
   cmd.insert(cmd.end(), {"-np", "1", coordinator.string()});
-  for (auto& a : launch_flags(passed)) cmd.push_back(a);
+  for (auto& a : launch_flags(with_absolute_paths(l.options))) cmd.push_back(a);
   cmd.insert(cmd.end(), {"--view", l.view, ":", "-np", std::to_string(l.workers), worker.string(), "--data", l.data});
   return cmd;
 }

@@ -54,6 +54,14 @@ void require_enough_workers(int workers, int largest_cell_ranks, const std::stri
 // coordinator or the worker. options.db_path must be set (db::default_db_path()).
 std::vector<std::string> sweep_launch_command(const SweepLaunch& launch);
 
+// The `egm sweep` command that makes this launch itself, for a batch job whose
+// sweep is more than one launch (--until: launch, look, launch again):
+//   BIN/egm sweep SPEC [launch flags] --workers N --data CORPUS --view VIEW
+//                [--mpirun M] [--mpirun-args A] EXTRA...
+// Paths are made absolute as in sweep_launch_command; IoError when bin_dir
+// lacks egm. That egm sweep builds sweep_launch_command's line in the job.
+std::vector<std::string> sweep_verb_command(const SweepLaunch& launch, const std::vector<std::string>& extra);
+
 // The words as one line for a POSIX shell (each quoted where needed).
 std::string shell_command_line(const std::vector<std::string>& words);
 

@@ -143,6 +143,17 @@ ExperimentSpec read_fields(const json& d) {
     for (const auto& [k, v] : p["values"].items()) pub.values[k] = v.get<double>();
     s.published = pub;
   }
+  if (d.contains("until")) {
+    const json& u = d["until"];
+    Until until;
+    until.claims = u["claims"].is_string() ? std::vector<std::string>{u["claims"].get<std::string>()}
+                                           : as_strings(u["claims"]);
+    until.max_seeds = u["max_seeds"].get<int64_t>();
+    if (u.contains("batch")) until.batch = u["batch"].get<int64_t>();
+    if (u.contains("half_width")) until.half_width = u["half_width"].get<double>();
+    if (u.contains("alpha")) until.alpha = u["alpha"].get<double>();
+    s.until = until;
+  }
   if (d.contains("grid"))
     for (const auto& [path, values] : d["grid"].items()) {
       GridAxis axis;

@@ -69,6 +69,18 @@ struct Published {
   std::map<std::string, double> values;  // variant -> published value
 };
 
+// A sequential sweep (egm sweep --until, src/launch/until_options.h): seeds are
+// added in batches until every claim's anytime-valid confidence sequence is
+// settled or max_seeds is reached. The spec field and the flags are one
+// thing: a flag given overrides the field it names.
+struct Until {
+  std::vector<std::string> claims;   // "interaction", a variant (its delta against the baseline), "all"
+  int64_t max_seeds = 0;             // the budget: seeds per variant at most
+  std::optional<int64_t> batch;      // seeds added per look (default 1)
+  std::optional<double> half_width;  // a claim narrower than +-this (nats) is settled too
+  std::optional<double> alpha;       // family-wise over the claims (default 0.05)
+};
+
 struct ExperimentSpec {
   std::string name;                       // [A-Za-z0-9_.-]+, the sweep's name
   std::string description;
@@ -87,6 +99,9 @@ struct ExperimentSpec {
   std::optional<std::string> baseline;    // default "base" when the sweep has it
   std::optional<Factors> factors;
   std::optional<Published> published;
+  // How the sweep is run, not what its cells are: left out of the canonical
+  // form and the hash, so changing it needs no --extend.
+  std::optional<Until> until;
   // Grid axes (spec/grid.h): every variant x seed runs at every combination of
   // their values. Ordered by path; axes from --grid replace the spec's axis of
   // the same path. Empty: no grid (cells, keys and hashes as before grids).

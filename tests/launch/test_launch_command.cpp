@@ -101,6 +101,25 @@ TEST_F(LaunchCommandTest, TheLineQuotesWhatAShellWouldSplit) {
   EXPECT_NE(line.find(" --data '/my data/it'\\''s.txt'"), std::string::npos) << line;
 }
 
+// A sequential sweep's job runs egm sweep itself, with the launch flags it
+// would pass the coordinator, the workers and corpus it would give mpirun,
+// and the extra arguments (--until ...) last.
+TEST_F(LaunchCommandTest, TheSweepVerbLineCarriesTheLaunchAndTheExtraArguments) {
+  std::ofstream(bin_ / "egm") << "";
+  SweepLaunch l = launch();
+  l.mpirun_args = "--mca btl self,vader";
+  const std::vector<std::string> cmd = sweep_verb_command(l, {"--until", "ega", "--max-seeds", "6"});
+  const std::string cwd = fs::current_path().string();
+  const std::vector<std::string> expected{
+      (bin_ / "egm").string(), "sweep", cwd + "/experiments/tiny.json", "--db", cwd + "/runs/egm.sqlite",
+      "--runs-dir", cwd + "/runs", "--threads-per-worker", "2", "--device", "cuda", "--workers", "3", "--data",
+      "/data/input.txt", "--view", "plain", "--mpirun-args", "--mca btl self,vader", "--until", "ega",
+      "--max-seeds", "6"};
+  EXPECT_EQ(cmd, expected);
+  fs::remove(bin_ / "egm");
+  EXPECT_THROW(sweep_verb_command(launch(), {}), egm::IoError);
+}
+
 TEST_F(LaunchCommandTest, FewerWorkersThanACellNeedsIsRefused) {
   SweepLaunch l = launch();
   l.workers = 1;

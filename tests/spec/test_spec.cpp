@@ -389,6 +389,35 @@ ExperimentSpec shipped(const std::string& name) {
   return load_spec(std::string(EGM_SOURCE_DIR) + "/experiments/" + name);
 }
 
+// "until" (a sequential sweep): read as written, checked by the schema, and
+// left out of the hash (it says how the sweep runs, not what its cells are).
+TEST(SpecUntil, ReadCheckedAndNotHashed) {
+  json with = minimal();
+  with["until"] = {{"claims", {"ega"}}, {"max_seeds", 8}, {"batch", 2}, {"alpha", 0.1}};
+  const ExperimentSpec s = parse_spec(with.dump());
+  ASSERT_TRUE(s.until.has_value());
+  EXPECT_EQ(s.until->claims, std::vector<std::string>{"ega"});
+  EXPECT_EQ(s.until->max_seeds, 8);
+  EXPECT_EQ(s.until->batch, 2);
+  EXPECT_EQ(s.until->alpha, 0.1);
+  EXPECT_FALSE(s.until->half_width.has_value());
+  EXPECT_EQ(s.hash, parse_spec(minimal().dump()).hash);
+  EXPECT_FALSE(s.canonical.contains("until"));
+  with["until"]["claims"] = "ega";  // one claim as a string
+  EXPECT_EQ(parse_spec(with.dump()).until->claims, std::vector<std::string>{"ega"});
+
+  auto problem = [](json until) {
+    json spec = minimal();
+    spec["until"] = std::move(until);
+    const std::vector<Problem> p = problems_of(spec.dump());
+    return p.empty() ? std::string() : p[0].path + ": " + p[0].message;
+  };
+  EXPECT_EQ(problem({{"claims", {"ega"}}}).rfind("$.until.max_seeds", 0), 0u) << problem({{"claims", {"ega"}}});
+  EXPECT_EQ(problem({{"claims", {"ega"}}, {"max_seeds", 0}}).rfind("$.until.max_seeds: must be >= 1", 0), 0u);
+  EXPECT_EQ(problem({{"claims", json::array()}, {"max_seeds", 4}}).rfind("$.until.claims", 0), 0u);
+  EXPECT_EQ(problem({{"claims", {"ega"}}, {"max_seeds", 4}, {"seeds", 3}}).rfind("$.until.seeds", 0), 0u);
+}
+
 TEST(ShippedExperiments, AllValidateAndExpand) {
   namespace fs = std::filesystem;
   int n = 0;

@@ -6,7 +6,11 @@
 # same command with a larger budget goes on from the seeds it has (trains only
 # the new ones); a claim settled early (a wide alpha and a loose half-width)
 # stops the sweep before its budget; the stopped sweep is an ordinary one
-# (analyze reads it).
+# (analyze reads it); the spec's "until" field makes a plain egm sweep
+# sequential, a flag overrides the field it names, --until none turns it off;
+# SIGUSR2 to egm sweep --until alone (a batch job's time-limit warning) is
+# passed on, the launch checkpoints, the loop exits 75 and the same command
+# goes on to the budget with every cell done once.
 #   sweep_until.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
 
@@ -34,6 +38,15 @@ refused "half-width negative" "--half-width -1: must be > 0" --until ega --max-s
 refused "alpha 0.5" "--alpha 0.5: must be in (0, 0.5)" --until ega --max-seeds 4 --alpha 0.5
 refused "alpha 0" "--alpha 0: must be in (0, 0.5)" --until ega --max-seeds 4 --alpha 0
 refused "the baseline" "'base' is the baseline" --until base --max-seeds 4
+refused "a budget without claims" "--max-seeds belongs to a sequential sweep: name its claims with --until" --max-seeds 4
+cat >"$WORK/badfield.json" <<'JSON'
+{"name": "seq", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1], "steps": 10,
+ "until": {"claims": ["bogus"], "max_seeds": 4}}
+JSON
+"$EGM" sweep "$WORK/badfield.json" --db "$DB" --runs-dir "$RUNS" >"$WORK/out" 2>"$WORK/err"
+expect_eq "a bad until field: exit status" 2 $?
+expect_in "a bad until field: the line" "no variant 'bogus' in sweep seq" "$(cat "$WORK/err")"
+[ -e "$DB" ] && fail "a bad until field: wrote $DB"
 cat >"$WORK/grid.json" <<'JSON'
 {"name": "seqgrid", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1], "steps": 10,
  "grid": {"train.lr": [0.001, 0.002]}}
@@ -72,4 +85,56 @@ expect_eq "settled at the first bounded look" "1" \
   "$(q "$DB" "SELECT count(*) FROM looks l JOIN sweeps s ON s.id = l.sweep_id WHERE s.name = 'seq' AND l.settled = 1 AND l.decision = 'narrow' AND l.lower IS NOT NULL")"
 cells=$(q "$DB" "SELECT count(*) FROM cells c JOIN sweeps s ON s.id = c.sweep_id WHERE s.name = 'seq'")
 [ "$cells" -lt 20 ] || fail "settled early: ran $cells cells, the whole budget"
+
+# The spec's "until" field: egm sweep SPEC alone adds seeds; a flag overrides the
+# field it names; --until none runs the spec's seeds as one plain launch.
+cat >"$WORK/seqf.json" <<'JSON'
+{"name": "seqf", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1], "steps": 10, "eval_interval": 5,
+ "until": {"claims": ["ega"], "max_seeds": 3}}
+JSON
+sweepf() { "$EGM" sweep "$WORK/seqf.json" --db "$DB" --runs-dir "$RUNS" --workers 2 --view none "$@"; }
+looks_of() {  # looks_of SWEEP: look|seeds|next;...
+  q "$DB" "SELECT l.look || '|' || l.seeds || '|' || l.next FROM looks l JOIN sweeps s ON s.id = l.sweep_id
+    WHERE s.name = '$1' ORDER BY l.look" | tr '\n' ';'
+}
+run "the spec's until field" 0 sweepf
+expect_eq "its looks" "1|2|seed 2 added;2|3|stopped: --max-seeds 3 reached;" "$(looks_of seqf)"
+run "a flag over the field" 0 sweepf --max-seeds 4
+expect_eq "the budget from the flag" "1|2|seed 2 added;2|3|stopped: --max-seeds 3 reached;3|3|seed 3 added;4|4|stopped: --max-seeds 4 reached;" \
+  "$(looks_of seqf)"
+run "--until none" 0 sweepf --until none --new-sweep
+expect_eq "a plain sweep: no looks" "" "$(looks_of seqf)"
+expect_eq "a plain sweep: the spec's seeds" "4" \
+  "$(q "$DB" "SELECT count(*) FROM cells c JOIN sweeps s ON s.id = c.sweep_id WHERE s.name = 'seqf' AND c.status = 'done'")"
+
+# SIGUSR2 to egm sweep --until only (as a batch job's shell sends it): passed on
+# to the launch, whose cells checkpoint; exit 75; the same command goes on.
+# The job is frozen with both cells mid-run, so the signal lands in a launch.
+cat >"$WORK/seqsig.json" <<'JSON'
+{"name": "seqsig", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0], "steps": 600, "eval_interval": 100,
+ "retries": 1, "overrides": {"train": {"full_val_eval": false, "ar_eval_windows": 0}}}
+JSON
+SIGDB=$WORK/sig.sqlite
+sigargs=("$WORK/seqsig.json" --db "$SIGDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3)
+"$EGM" sweep "${sigargs[@]}" >"$WORK/sig1.txt" 2>&1 &
+job=$!  # egm sweep --until itself (it runs each launch as a child)
+if freeze_job_when "$job" "$SIGDB" "SELECT count(*) = 2 AS ready FROM runs r WHERE r.status = 'running' AND EXISTS
+    (SELECT 1 FROM metrics m WHERE m.run_id = r.id AND m.split = 'train' AND m.step >= 20)" 150 \
+    "both cells of the first launch running past step 20" "runs_mid_way $RUNS/seqsig 2 20 580"; then
+  kill -USR2 "$job"  # the loop only: it passes the signal on
+  thaw_job
+else
+  fail "never caught the first launch's cells mid-run"
+  kill_job "$job"; wait "$job"; finish
+fi
+wait "$job"
+expect_eq "SIGUSR2 to egm sweep --until: exit status" 75 $?
+expect_in_file "the launch checkpointed" "interrupted by SIGUSR2 (time-limit warning)" "$WORK/sig1.txt"
+expect_eq "no look of an interrupted launch" "0" "$(q "$SIGDB" "SELECT count(*) FROM looks")"
+expect_eq "interrupted attempts" 2 "$(q "$SIGDB" "SELECT count(*) FROM runs WHERE status = 'interrupted'")"
+"$EGM" sweep "${sigargs[@]}" >"$WORK/sig2.txt" 2>&1
+expect_eq "the same command again: exit status" 0 $?
+expect_all_done_once "$SIGDB" 6
+expect_eq "its looks" "1|1|seed 1 added;2|2|seed 2 added;3|3|stopped: --max-seeds 3 reached;" \
+  "$(q "$SIGDB" "SELECT look || '|' || seeds || '|' || next FROM looks WHERE claim = 'delta(ega)' ORDER BY look" | tr '\n' ';')"
 finish

@@ -1,0 +1,57 @@
+// A sequential sweep's options, defined once: the flags of `egm sweep` and
+// `egm submit` (--until, --max-seeds, --batch, --half-width, --alpha), the
+// spec's "until" field (spec::Until), how the two combine, their checks, and
+// the arguments that pass them on to the `egm sweep` a batch job runs. No
+// LibTorch: `egm submit` checks them before it writes anything. The loop
+// itself (launch, look, extend) is sweep_until.h, in egm-torch.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/experiment_spec.h"
+
+namespace egm::launch {
+
+// The options as the loop uses them, every field decided.
+struct UntilOptions {
+  std::string claims;                 // "interaction,ega", "delta(ega)", "all"; empty: not sequential
+  int64_t max_seeds = 0;              // the budget: seeds per variant at most
+  int64_t batch = 1;                  // seeds added per look
+  std::optional<double> half_width;   // a claim narrower than +-this is settled too
+  double alpha = 0.05;                // family-wise over the claims
+  bool active() const { return !claims.empty(); }
+};
+
+// The flags as given: each one absent unless the user wrote it.
+struct UntilFlags {
+  std::optional<std::string> claims;  // "none": the spec's seeds only, whatever its "until" says
+  std::optional<int64_t> max_seeds;
+  std::optional<int64_t> batch;
+  std::optional<double> half_width;
+  std::optional<double> alpha;
+};
+
+// Registers the five flags on `app` (egm sweep, egm submit).
+void add_until_flags(CLI::App& app, UntilFlags& flags);
+
+// The spec's "until" field with the given flags over it. ConfigError when a
+// budget flag comes without claims (neither --until nor the field).
+UntilOptions resolve_until(const UntilFlags& flags, const spec::ExperimentSpec& spec);
+
+// The claims as the analysis names them ("delta(ega)", "interaction"), or
+// ConfigError naming what is wrong: an unknown variant, the baseline, an
+// interaction the spec cannot form, a grid, a bad budget, half-width or alpha.
+std::vector<std::string> check_until(const UntilOptions& options, const spec::ExperimentSpec& spec);
+
+// The arguments that give `egm sweep` these options, every field that has a
+// value written out (a batch job does what was checked at submission; only an
+// absent half-width is left to the spec's field, which the job reads from the
+// same file). `options` must be active.
+std::vector<std::string> until_arguments(const UntilOptions& options);
+
+}  // namespace egm::launch
