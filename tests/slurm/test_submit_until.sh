@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# slurm_submit_until: a sequential sweep (egm submit --until) on the private
+# test cluster, through a time-limit warning and its requeue:
+#   1. `egm submit --until ega --max-seeds 3` writes a job whose launcher is
+#      `egm sweep ... --until ega --max-seeds 3 ...` (not the mpirun line);
+#   2. while the first launch's cells are mid-run, the batch shell gets
+#      SIGUSR2 (as Slurm delivers --signal=B:USR2@N): it forwards it to egm
+#      sweep --until, which passes it on to its mpirun; the cells checkpoint,
+#      the loop exits 75 and the shell requeues the job;
+#   3. the second attempt goes on from the seeds the sweep has and adds seeds
+#      to the budget: every cell done exactly once, the interrupted ones
+#      resumed from their checkpoints, and one look per seed count stored.
+# Usage: test_submit_until.sh PATH/TO/egm. Exit 77: no Slurm, MPI or corpus here.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+EGM=$(realpath "${1:?usage: test_submit_until.sh PATH/TO/egm}")
+[ -x "$EGM" ] || fail "$EGM is not an executable"
+command -v mpirun >/dev/null || { echo "skip: mpirun not found"; exit 77; }
+[ -f "${EGM_DATA:-}" ] || { echo "skip: no corpus at '${EGM_DATA:-}' (set EGM_DATA)"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "skip: sqlite3 (the shell) not found"; exit 77; }
+SWEEP=slurm_until_tiny
+
+TEST_T0=$SECONDS
+make_test_workdir until
+export EGM_SLURM_TEST_CPUS=3  # 1 coordinator + 2 workers
+start_test_cluster "$CLUSTER"
+cd "$WORK"
+
+# One seed to start, one cell per worker: both are mid-run when the signal comes.
+cat >"$WORK/until.json" <<'JSON'
+{"name": "slurm_until_tiny", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0], "steps": 600,
+ "eval_interval": 100, "retries": 1, "overrides": {"train": {"full_val_eval": false, "ar_eval_windows": 0}}}
+JSON
+DB=$WORK/db/results.sqlite
+q() { sqlite3 -readonly -cmd ".timeout 5000" "$DB" "$1"; }
+wait_for() {  # wait_for SQL TIMEOUT_S: until the one-column query returns 1
+  local deadline=$((SECONDS + $2))
+  while [ $SECONDS -lt "$deadline" ]; do
+    [ "$(q "$1" 2>/dev/null)" = 1 ] && return 0
+    sleep 0.3
+  done
+  return 1
+}
+
+# 1. The job runs egm sweep --until.
+"$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --time 10:00 \
+  --checkpoint-every 20 --param max_restarts=2 --until ega --max-seeds 3 >"$WORK/submit.out" 2>&1 ||
+  fail "egm submit failed: $(cat "$WORK/submit.out")"
+job=$(sed -n 's/^submitted sweep .* as Slurm job \([0-9][0-9]*\)$/\1/p' "$WORK/submit.out")
+[ -n "$job" ] || fail "no job id in egm submit's output: $(cat "$WORK/submit.out")"
+SCRIPT=$WORK/db/$SWEEP.sbatch
+LOG=$WORK/db/$SWEEP-$job.out
+grep -q "^launch_command=.*/egm sweep .*--workers 2 .*--until ega --max-seeds 3 --batch 1 --alpha 0.05'\$" "$SCRIPT" ||
+  { grep launch_command "$SCRIPT"; fail "the job does not run egm sweep --until"; }
+note "submitted job $job: $(grep -o "^launch_command=.*" "$SCRIPT" | cut -c1-90)..."
+
+# 2. Both cells of the first launch running with a checkpoint behind them: the warning.
+wait_for "SELECT count(*) = 2 AS ready FROM runs r WHERE r.status = 'running' AND (SELECT max(step) FROM metrics m
+  WHERE m.run_id = r.id AND m.split = 'train') BETWEEN 45 AND 300" 150 ||
+  { cat "$LOG" >&2 || true; fail "never saw both cells of the first launch mid-run"; }
+scancel --batch --signal=USR2 "$job"
+wait_for_line "$LOG" 'SIGUSR2: time limit' 30
+wait_for_line "$LOG" 'requeueing$' 60
+note "attempt 0: $(grep -c "stopped .*interrupted by SIGUSR2" "$LOG") cells checkpointed on the warning; requeued"
+
+# 3. The second attempt finishes the sequence.
+wait_job_state "$job" COMPLETED 240 "$LOG"
+[ "$(job_field "$job" Restarts)" = 1 ] || fail "Restarts=$(job_field "$job" Restarts), expected 1"
+grep -q 'attempt 1 .*launcher exited with status 0$' "$LOG" || { cat "$LOG" >&2; fail "attempt 1 did not end with status 0"; }
+[ "$(q "SELECT count(*) FROM cells WHERE status = 'done'")" = 6 ] || fail "not 3 seeds x 2 variants done"
+[ "$(q "SELECT count(*) FROM runs WHERE status = 'done'")" = 6 ] || fail "a cell finished more than once"
+[ "$(q "SELECT count(*) FROM runs WHERE status = 'interrupted'")" = 2 ] || fail "the warning did not interrupt both cells"
+[ "$(q "SELECT count(*) FROM runs WHERE status = 'done' AND resumed_from_step > 0")" = 2 ] ||
+  fail "the interrupted cells did not resume from their checkpoints"
+[ "$(q "SELECT sum(failures) FROM cells")" = 0 ] || fail "the requeue was counted as a failure"
+looks=$(q "SELECT group_concat(seeds || ':' || next, ';') FROM (SELECT seeds, next FROM looks ORDER BY look)")
+[ "$looks" = "1:seed 1 added;2:seed 2 added;3:stopped: --max-seeds 3 reached" ] || fail "looks: $looks"
+note "looks: $looks"
+
+stop_and_check_cluster "$CLUSTER"
+note "slurm_submit_until passed"
