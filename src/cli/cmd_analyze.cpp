@@ -45,9 +45,28 @@ void run_analyze(const AnalyzeOptions& o) {
   const analysis::OutputFormat format = analysis::parse_output_format(o.format);
   db::ResultsDb results = db::open_for_reading(o.db);
   const analysis::SweepData data = analysis::load_sweep(results, o.sweep, !o.no_params);
+  const bool text_format = format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown;
+  analysis::SequenceOptions so;  // alpha = 1 - level; a level of 0.5 or less has no sequence
+  so.alpha = 1.0 - o.level;
+  so.adjustment = stats::parse_adjustment(o.adjust);
+  auto print_sequences = [&](const analysis::SweepAnalysis& a, const std::string& heading) {
+    if (!text_format || o.level <= 0.5) return;
+    const std::string text =
+        analysis::render_sequences_text(analysis::claim_sequences(a, data.spec.seeds, so), so, o.level);
+    if (text.empty()) return;
+    std::cout << "\n" << heading;
+    std::cout << (format == analysis::OutputFormat::markdown ? "```\n" + text + "```\n" : text);
+  };
   if (analysis::has_grid(data)) {  // every section per grid point, then across points
-    std::cout << analysis::render_grid(analysis::analyze_grid(data, options), format);
-    if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) {
+    const analysis::GridAnalysis g = analysis::analyze_grid(data, options);
+    std::cout << analysis::render_grid(g, format);
+    // Each point's claims are a family of their own: one configuration each,
+    // as a sequential sweep (one spec per point) would settle them.
+    for (const analysis::PointAnalysis& p : g.points)
+      print_sequences(p.analysis, fmt::format(format == analysis::OutputFormat::markdown ? "### Grid point {}: {}\n\n"
+                                                                                           : "grid point {}: {}\n",
+                                              p.index, p.label));
+    if (text_format) {
       std::cout << "\n" << analysis::render_compute_text(analysis::compute_statement(results, o.sweep));
       std::cout << "corpus: " << db::describe_corpus(data.sweep) << "\n";
     }
@@ -56,15 +75,7 @@ void run_analyze(const AnalyzeOptions& o) {
   const analysis::SweepAnalysis a = analysis::analyze_sweep(data, options);
   std::cout << analysis::render_analysis(a, format);
   // Each claim's anytime-valid sequence beside its fixed-n t interval (src/analysis/sequences.h).
-  // (alpha = 1 - level; a level of 0.5 or less has no sequence.)
-  if ((format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) && o.level > 0.5) {
-    analysis::SequenceOptions so;
-    so.alpha = 1.0 - o.level;
-    so.adjustment = stats::parse_adjustment(o.adjust);
-    const std::string text =
-        analysis::render_sequences_text(analysis::claim_sequences(a, data.spec.seeds, so), so, o.level);
-    if (!text.empty()) std::cout << "\n" << (format == analysis::OutputFormat::markdown ? "```\n" + text + "```\n" : text);
-  }
+  print_sequences(a, "");
   // What the table cost (src/analysis/compute.h); the CSV and JSON forms stay the analysis alone.
   if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) {
     std::cout << "\n"

@@ -25,6 +25,9 @@ expect_in_file "egm runs shows the point" "train.lr=0.01" "$WORK/runs.txt"
 expect_eq "egm analyze exit status" 0 $?
 expect_in_file "egm analyze: one section per point" "=== grid point 1: train.lr=0.01 ===" "$WORK/analyze.txt"
 expect_in_file "egm analyze: across points" "=== across grid points ===" "$WORK/analyze.txt"
+# Each point's claims have their own anytime-valid sequences (the point's family).
+expect_eq "egm analyze: a sequence block per point" 2 \
+  "$(grep -A1 -E '^grid point [01]: train.lr=' "$WORK/analyze.txt" | grep -c '^anytime-valid confidence sequences')"
 
 # Again: resumed, nothing redone.
 "$EGM" sweep "$SPECS/grid.json" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/again.txt" 2>&1
