@@ -562,6 +562,11 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
           "e.step FROM src.events e WHERE e.sweep_id IN (SELECT src_id FROM temp.sweep_map) "
           "AND (e.cell_id IS NULL OR e.cell_id IN (SELECT src_cell FROM temp.picked)) ORDER BY e.id",
           cell_off, run_off));
+      // A sequential sweep's looks (schema v10), as this input recorded them.
+      if (has_table(out, "src", "looks"))
+        out.exec(copy_sql(out, "looks", "l",
+                          {{"id", ""}, {"sweep_id", "(SELECT out_id FROM temp.sweep_map WHERE src_id = l.sweep_id)"}},
+                          "FROM src.looks l WHERE l.sweep_id IN (SELECT src_id FROM temp.sweep_map) ORDER BY l.id"));
       say(fmt::format("copied {}: {} runs so far, {} metric rows", in.given, summary.runs, summary.metrics));
     }
 

@@ -18,7 +18,9 @@
 //
 // Each cell is copied with everything of it from the input it is taken from:
 // its attempts (host, commit, source diff, compute), metrics, learned
-// parameters and events, renumbered; each input is a row of merge_sources and
+// parameters and events, renumbered, and each merged sweep's looks (egm sweep
+// --until's record) as each input has them, in time order: two inputs that
+// both ran a sequence keep both records; each input is a row of merge_sources and
 // every copied run names it (runs.merge_source). Memory stays bounded: the rows
 // move SQLite to SQLite (ATTACH, INSERT ... SELECT); only a table of the
 // cells' choices is kept, in a temporary table.

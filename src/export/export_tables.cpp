@@ -169,9 +169,19 @@ std::vector<ExportTable> export_tables(int schema_version) {
   // Before schema v5 `params` was a table of these rows (keyed in this order); since, its rows are packed.
   if (schema_version >= 5) params.read = PackedParamsReader{};
   tables.push_back(std::move(params));
-  // The looks of a sequential sweep (issue 28) go here, once its table exists:
-  //   tables.push_back({"looks", {col("look", T::int64, "l.look"), ...},
-  //                     "FROM looks l WHERE l.sweep_id = ?1 ORDER BY l.look", false, "looks", {}});
+  // A sequential sweep's looks (egm sweep --until, schema v10): one row per look and claim.
+  tables.push_back({"looks",
+                    {col("look", T::int64, "l.look"), col("time", T::timestamp, "l.time"),
+                     col("claim", T::text, "l.claim"), col("seeds", T::int64, "l.seeds"),
+                     col("estimate", T::float64, "l.estimate"), col("lower", T::float64, "l.lower"),
+                     col("upper", T::float64, "l.upper"), col("p_anytime", T::float64, "l.p_anytime"),
+                     col("decision", T::text, "l.decision"), col("settled", T::int64, "l.settled"),
+                     col("next", T::text, "l.next"), col("method", T::text, "l.method"),
+                     col("params", T::text, "l.params")},
+                    "FROM looks l WHERE l.sweep_id = ?1 ORDER BY l.look, l.id",
+                    false,
+                    "looks",
+                    {}});
   return tables;
 }
 

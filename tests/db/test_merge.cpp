@@ -121,6 +121,35 @@ TEST(Merge, ChoosesEachCellAndKeepsWhereItCameFrom) {
   EXPECT_EQ(text(out, "PRAGMA foreign_key_check"), "");
 }
 
+// A sequential sweep's looks travel with it, under the merged sweep's id;
+// a superseded sweep's stay behind.
+TEST(Merge, CopiesTheLooksOfEachMergedSweep) {
+  ScratchDir dir;
+  const std::string a = dir.file("a.sqlite"), b = dir.file("b.sqlite");
+  auto look = [](ResultsDb& r, int64_t sweep, int64_t n, const std::string& next) {
+    r.connection().execute(
+        "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
+        "next, method, params) VALUES (?, ?, ?, 'delta(ega)', ?, 0.1, NULL, NULL, 0.5, 'undecided', 0, ?, 't-mixture', "
+        "'alpha=0.05')",
+        sweep, n, 100.0 + static_cast<double>(n), n + 1, next);
+  };
+  {
+    Db old(a, {7});
+    look(old.db, old.sweep, 1, "superseded");
+    const std::string spec = spec_of({0});
+    const int64_t id = old.db.create_or_load_sweep("demo", spec, "hash-" + spec, ChangedSpec::new_sweep).sweep.id;
+    old.db.ensure_cells(id, {make_cell("base", 0)});
+    look(old.db, id, 1, "seed 1 added");
+    look(old.db, id, 2, "stopped");
+  }
+  { Db d(b, {1}); }
+  const std::string out = dir.file("out.sqlite");
+  merge_databases({out, {b, a}, "", false});
+  EXPECT_EQ(text(out, "SELECT s.name, l.look, l.seeds, l.next, l.method FROM looks l JOIN sweeps s ON s.id = l.sweep_id "
+                      "ORDER BY l.id"),
+            "demo|1|2|seed 1 added|t-mixture;demo|2|3|stopped|t-mixture;");
+}
+
 TEST(Merge, AConflictIsRefusedWithNothingWrittenUnlessPreferred) {
   ScratchDir dir;
   const std::string a = dir.file("a.sqlite"), b = dir.file("b.sqlite");

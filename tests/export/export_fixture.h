@@ -8,11 +8,13 @@
 //       and one value that is not a float, so its snapshot is packed as doubles);
 //     - base-s2-g0 failed (an error that needs CSV quoting), mope-s2-g0 running,
 //       the rest pending.
-//   sweep "other": one done cell, which an export of "fx" must leave out.
+//     Two looks of a sequential sweep (egm sweep --until), one unbounded.
+//   sweep "other": one done cell and a look, which an export of "fx" must leave out.
 // Times are fixed (2026-12-01 12:00:00 UTC on), so every export is the same.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "db/results_db.h"
@@ -120,6 +122,15 @@ inline void write_export_fixture(const std::string& path) {
   now = kT0 + 4020;
   db.start_attempt(mope2, cpu);
 
+  // Two looks (schema v10): the first unbounded (NULL bounds), the second bounded.
+  const char* look_sql =
+      "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
+      "next, method, params) VALUES (?, ?, ?, 'delta(mope)', ?, ?, ?, ?, ?, ?, ?, ?, 't-mixture', 'alpha=0.05')";
+  db.connection().execute(look_sql, sweep, 1, kT0 + 4100, 2, 0.25, std::optional<double>(), std::optional<double>(),
+                          0.5, "undecided", 0, "seed 3 added");
+  db.connection().execute(look_sql, sweep, 2, kT0 + 4200, 3, 0.2, std::optional<double>(0.05),
+                          std::optional<double>(0.35), 0.01, "positive", 1, "stopped: every claim settled");
+
   // Another sweep, which an export of fx leaves out.
   const int64_t other = db.create_or_load_sweep("other", "{\"name\":\"other\"}", "spec-hash-other", false).sweep.id;
   CellInput o = export_fixture_cell("base", 9, 0, 1e-3);
@@ -135,6 +146,8 @@ inline void write_export_fixture(const std::string& path) {
   Measurements od;
   od.final_val = 3.0;
   db.finish_attempt(r5, RunStatus::done, "", od, {}, /*step=*/10);
+  db.connection().execute(look_sql, other, 1, kT0 + 5100, 1, 9.0, std::optional<double>(), std::optional<double>(),
+                          1.0, "undecided", 0, "the other sweep's look");
 }
 
 }  // namespace egm::testing

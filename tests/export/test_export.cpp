@@ -120,7 +120,7 @@ TEST(TensorBoardTags, Stable) {
 
 TEST_F(ExportDir, CsvTablesMatchTheDatabase) {
   const ExportSummary s = export_sweep(options(ExportFormat::csv));
-  ASSERT_EQ(s.files.size(), 5u);
+  ASSERT_EQ(s.files.size(), 6u);
   const fs::path out = root_ / "out";
   // Row counts from SQL over the same database, only sweep fx's.
   db::ResultsDb results(db_, db::OpenMode::read_only);
@@ -153,6 +153,13 @@ TEST_F(ExportDir, CsvTablesMatchTheDatabase) {
   EXPECT_NE(read_file((out / "cells.csv").string()).find("\"bad value, \"\"x\"\" at step 3\""), std::string::npos);
   // The other sweep's cell is not there.
   EXPECT_EQ(read_file((out / "cells.csv").string()).find("base-s9"), std::string::npos);
+  // looks: fx's two, in order, an unbounded look's bounds empty; not the other sweep's.
+  const std::vector<std::string> looks = lines_of((out / "looks.csv").string());
+  ASSERT_EQ(looks.size(), 3u);
+  EXPECT_EQ(looks[0], "look,time,claim,seeds,estimate,lower,upper,p_anytime,decision,settled,next,method,params");
+  EXPECT_EQ(looks[1].rfind("1,2026-12-01T13:08:20.000000Z,delta(mope),2,0.25,,,0.5,undecided,0,seed 3 added,", 0), 0u)
+      << looks[1];
+  EXPECT_NE(looks[2].find(",0.05,0.35,0.01,positive,1,stopped: every claim settled,"), std::string::npos) << looks[2];
   // runs: threads and the GPU's name (schema v7), the duration.
   EXPECT_NE(read_file((out / "runs.csv").string()).find("cuda:0,NVIDIA H200,1,1,"), std::string::npos);
 }

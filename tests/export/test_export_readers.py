@@ -86,7 +86,7 @@ def check_parquet(a, db):
     out = a.work / "parquet"
     run_egm(["export", "fx", "--format", "parquet", "--out", str(out), "--db", str(db), "-q"], a.egm)
     files = sorted(p.name for p in out.iterdir())
-    check(files == ["cells.parquet", "metrics.parquet", "params.parquet", "runs.parquet", "sweep.parquet"], f"files {files}")
+    check(files == ["cells.parquet", "looks.parquet", "metrics.parquet", "params.parquet", "runs.parquet", "sweep.parquet"], f"files {files}")
     ts = pa.timestamp("us", tz="UTC")
     want_types = {
         "cells": {"cell_id": pa.int64(), "seed": pa.int64(), "grid_point": pa.int64(), "key": pa.string(),
@@ -97,6 +97,8 @@ def check_parquet(a, db):
         "params": {"cell_id": pa.int64(), "layer": pa.int64(), "idx": pa.int64(), "name": pa.string(),
                    "value": pa.float64()},
         "sweep": {"sweep_id": pa.int64(), "created_at": ts, "spec_json": pa.string()},
+        "looks": {"look": pa.int64(), "time": ts, "claim": pa.string(), "seeds": pa.int64(), "lower": pa.float64(),
+                  "settled": pa.int64(), "next": pa.string()},
     }
     tables = {}
     for name, cols in want_types.items():
@@ -147,6 +149,13 @@ def check_parquet(a, db):
         check(close(epoch(got["time"]), w["time"], 1e-15), "metrics time")
     check(any(m["loss"] is None for m in metrics), "a NULL (NaN) loss stays null")
 
+    looks = tables["looks"].to_pylist()
+    want_looks = db_rows(db, "SELECT l.* FROM looks l JOIN sweeps s ON s.id = l.sweep_id WHERE s.name = 'fx' "
+                             "ORDER BY l.look, l.id")
+    check(len(looks) == len(want_looks) == 2, f"looks: {len(looks)} rows, {len(want_looks)} in the database")
+    for got, w in zip(looks, want_looks):
+        check(all(got[c] == w[c] for c in ["look", "claim", "seeds", "estimate", "lower", "upper", "decision", "next"])
+              and close(epoch(got["time"]), w["time"], 1e-15), f"look {got} != {w}")
     params = [tuple(r[c] for c in ["cell_id", "run_id", "step", "module", "layer", "idx", "name", "value"])
               for r in tables["params"].to_pylist()]
     want = sorted(expected_params(db, "fx"), key=lambda r: (r[0], r[2], r[3], r[4], r[6], r[5]))
