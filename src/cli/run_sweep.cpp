@@ -109,6 +109,18 @@ int run_and_wait(const std::vector<std::string>& cmd) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
+// The sweep's status in the database after a launch, if it can be read.
+std::optional<db::SweepStatus> sweep_status(const std::string& db_path, const std::string& name) {
+  try {
+    db::ResultsDb db(db_path, db::OpenMode::read_only);
+    const std::optional<db::SweepRow> sweep = db.find_sweep(name);
+    if (sweep) return sweep->status;
+  } catch (const std::exception&) {
+    // no database (the launch never opened it): the launch's own status stands
+  }
+  return std::nullopt;
+}
+
 // A stop signal came while --until was between launches, or the launch was
 // ended by one: nothing more is trained; the same command resumes.
 [[noreturn]] void stop_between_looks(const std::string& next) {
@@ -325,9 +337,25 @@ void run_sweep(SweepOptions o) {
     if (g_stop != 0) stop_between_looks("the next launch");
     const int status = run_and_wait(launch);
     // Interrupted (75) or failed for good (1): the sweep's own exit status; run
-    // again to resume. A launch a stop signal killed before its coordinator
-    // could answer (it had just started) lost nothing either.
-    if (status != 0) std::exit(g_stop != 0 && status > 128 ? kExitInterrupted : status);
+    // again to resume. After a stop signal the database says which it was:
+    // mpirun answers SIGTERM with 1 whatever its coordinator's 75 (the
+    // coordinator checkpointed and recorded the interruption), and a launch
+    // killed before its coordinator could answer lost nothing either.
+    // One that came as the launch was ending finds its sweep done: the look is
+    // taken, and the loop stops after it.
+    if (status != 0) {
+      const std::optional<db::SweepStatus> ended =
+          g_stop != 0 ? sweep_status(l.options.db_path, spec.name) : std::nullopt;
+      if (ended != db::SweepStatus::done) {
+        if (g_stop != 0 && (status > 128 || ended == db::SweepStatus::interrupted)) {
+          std::cout << fmt::format("egm sweep --until: stopped by {}; run the same command again to resume (exit {})",
+                                   stop_signal_name(g_stop), kExitInterrupted)
+                    << std::endl;
+          std::exit(kExitInterrupted);
+        }
+        std::exit(status);
+      }
+    }
     const LookOutcome next = look_and_decide(until, claims, l.options.db_path, spec);
     if (next.stop) return;
     if (g_stop != 0) {
