@@ -359,7 +359,9 @@ void run_sweep(SweepOptions o) {
     const LookOutcome next = look_and_decide(until, claims, l.options.db_path, spec);
     if (next.stop) return;
     if (g_stop != 0) {
-      const std::string what = fmt::format("the next launch ({} not launched)", next.why);
+      std::string seeds = next.why;  // "seed 5 added", "seeds 5-6 added"
+      if (const auto at = seeds.rfind(" added"); at != std::string::npos) seeds.erase(at);
+      const std::string what = fmt::format("the next launch ({} not run)", seeds);
       amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", stop_signal_name(g_stop), what));
       stop_between_looks(what);
     }
