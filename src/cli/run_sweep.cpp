@@ -333,38 +333,41 @@ void run_sweep(SweepOptions o) {
   }
   std::vector<std::string> launch = launch::sweep_launch_command(l);
   const StopSignals stop_signals;
+  std::string added;  // the seeds the last look added ("seed 5"), empty before the first launch
+  auto stopped = [&](const std::string& what) {
+    if (!added.empty())
+      amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", stop_signal_name(g_stop), what));
+    stop_between_looks(what);
+  };
   for (;;) {
-    if (g_stop != 0) stop_between_looks("the next launch");
+    if (g_stop != 0) stopped(added.empty() ? "the first launch" : fmt::format("the next launch ({} not run)", added));
     const int status = run_and_wait(launch);
     // Interrupted (75) or failed for good (1): the sweep's own exit status; run
-    // again to resume. After a stop signal the database says which it was:
-    // mpirun answers SIGTERM with 1 whatever its coordinator's 75 (the
-    // coordinator checkpointed and recorded the interruption), and a launch
-    // killed before its coordinator could answer lost nothing either.
-    // One that came as the launch was ending finds its sweep done: the look is
-    // taken, and the loop stops after it.
+    // again to resume. After a stop signal it is read more closely:
+    //  - the launch died of the signal (it came as mpirun started, before its
+    //    handlers): nothing of it ran;
+    //  - the database says interrupted: the coordinator checkpointed (mpirun
+    //    answers SIGTERM with 1 whatever its coordinator's 75);
+    //  - the database says done: the launch was ending as the signal came; the
+    //    look is taken and the loop stops after it.
     if (status != 0) {
+      if (g_stop != 0 && status > 128)
+        stopped(added.empty() ? "the first launch" : fmt::format("the next launch ({} not run)", added));
       const std::optional<db::SweepStatus> ended =
           g_stop != 0 ? sweep_status(l.options.db_path, spec.name) : std::nullopt;
-      if (ended != db::SweepStatus::done) {
-        if (g_stop != 0 && (status > 128 || ended == db::SweepStatus::interrupted)) {
-          std::cout << fmt::format("egm sweep --until: stopped by {}; run the same command again to resume (exit {})",
-                                   stop_signal_name(g_stop), kExitInterrupted)
-                    << std::endl;
-          std::exit(kExitInterrupted);
-        }
-        std::exit(status);
+      if (ended == db::SweepStatus::interrupted) {
+        std::cout << fmt::format("egm sweep --until: stopped by {}; run the same command again to resume (exit {})",
+                                 stop_signal_name(g_stop), kExitInterrupted)
+                  << std::endl;
+        std::exit(kExitInterrupted);
       }
+      if (ended != db::SweepStatus::done) std::exit(status);
     }
     const LookOutcome next = look_and_decide(until, claims, l.options.db_path, spec);
     if (next.stop) return;
-    if (g_stop != 0) {
-      std::string seeds = next.why;  // "seed 5 added", "seeds 5-6 added"
-      if (const auto at = seeds.rfind(" added"); at != std::string::npos) seeds.erase(at);
-      const std::string what = fmt::format("the next launch ({} not run)", seeds);
-      amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", stop_signal_name(g_stop), what));
-      stop_between_looks(what);
-    }
+    added = next.why;  // "seed 5 added", "seeds 5-6 added"
+    if (const auto at = added.rfind(" added"); at != std::string::npos) added.erase(at);
+    if (g_stop != 0) stopped(fmt::format("the next launch ({} not run)", added));
     l.options.spec_path = write_spec_with_seeds(original_spec, next.next_seeds, l.options.db_path, spec.name);
     l.options.extend = true;
     l.options.new_sweep = false;  // the sweep this command started, extended
