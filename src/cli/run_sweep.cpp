@@ -32,6 +32,7 @@
 #include "slurm/slurm_env.h"
 #include "spec/expand.h"
 #include "spec/experiment_spec.h"
+#include "spec/sweep_setup.h"
 #include "train/cuda_memory.h"
 #include "train/memory_estimate.h"
 #include "train/step_benchmark.h"
@@ -317,6 +318,13 @@ void run_sweep(SweepOptions o) {
     return;
   }
   log::debug("running {}", line);
+  // A sweep running elsewhere is refused here, in one line, before mpirun
+  // starts a rank (the coordinator decides again when it opens the sweep).
+  {
+    db::Claimant me{process_info().host, static_cast<int64_t>(::getpid()), std::nullopt, o.launch.takeover};
+    if (const auto job = slurm::read_slurm_env().job_id) me.slurm_job = std::to_string(*job);
+    spec::precheck_owner(l.options.db_path, spec.name, me);
+  }
   if (!until.active()) exec_command(cmd);
 
   // --until (sweep_until.h): launch, look, and add seeds until the claims are

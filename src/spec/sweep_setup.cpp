@@ -38,6 +38,19 @@ std::optional<std::string> check_owner(const std::optional<db::SweepRow>& existi
 
 }  // namespace
 
+void precheck_owner(const std::string& db_path, const std::string& name, const db::Claimant& me) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) return;
+  std::optional<db::SweepRow> existing;
+  try {
+    db::ResultsDb db(db_path, db::OpenMode::read_only);
+    existing = db.find_sweep(name);
+  } catch (const std::exception&) {
+    return;  // an older schema (or a locked file): the coordinator's own check decides
+  }
+  if (existing) check_owner(existing, me, name, db_path);
+}
+
 SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, db::ChangedSpec on_change,
                       const SweepOpening& opening) {
   // Checked in full before the database is opened: a bad spec touches nothing.

@@ -44,6 +44,15 @@ SweepSetup open_sweep(const std::string& spec_path, const std::string& db_path, 
 SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::ChangedSpec on_change,
                       const SweepOpening& opening = {});
 
+// The ownership rule (db/ownership.h) applied before anything is started
+// (egm sweep, before mpirun starts its ranks): a ConfigError with the line
+// the coordinator would give when the sweep is running elsewhere (or
+// --takeover finds nobody to take over from). Read-only; says nothing when
+// there is no database or no such sweep yet, or the database cannot be read
+// without the coordinator's migration: the coordinator decides again, in the
+// transaction that opens the sweep.
+void precheck_owner(const std::string& db_path, const std::string& name, const db::Claimant& me);
+
 // The launch flags --new-sweep and --extend (at most one; the flags exclude
 // each other) as a ChangedSpec.
 inline db::ChangedSpec changed_spec(bool new_sweep, bool extend) {

@@ -7,7 +7,7 @@ if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
   set terminal png size 1100,600 noenhanced
 }
 set output 'interaction.png'
-set title 'sweep findings_t256: is ega_mope more than the sum of its parts? verdict: additive-consistent'
+set title 'sweep findings_t256: is ega_mope more than the sum of its parts? verdict: subadditive'
 set xlabel ''
 set ylabel 'val loss difference (nats), + = better than base'
 set grid
@@ -35,7 +35,7 @@ unset label
 unset output
 set terminal svg size 1100,600 dynamic noenhanced font 'sans,11' background rgb 'white'
 set output 'interaction.svg'
-set title 'sweep findings_t256: is ega_mope more than the sum of its parts? verdict: additive-consistent'
+set title 'sweep findings_t256: is ega_mope more than the sum of its parts? verdict: subadditive'
 set xlabel ''
 set ylabel 'val loss difference (nats), + = better than base'
 set grid

@@ -30,8 +30,8 @@ set samples 400
 plot 'omega_sigma.dat' index 0 using 1:2 with lines lw 2 lc rgb '#1d2330' title 'omega*sigma = 5 (boundary)', \
      2.984513021 with lines lw 1.2 dt 2 lc rgb '#7f7f7f' title 'omega = 0.95 pi (clamp)', \
      'omega_sigma.dat' index 1 using 1:2 with points pt 6 ps 0.8 lc rgb '#9aa4b5' title 'initial pairs', \
-     'omega_sigma.dat' index 2 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'learned: mope (4 runs)', \
-     'omega_sigma.dat' index 3 using 1:2 with points pt 7 ps 0.8 lc rgb '#d62728' title 'learned: ega_mope (4 runs)'
+     'omega_sigma.dat' index 2 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'learned: mope (8 runs)', \
+     'omega_sigma.dat' index 3 using 1:2 with points pt 7 ps 0.8 lc rgb '#d62728' title 'learned: ega_mope (8 runs)'
 unset arrow
 unset label
 unset output
@@ -60,8 +60,8 @@ set samples 400
 plot 'omega_sigma.dat' index 0 using 1:2 with lines lw 2 lc rgb '#1d2330' title 'omega*sigma = 5 (boundary)', \
      2.984513021 with lines lw 1.2 dt 2 lc rgb '#7f7f7f' title 'omega = 0.95 pi (clamp)', \
      'omega_sigma.dat' index 1 using 1:2 with points pt 6 ps 0.8 lc rgb '#9aa4b5' title 'initial pairs', \
-     'omega_sigma.dat' index 2 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'learned: mope (4 runs)', \
-     'omega_sigma.dat' index 3 using 1:2 with points pt 7 ps 0.8 lc rgb '#d62728' title 'learned: ega_mope (4 runs)'
+     'omega_sigma.dat' index 2 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'learned: mope (8 runs)', \
+     'omega_sigma.dat' index 3 using 1:2 with points pt 7 ps 0.8 lc rgb '#d62728' title 'learned: ega_mope (8 runs)'
 unset arrow
 unset label
 unset output

@@ -19,9 +19,9 @@ set autoscale x
 set autoscale y
 set samples 400
 plot 'sequences.dat' index 0 using 1:2:3 with filledcurves lc rgb '#1f77b4' notitle, \
-     'sequences.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'delta(ega) (not settled)', \
+     'sequences.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'delta(ega) (settled at 7 seeds)', \
      'sequences.dat' index 2 using 1:2:3 with filledcurves lc rgb '#d62728' notitle, \
-     'sequences.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'delta(mope) (not settled)', \
+     'sequences.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'delta(mope) (settled at 7 seeds)', \
      'sequences.dat' index 4 using 1:2:3 with filledcurves lc rgb '#2ca02c' notitle, \
      'sequences.dat' index 5 using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'delta(ega_mope) (not settled)', \
      'sequences.dat' index 6 using 1:2:3 with filledcurves lc rgb '#9467bd' notitle, \
@@ -44,9 +44,9 @@ set autoscale x
 set autoscale y
 set samples 400
 plot 'sequences.dat' index 0 using 1:2:3 with filledcurves lc rgb '#1f77b4' notitle, \
-     'sequences.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'delta(ega) (not settled)', \
+     'sequences.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'delta(ega) (settled at 7 seeds)', \
      'sequences.dat' index 2 using 1:2:3 with filledcurves lc rgb '#d62728' notitle, \
-     'sequences.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'delta(mope) (not settled)', \
+     'sequences.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'delta(mope) (settled at 7 seeds)', \
      'sequences.dat' index 4 using 1:2:3 with filledcurves lc rgb '#2ca02c' notitle, \
      'sequences.dat' index 5 using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'delta(ega_mope) (not settled)', \
      'sequences.dat' index 6 using 1:2:3 with filledcurves lc rgb '#9467bd' notitle, \

@@ -16,16 +16,16 @@ set style fill transparent solid 0.18 noborder
 unset logscale x
 unset logscale y
 set autoscale x
-set yrange [2.375436158:2.547749047]
+set yrange [2.366084295:2.55710091]
 set samples 400
-plot 'val_curves.dat' index 0 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#1f77b4' notitle, \
-     'val_curves.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'base (4 seeds)', \
-     'val_curves.dat' index 2 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#d62728' notitle, \
-     'val_curves.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'ega (4 seeds)', \
-     'val_curves.dat' index 4 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#2ca02c' notitle, \
-     'val_curves.dat' index 5 using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'mope (4 seeds)', \
-     'val_curves.dat' index 6 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#9467bd' notitle, \
-     'val_curves.dat' index 7 using 1:2 with lines lw 2 lc rgb '#9467bd' title 'ega_mope (4 seeds)'
+plot 'val_curves.dat' index 0 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#1f77b4' notitle, \
+     'val_curves.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'base (8 seeds)', \
+     'val_curves.dat' index 2 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#d62728' notitle, \
+     'val_curves.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'ega (8 seeds)', \
+     'val_curves.dat' index 4 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#2ca02c' notitle, \
+     'val_curves.dat' index 5 using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'mope (8 seeds)', \
+     'val_curves.dat' index 6 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#9467bd' notitle, \
+     'val_curves.dat' index 7 using 1:2 with lines lw 2 lc rgb '#9467bd' title 'ega_mope (8 seeds)'
 unset arrow
 unset label
 unset output
@@ -40,16 +40,16 @@ set style fill transparent solid 0.18 noborder
 unset logscale x
 unset logscale y
 set autoscale x
-set yrange [2.375436158:2.547749047]
+set yrange [2.366084295:2.55710091]
 set samples 400
-plot 'val_curves.dat' index 0 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#1f77b4' notitle, \
-     'val_curves.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'base (4 seeds)', \
-     'val_curves.dat' index 2 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#d62728' notitle, \
-     'val_curves.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'ega (4 seeds)', \
-     'val_curves.dat' index 4 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#2ca02c' notitle, \
-     'val_curves.dat' index 5 using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'mope (4 seeds)', \
-     'val_curves.dat' index 6 using 1:($2 < 2.375436158 ? 2.375436158 : $2 > 2.547749047 ? 2.547749047 : $2):($3 < 2.375436158 ? 2.375436158 : $3 > 2.547749047 ? 2.547749047 : $3) with filledcurves lc rgb '#9467bd' notitle, \
-     'val_curves.dat' index 7 using 1:2 with lines lw 2 lc rgb '#9467bd' title 'ega_mope (4 seeds)'
+plot 'val_curves.dat' index 0 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#1f77b4' notitle, \
+     'val_curves.dat' index 1 using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'base (8 seeds)', \
+     'val_curves.dat' index 2 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#d62728' notitle, \
+     'val_curves.dat' index 3 using 1:2 with lines lw 2 lc rgb '#d62728' title 'ega (8 seeds)', \
+     'val_curves.dat' index 4 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#2ca02c' notitle, \
+     'val_curves.dat' index 5 using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'mope (8 seeds)', \
+     'val_curves.dat' index 6 using 1:($2 < 2.366084295 ? 2.366084295 : $2 > 2.55710091 ? 2.55710091 : $2):($3 < 2.366084295 ? 2.366084295 : $3 > 2.55710091 ? 2.55710091 : $3) with filledcurves lc rgb '#9467bd' notitle, \
+     'val_curves.dat' index 7 using 1:2 with lines lw 2 lc rgb '#9467bd' title 'ega_mope (8 seeds)'
 unset arrow
 unset label
 unset output
