@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/sweep_until.h"
 #include "launch/until_options.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
@@ -131,6 +132,8 @@ void run_submit(SubmitOptions o) {
   const std::string db_path =
       fs::absolute(o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path).lexically_normal().string();
   const fs::path db_dir = fs::path(db_path).parent_path();
+  // The job's egm sweep --until goes on from the seeds the sweep has run: a budget below them is refused now.
+  if (until.active() && !o.launch.new_sweep) require_budget(until, seeds_so_far(db_path, spec), spec, db_path);
 
   // The job runs the sweep as it is now: --new-sweep and --extend are applied
   // here, once, so the job (and each requeued attempt) loads that sweep instead

@@ -331,8 +331,9 @@ void run_sweep(SweepOptions o) {
   // settled or the budget is spent. A run of the same command resumes from the
   // seeds the sweep already has.
   const std::string original_spec = o.launch.spec_path;
-  if (const std::vector<uint64_t> seeds = o.launch.new_sweep ? spec.seeds : seeds_so_far(l.options.db_path, spec);
-      seeds != spec.seeds) {
+  const std::vector<uint64_t> seeds = o.launch.new_sweep ? spec.seeds : seeds_so_far(l.options.db_path, spec);
+  require_budget(until, seeds, spec, l.options.db_path);
+  if (seeds != spec.seeds) {
     l.options.spec_path = write_spec_with_seeds(original_spec, seeds, l.options.db_path, spec.name);
     l.options.extend = true;
     std::cout << fmt::format("egm sweep --until: sweep {} has {} seeds already; going on from there", spec.name,

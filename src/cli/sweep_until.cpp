@@ -45,6 +45,14 @@ std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::Exper
   return seeds;
 }
 
+void require_budget(const launch::UntilOptions& o, const std::vector<uint64_t>& seeds,
+                    const spec::ExperimentSpec& spec, const std::string& db_path) {
+  EGM_REQUIRE(o.max_seeds >= static_cast<int64_t>(seeds.size()), ConfigError,
+              "--max-seeds {} is below the {} seeds sweep {} has already run in {}; pass --max-seeds {} or more to "
+              "go on",
+              o.max_seeds, seeds.size(), spec.name, db_path, seeds.size());
+}
+
 LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
                             const spec::ExperimentSpec& spec) {
   db::ResultsDb db(db_path, db::OpenMode::read_write);

@@ -27,6 +27,11 @@ namespace egm::cli {
 // the spec's own when it is new there.
 std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::ExperimentSpec& spec);
 
+// ConfigError unless the budget holds the seeds the sweep has already run
+// (`seeds`, from seeds_so_far): one line naming them and the database.
+void require_budget(const launch::UntilOptions& options, const std::vector<uint64_t>& seeds,
+                    const spec::ExperimentSpec& spec, const std::string& db_path);
+
 struct LookOutcome {
   bool stop = false;
   std::string why;                   // "every claim settled", "--max-seeds 8 reached"

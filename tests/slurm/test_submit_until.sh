@@ -78,5 +78,11 @@ looks=$(q "SELECT group_concat(seeds || ':' || next, ';') FROM (SELECT seeds, ne
 [ "$looks" = "1:seed 1 added;2:seed 2 added;3:stopped: --max-seeds 3 reached" ] || fail "looks: $looks"
 note "looks: $looks"
 
+# A budget below the seeds the sweep has run is refused at submission (the job would stop at once).
+if "$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --until ega --max-seeds 2 \
+  --dry-run >"$WORK/low.out" 2>&1; then fail "a budget below the seeds run was accepted"; fi
+grep -q -- "--max-seeds 2 is below the 3 seeds sweep $SWEEP has already run" "$WORK/low.out" ||
+  fail "a budget below the seeds run: $(cat "$WORK/low.out")"
+
 stop_and_check_cluster "$CLUSTER"
 note "slurm_submit_until passed"

@@ -72,6 +72,13 @@ expect_in "it says where it goes on from" "sweep seq has 4 seeds already; going 
 expect_all_done_once "$DB" 10
 expect_eq "the last look" "5|5|stopped: --max-seeds 5 reached" \
   "$(q "$DB" "SELECT look || '|' || seeds || '|' || next FROM looks ORDER BY look DESC LIMIT 1")"
+# A budget below the seeds the sweep has run: refused in one line, nothing written.
+before=$(q "$DB" "SELECT count(*) FROM looks")
+sweep --until ega --max-seeds 3 >"$WORK/out" 2>"$WORK/err"
+expect_eq "a budget below the seeds run: exit status" 2 $?
+expect_in "a budget below the seeds run: the line" "--max-seeds 3 is below the 5 seeds sweep seq has already run" "$(cat "$WORK/err")"
+expect_eq "a budget below the seeds run: one line" 1 "$(wc -l <"$WORK/err")"
+expect_eq "a budget below the seeds run: no look" "$before" "$(q "$DB" "SELECT count(*) FROM looks")"
 run "analyze reads it" 0 "$EGM" analyze seq --db "$DB"
 run "egm status" 0 "$EGM" status --db "$DB"
 expect_in "egm status: the claim at the last look" "look 5: delta(ega) after 5 seeds" "$out"
