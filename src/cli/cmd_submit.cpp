@@ -132,8 +132,15 @@ void run_submit(SubmitOptions o) {
   const std::string db_path =
       fs::absolute(o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path).lexically_normal().string();
   const fs::path db_dir = fs::path(db_path).parent_path();
-  // The job's egm sweep --until goes on from the seeds the sweep has run: a budget below them is refused now.
-  if (until.active() && !o.launch.new_sweep) require_budget(until, seeds_so_far(db_path, spec), spec, db_path);
+  // The job's egm sweep --until goes on from the seeds the sweep has run: a
+  // budget below them is refused now, and the sweep is opened below with them
+  // (the spec file lists only the first ones; the stored spec, every seed run).
+  spec::ExperimentSpec opened = spec;
+  if (until.active() && !o.launch.new_sweep) {
+    const std::vector<uint64_t> seeds = seeds_so_far(db_path, spec);
+    require_budget(until, seeds, spec, db_path);
+    if (seeds != spec.seeds) opened = spec_with_seeds(o.launch.spec_path, seeds);
+  }
 
   // The job runs the sweep as it is now: --new-sweep and --extend are applied
   // here, once, so the job (and each requeued attempt) loads that sweep instead
@@ -169,7 +176,7 @@ void run_submit(SubmitOptions o) {
 
   // The sweep and its cells exist before the job does, so `egm status` shows
   // it pending, and the job id has a row to live in.
-  // The spec read above, not the file again (it may have changed since).
+  // The spec read above (with the seeds a sequential sweep has run), not the file again: it may have changed since.
   // Its corpus is recorded now (or checked against the sweep's: another corpus is refused here).
   spec::SweepOpening opening;
   {
@@ -178,7 +185,7 @@ void run_submit(SubmitOptions o) {
                                      fs::absolute(l.data).lexically_normal().string()};
   }
   spec::SweepSetup setup =
-      spec::open_sweep(spec, db_path, spec::changed_spec(o.launch.new_sweep, o.launch.extend), opening);
+      spec::open_sweep(opened, db_path, spec::changed_spec(o.launch.new_sweep, o.launch.extend), opening);
   const db::SweepRow& sweep = setup.sweep.sweep;
   if (sweep.slurm_job_id) {
     const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);

@@ -148,18 +148,31 @@ void amend_last_look(const std::string& db_path, const std::string& sweep_name, 
       sweep->id, sweep->id);
 }
 
-std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
-                                  const std::string& db_path, const std::string& name) {
+namespace {
+
+// The spec file's text with "seeds" replaced (its other fields as written).
+std::string spec_text_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds) {
   std::ifstream in(spec_path);
   EGM_REQUIRE(in.good(), IoError, "cannot read {}", spec_path);
   std::stringstream text;
   text << in.rdbuf();
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.str());
   j["seeds"] = seeds;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
+                                  const std::string& db_path, const std::string& name) {
   const std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
   const std::string path = (dir.empty() ? std::filesystem::path(".") : dir) / (name + ".until.json");
-  atomic_write_file(path, j.dump(2) + "\n");
+  atomic_write_file(path, spec_text_with_seeds(spec_path, seeds));
   return path;
+}
+
+spec::ExperimentSpec spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds) {
+  return spec::parse_spec(spec_text_with_seeds(spec_path, seeds), spec_path);
 }
 
 }  // namespace egm::cli

@@ -52,4 +52,8 @@ void amend_last_look(const std::string& db_path, const std::string& sweep_name, 
 std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
                                   const std::string& db_path, const std::string& name);
 
+// The same spec in memory, parsed and checked (egm submit opens the sweep
+// with it, writing nothing until it submits).
+spec::ExperimentSpec spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds);
+
 }  // namespace egm::cli

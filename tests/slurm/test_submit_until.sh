@@ -9,7 +9,9 @@
 #      the loop exits 75 and the shell requeues the job;
 #   3. the second attempt goes on from the seeds the sweep has and adds seeds
 #      to the budget: every cell done exactly once, the interrupted ones
-#      resumed from their checkpoints, and one look per seed count stored.
+#      resumed from their checkpoints, and one look per seed count stored;
+#   4. a budget below the seeds run is refused at submission; a larger one,
+#      submitted again, goes on from the seeds the sweep has.
 # Usage: test_submit_until.sh PATH/TO/egm. Exit 77: no Slurm, MPI or corpus here.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -83,6 +85,20 @@ if "$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$
   --dry-run >"$WORK/low.out" 2>&1; then fail "a budget below the seeds run was accepted"; fi
 grep -q -- "--max-seeds 2 is below the 3 seeds sweep $SWEEP has already run" "$WORK/low.out" ||
   fail "a budget below the seeds run: $(cat "$WORK/low.out")"
+
+# A larger budget, submitted again: the sweep (whose spec now lists seeds 0-2,
+# where the file lists 0) is opened as it is, and the job trains seed 3 only.
+"$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --time 10:00 \
+  --until ega --max-seeds 4 >"$WORK/submit2.out" 2>&1 || fail "the second submit failed: $(cat "$WORK/submit2.out")"
+job2=$(sed -n 's/^submitted sweep .* as Slurm job \([0-9][0-9]*\)$/\1/p' "$WORK/submit2.out")
+[ -n "$job2" ] || fail "no job id in the second submit's output: $(cat "$WORK/submit2.out")"
+wait_job_state "$job2" COMPLETED 240 "$WORK/db/$SWEEP-$job2.out"
+[ "$(q "SELECT count(*) FROM cells WHERE status = 'done'")" = 8 ] || fail "not 4 seeds x 2 variants done"
+[ "$(q "SELECT count(*) FROM runs WHERE status = 'done'")" = 8 ] || fail "a cell finished more than once"
+looks=$(q "SELECT group_concat(seeds || ':' || next, ';') FROM (SELECT seeds, next FROM looks ORDER BY look)")
+[ "$looks" = "1:seed 1 added;2:seed 2 added;3:stopped: --max-seeds 3 reached;3:seed 3 added;4:stopped: --max-seeds 4 reached" ] ||
+  fail "looks after the second job: $looks"
+note "job $job2 went on to 4 seeds: $looks"
 
 stop_and_check_cluster "$CLUSTER"
 note "slurm_submit_until passed"
