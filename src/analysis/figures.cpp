@@ -285,10 +285,10 @@ std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequence
 }
 
 std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& a,
-                                  const std::vector<ClaimSequence>& sequences) {
+                                  const std::vector<ClaimSequence>& sequences, bool empty_curves) {
   std::vector<Figure> out;
   const std::vector<VariantCurve> curves = val_curve_bands(data);
-  if (!curves.empty()) out.push_back(val_curve_figure(curves, a.sweep));
+  if (!curves.empty() || empty_curves) out.push_back(val_curve_figure(curves, a.sweep));
   if (auto f = omega_sigma_figure(a.params.mope, a.sweep)) out.push_back(std::move(*f));
   if (auto f = interaction_figure(a)) out.push_back(std::move(*f));
   if (auto f = sequence_figure(sequences, a.level)) out.push_back(std::move(*f));

@@ -90,8 +90,10 @@ std::optional<Figure> interaction_figure(const SweepAnalysis& analysis);
 std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequences, double level);
 
 // The sweep's figures in page order: val curves, then the plane, the
-// interaction and the claims' sequences when there are some.
+// interaction and the claims' sequences when there are some. The val-curve
+// figure is left out while there are no curves, unless `empty_curves` (egm
+// serve's page of a running sweep shows where they will be).
 std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& analysis,
-                                  const std::vector<ClaimSequence>& sequences = {});
+                                  const std::vector<ClaimSequence>& sequences = {}, bool empty_curves = false);
 
 }  // namespace egm::analysis

@@ -242,14 +242,10 @@ std::string analysis_sections(const analysis::SweepData& data, const analysis::S
     body += html_table(t, o);
   };
   body += "<h2>Plots</h2>\n<div class=\"plots\">\n";
-  {
-    const std::vector<analysis::VariantCurve> curves = analysis::val_curve_bands(data);
-    // A sweep without curves yet still shows where they will be.
-    body += svg_figure(analysis::val_curve_figure(curves, a.sweep));
-    if (auto f = analysis::omega_sigma_figure(a.params.mope, a.sweep)) body += svg_figure(*f);
-    if (auto f = analysis::interaction_figure(a)) body += svg_figure(*f);
-    if (auto f = analysis::sequence_figure(sequences, a.level)) body += svg_figure(*f);
-  }
+  // The report's figures (one list, analysis/figures.h); a sweep without
+  // curves yet still shows where they will be.
+  for (const analysis::Figure& f : analysis::sweep_figures(data, a, sequences, /*empty_curves=*/true))
+    body += svg_figure(f);
   body += "</div>\n";
   table_section("interaction", "The 2x2 interaction", "", analysis::interaction_table(a), 4);
   for (const analysis::ReportSection& sec : analysis::report_sections(a))

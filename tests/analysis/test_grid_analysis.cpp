@@ -51,7 +51,7 @@ SweepData grid_data(bool with_grid = true) {
           c.row.grid_point = point;
           c.row.grid_json = json{{"train.lr", point == 0 ? 0.001 : 0.003}}.dump();
         }
-        c.setups = {egm::analysis::RunSetup{1, "none"}};
+        c.setups = {egm::analysis::RunSetup{1, "none", ""}};
         d.cells.push_back(c);
         d.val_curves[c.row.id] = {{0, 4.0}, {100, *c.row.results.final_val}};
       }

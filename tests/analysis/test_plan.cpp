@@ -168,7 +168,7 @@ TEST(PlanGrid, EachPointOnItsOwnCells) {
                                                             : base + std::vector<double>{0.04, 0.05, 0.07}[seed];
         c.row.grid_point = point;
         c.row.grid_json = nlohmann::json{{"train.lr", point == 0 ? 0.001 : 0.003}}.dump();
-        c.setups = {RunSetup{1, "none"}};
+        c.setups = {RunSetup{1, "none", ""}};
         d.cells.push_back(c);
       }
   PlanOptions o;
