@@ -113,3 +113,26 @@ submit() {
   out=$(sbatch "$@") || fail "sbatch $* failed: $out"
   echo "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p'
 }
+
+# The tests of real sweeps through egm submit (test_submit_*.sh):
+# real_sweep_prereqs USAGE_NAME EGM_ARG sets EGM (absolute) and skips (77)
+# where mpirun, the corpus ($EGM_DATA) or the sqlite3 shell is missing.
+real_sweep_prereqs() {
+  EGM=$(realpath "${2:?usage: $1 PATH/TO/egm}")
+  [ -x "$EGM" ] || fail "$EGM is not an executable"
+  command -v mpirun >/dev/null || { echo "skip: mpirun not found"; exit 77; }
+  [ -f "${EGM_DATA:-}" ] || { echo "skip: no corpus at '${EGM_DATA:-}' (set EGM_DATA)"; exit 77; }
+  command -v sqlite3 >/dev/null || { echo "skip: sqlite3 (the shell) not found"; exit 77; }
+}
+# q SQL: a read-only query of $DB in the sqlite3 shell's list mode (no
+# quoting); an egm process per poll costs a second on a loaded 2-core box.
+q() { sqlite3 -readonly -cmd ".timeout 5000" "$DB" "$1"; }
+# wait_for SQL TIMEOUT_S: until the one-column query returns 1 (1: timed out).
+wait_for() {
+  local deadline=$((SECONDS + $2))
+  while [ $SECONDS -lt "$deadline" ]; do
+    [ "$(q "$1" 2>/dev/null)" = 1 ] && return 0
+    sleep 0.3
+  done
+  return 1
+}

@@ -19,10 +19,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-EGM=$(realpath "${1:?usage: test_submit_requeue.sh PATH/TO/egm}")
-[ -x "$EGM" ] || fail "$EGM is not an executable"
-command -v mpirun >/dev/null || { echo "skip: mpirun not found"; exit 77; }
-[ -f "${EGM_DATA:-}" ] || { echo "skip: no corpus at '${EGM_DATA:-}' (set EGM_DATA)"; exit 77; }
+real_sweep_prereqs test_submit_requeue.sh "${1:-}"
 SPEC=$SLURM_TEST_HERE/specs/requeue_tiny.json
 SWEEP=slurm_requeue_tiny
 CELLS=4
@@ -38,19 +35,6 @@ cd "$WORK"
 
 DB=$WORK/db/results.sqlite
 RUNS=$WORK/runs
-# Read-only queries with the sqlite3 shell: an egm process per poll costs a
-# second on a loaded 2-core box.
-command -v sqlite3 >/dev/null || { echo "skip: sqlite3 (the shell) not found"; exit 77; }
-q() { sqlite3 -readonly -cmd ".timeout 5000" "$DB" "$1"; }  # list mode: no quoting
-# wait_for SQL TIMEOUT_S: until the one-column query returns 1.
-wait_for() {
-  local deadline=$((SECONDS + $2))
-  while [ $SECONDS -lt "$deadline" ]; do
-    [ "$(q "$1" 2>/dev/null)" = 1 ] && return 0
-    sleep 0.3
-  done
-  return 1
-}
 submit_args=("$SPEC" --slurm --workers 2 --db "$DB" --runs-dir "$RUNS" --time 10:00
   --checkpoint-every "$CHECKPOINT_EVERY" --param max_restarts=2 --param warning_seconds=60)
 

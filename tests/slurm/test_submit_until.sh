@@ -16,11 +16,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-EGM=$(realpath "${1:?usage: test_submit_until.sh PATH/TO/egm}")
-[ -x "$EGM" ] || fail "$EGM is not an executable"
-command -v mpirun >/dev/null || { echo "skip: mpirun not found"; exit 77; }
-[ -f "${EGM_DATA:-}" ] || { echo "skip: no corpus at '${EGM_DATA:-}' (set EGM_DATA)"; exit 77; }
-command -v sqlite3 >/dev/null || { echo "skip: sqlite3 (the shell) not found"; exit 77; }
+real_sweep_prereqs test_submit_until.sh "${1:-}"
 SWEEP=slurm_until_tiny
 
 TEST_T0=$SECONDS
@@ -35,15 +31,6 @@ cat >"$WORK/until.json" <<'JSON'
  "eval_interval": 100, "retries": 1, "overrides": {"train": {"full_val_eval": false, "ar_eval_windows": 0}}}
 JSON
 DB=$WORK/db/results.sqlite
-q() { sqlite3 -readonly -cmd ".timeout 5000" "$DB" "$1"; }
-wait_for() {  # wait_for SQL TIMEOUT_S: until the one-column query returns 1
-  local deadline=$((SECONDS + $2))
-  while [ $SECONDS -lt "$deadline" ]; do
-    [ "$(q "$1" 2>/dev/null)" = 1 ] && return 0
-    sleep 0.3
-  done
-  return 1
-}
 
 # 1. The job runs egm sweep --until.
 "$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --time 10:00 \
