@@ -10,7 +10,8 @@
 # sequential, a flag overrides the field it names, --until none turns it off;
 # SIGUSR2 to egm sweep --until alone (a batch job's time-limit warning) is
 # passed on, the launch checkpoints, the loop exits 75 and the same command
-# goes on to the budget with every cell done once.
+# goes on to the budget with every cell done once; SIGUSR2 as the first look is
+# taken stops the loop (exit 75) however far it had got.
 #   sweep_until.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
 
@@ -144,4 +145,36 @@ expect_eq "the same command again: exit status" 0 $?
 expect_all_done_once "$SIGDB" 6
 expect_eq "its looks" "1|1|seed 1 added;2|2|seed 2 added;3|3|stopped: --max-seeds 3 reached;" \
   "$(q "$SIGDB" "SELECT look || '|' || seeds || '|' || next FROM looks WHERE claim = 'delta(ega)' ORDER BY look" | tr '\n' ';')"
+# SIGUSR2 as the first look is taken: the parent is frozen the moment the look
+# is in the database, signalled and thawed. Where it stood decides the path
+# (before launching seed 1: no launch, the look says which seeds were not run;
+# seed 1's launch begun: that launch checkpoints, or finishes and the loop
+# stops after its look), but every path exits 75 and the same command
+# finishes the budget.
+cat >"$WORK/seqlook.json" <<'JSON'
+{"name": "seqlook", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0], "steps": 100, "eval_interval": 50,
+ "retries": 1, "overrides": {"train": {"full_val_eval": false, "ar_eval_windows": 0}}}
+JSON
+LOOKDB=$WORK/look.sqlite
+lookargs=("$WORK/seqlook.json" --db "$LOOKDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3)
+"$EGM" sweep "${lookargs[@]}" >"$WORK/look1.txt" 2>&1 &
+job=$!
+WATCH_PID=$job wait_for "$LOOKDB" "SELECT count(*) >= 1 AS looked FROM looks" 150 "the first look" || fail "no first look"
+kill -STOP "$job"
+kill -USR2 "$job"
+kill -CONT "$job"
+wait "$job"
+expect_eq "SIGUSR2 at the first look: exit status" 75 $?
+last=$(q "$LOOKDB" "SELECT next FROM looks ORDER BY id DESC LIMIT 1")
+status=$(q "$LOOKDB" "SELECT status FROM sweeps")
+echo "stopped at the first look: last look '$last', sweep $status"
+case "$last|$status" in
+  "stopped by SIGUSR2: the next launch (seed "[12]" not run)|done" | *"|interrupted") ;;
+  *) fail "SIGUSR2 at the first look: last look '$last', sweep '$status'" ;;
+esac
+"$EGM" sweep "${lookargs[@]}" >"$WORK/look2.txt" 2>&1
+expect_eq "the same command again: exit status" 0 $?
+expect_all_done_once "$LOOKDB" 6
+expect_eq "the last look" "3|stopped: --max-seeds 3 reached" \
+  "$(q "$LOOKDB" "SELECT seeds || '|' || next FROM looks ORDER BY id DESC LIMIT 1")"
 finish
