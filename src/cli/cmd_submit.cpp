@@ -160,7 +160,6 @@ void run_submit(SubmitOptions o) {
   // A sequential sweep is several launches with looks in between: the job runs
   // egm sweep --until, which makes them (and resumes from the seeds the sweep
   // has when the job is requeued); otherwise the one mpirun line.
-  l.view = "plain";
   const std::string launch = launch::shell_command_line(
       until.active() ? launch::sweep_verb_command(l, launch::until_arguments(until)) : launch::sweep_launch_command(l));
   const std::string script_path = (db_dir / (spec.name + ".sbatch")).string();

@@ -343,13 +343,15 @@ void run_sweep(SweepOptions o) {
   std::vector<std::string> launch = launch::sweep_launch_command(l);
   const StopSignals stop_signals;
   std::string added;  // the seeds the last look added ("seed 5"), empty before the first launch
-  auto stopped = [&](const std::string& what) {
+  // A stop before the launch about to run: said, and recorded in the look that asked for it.
+  auto stopped = [&] {
+    const std::string what = added.empty() ? "the first launch" : fmt::format("the next launch ({} not run)", added);
     if (!added.empty())
       amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", stop_signal_name(g_stop), what));
     stop_between_looks(what);
   };
   for (;;) {
-    if (g_stop != 0) stopped(added.empty() ? "the first launch" : fmt::format("the next launch ({} not run)", added));
+    if (g_stop != 0) stopped();
     const int status = run_and_wait(launch);
     // Interrupted (75) or failed for good (1): the sweep's own exit status; run
     // again to resume. After a stop signal it is read more closely:
@@ -360,8 +362,7 @@ void run_sweep(SweepOptions o) {
     //  - the database says done: the launch was ending as the signal came; the
     //    look is taken and the loop stops after it.
     if (status != 0) {
-      if (g_stop != 0 && status > 128)
-        stopped(added.empty() ? "the first launch" : fmt::format("the next launch ({} not run)", added));
+      if (g_stop != 0 && status > 128) stopped();
       const std::optional<db::SweepStatus> ended =
           g_stop != 0 ? sweep_status(l.options.db_path, spec.name) : std::nullopt;
       if (ended == db::SweepStatus::interrupted) {
@@ -374,9 +375,8 @@ void run_sweep(SweepOptions o) {
     }
     const LookOutcome next = look_and_decide(until, claims, l.options.db_path, spec);
     if (next.stop) return;
-    added = next.why;  // "seed 5 added", "seeds 5-6 added"
-    if (const auto at = added.rfind(" added"); at != std::string::npos) added.erase(at);
-    if (g_stop != 0) stopped(fmt::format("the next launch ({} not run)", added));
+    added = next.added;
+    if (g_stop != 0) stopped();
     l.options.spec_path = write_spec_with_seeds(original_spec, next.next_seeds, l.options.db_path, spec.name);
     l.options.extend = true;
     l.options.new_sweep = false;  // the sweep this command started, extended

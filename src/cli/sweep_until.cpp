@@ -92,8 +92,9 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
     for (int64_t i = 0; i < add; ++i) added.push_back(next++);
     for (int64_t s : seeds) out.next_seeds.push_back(static_cast<uint64_t>(s));
     for (int64_t s : added) out.next_seeds.push_back(static_cast<uint64_t>(s));
-    out.why = added.size() == 1 ? fmt::format("seed {} added", added[0])
-                                : fmt::format("seeds {}-{} added", added.front(), added.back());
+    out.added = added.size() == 1 ? fmt::format("seed {}", added[0])
+                                  : fmt::format("seeds {}-{}", added.front(), added.back());
+    out.why = out.added + " added";
   }
   const std::string next = out.stop ? "stopped: " + out.why : out.why;
 

@@ -34,7 +34,8 @@ void require_budget(const launch::UntilOptions& options, const std::vector<uint6
 
 struct LookOutcome {
   bool stop = false;
-  std::string why;                   // "every claim settled", "--max-seeds 8 reached"
+  std::string why;                   // "every claim settled", "--max-seeds 8 reached", "seed 5 added"
+  std::string added;                 // when !stop, the seeds added: "seed 5", "seeds 5-6"
   std::vector<uint64_t> next_seeds;  // the seeds to run next (all of them) when !stop
 };
 

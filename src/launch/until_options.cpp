@@ -15,15 +15,6 @@ namespace {
 
 bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// Shortest text that reads back as the same double.
-std::string exact(double x) {
-  for (int digits = 6; digits <= 17; ++digits) {
-    const std::string s = fmt::format("{:.{}g}", x, digits);
-    if (std::stod(s) == x) return s;
-  }
-  return fmt::format("{:.17g}", x);
-}
-
 }  // namespace
 
 void add_until_flags(CLI::App& app, UntilFlags& f) {
@@ -127,8 +118,8 @@ std::vector<std::string> check_until(const UntilOptions& o, const spec::Experime
 std::vector<std::string> until_arguments(const UntilOptions& o) {
   EGM_CHECK(o.active(), "until_arguments of a sweep that is not sequential");
   std::vector<std::string> args{"--until",  o.claims, "--max-seeds", std::to_string(o.max_seeds),
-                                "--batch",  std::to_string(o.batch), "--alpha", exact(o.alpha)};
-  if (o.half_width) args.insert(args.end(), {"--half-width", exact(*o.half_width)});
+                                "--batch",  std::to_string(o.batch), "--alpha", fmt::format("{}", o.alpha)};
+  if (o.half_width) args.insert(args.end(), {"--half-width", fmt::format("{}", *o.half_width)});
   return args;
 }
 
