@@ -118,10 +118,14 @@ expect_eq "a plain sweep: the spec's seeds" "4" \
 # SIGUSR2 to egm sweep --until only (as a batch job's shell sends it): passed on
 # to the launch, whose cells checkpoint; exit 75; the same command goes on.
 # The job is frozen with both cells mid-run, so the signal lands in a launch.
-cat >"$WORK/seqsig.json" <<'JSON'
-{"name": "seqsig", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0], "steps": 600, "eval_interval": 100,
+# one_seed_spec NAME STEPS EVAL_INTERVAL: base and ega from seed 0, no final passes; writes $WORK/NAME.json.
+one_seed_spec() {
+  cat >"$WORK/$1.json" <<JSON
+{"name": "$1", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0], "steps": $2, "eval_interval": $3,
  "retries": 1, "overrides": {"train": {"full_val_eval": false, "ar_eval_windows": 0}}}
 JSON
+}
+one_seed_spec seqsig 600 100
 SIGDB=$WORK/sig.sqlite
 sigargs=("$WORK/seqsig.json" --db "$SIGDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3)
 "$EGM" sweep "${sigargs[@]}" >"$WORK/sig1.txt" 2>&1 &
@@ -145,16 +149,14 @@ expect_eq "the same command again: exit status" 0 $?
 expect_all_done_once "$SIGDB" 6
 expect_eq "its looks" "1|1|seed 1 added;2|2|seed 2 added;3|3|stopped: --max-seeds 3 reached;" \
   "$(q "$SIGDB" "SELECT look || '|' || seeds || '|' || next FROM looks WHERE claim = 'delta(ega)' ORDER BY look" | tr '\n' ';')"
+
 # SIGUSR2 as the first look is taken: the parent is frozen the moment the look
 # is in the database, signalled and thawed. Where it stood decides the path
 # (before launching seed 1: no launch, the look says which seeds were not run;
 # seed 1's launch begun: that launch checkpoints, or finishes and the loop
 # stops after its look), but every path exits 75 and the same command
 # finishes the budget.
-cat >"$WORK/seqlook.json" <<'JSON'
-{"name": "seqlook", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0], "steps": 100, "eval_interval": 50,
- "retries": 1, "overrides": {"train": {"full_val_eval": false, "ar_eval_windows": 0}}}
-JSON
+one_seed_spec seqlook 100 50
 LOOKDB=$WORK/look.sqlite
 lookargs=("$WORK/seqlook.json" --db "$LOOKDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3)
 "$EGM" sweep "${lookargs[@]}" >"$WORK/look1.txt" 2>&1 &
