@@ -1,7 +1,11 @@
 #include "db/sqlite.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "db/param_pack.h"
@@ -26,15 +30,89 @@ bool only_separators(std::string_view rest) {
   return true;
 }
 
+// What a failed call means for the user, when SQLite's own words would mislead
+// ("database is locked" read as "not an egm database"; "interrupted" with no
+// reason): empty when SQLite's message says it well enough.
+std::string plain_reason(int rc, const StatementDeadline* deadline) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "locked by another process (a writer holds it); try again when it is done";
+    case SQLITE_INTERRUPT:
+      if (deadline && deadline->limit_s > 0)
+        return fmt::format("a statement ran past the {:g} s limit and was stopped (a crafted schema or a very large "
+                           "file? EGM_DB_TIME_LIMIT_S raises the limit)",
+                           deadline->limit_s);
+      return {};
+    default: break;
+  }
+  if (rc == SQLITE_READONLY_ROLLBACK)
+    return "it has an unfinished transaction (a hot journal) that only a writer can roll back: open it once with "
+           "write access (sqlite3 FILE 'PRAGMA quick_check'), then try again";
+  return {};
+}
+
+int stop_after_deadline(void* arg) {
+  const auto* d = static_cast<const StatementDeadline*>(arg);
+  if (d->limit_s <= 0) return 0;
+  const double ran = std::chrono::duration<double>(std::chrono::steady_clock::now() - d->started).count();
+  return ran > d->limit_s ? 1 : 0;
+}
+
+// Whether a read-only open of `path` must be immutable: its folder cannot be
+// written (a read-only file system, another user's folder), so SQLite could
+// not make the -shm file a WAL database needs. Refused when a -wal file with
+// content waits beside it: immutable would not see those commits.
+bool needs_immutable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::absolute(path, ec).parent_path();
+  if (::access(dir.c_str(), W_OK) == 0) return false;
+  if (fs::exists(path + "-shm", ec)) return false;  // SQLite reads an existing -shm read-only
+  const auto wal = fs::file_size(path + "-wal", ec);
+  EGM_REQUIRE(ec || wal == 0, DbError,
+              "{} is in a folder egm cannot write (a read-only file system?) and has a write-ahead log ({}-wal, {} "
+              "bytes) that SQLite cannot replay there without its -shm file: copy the database with its -wal file to "
+              "a writable folder and read the copy",
+              path, path, wal);
+  return true;
+}
+
+// file:PATH?mode=ro[&immutable=1], '%', '?' and '#' escaped.
+std::string uri_for(const std::string& path, bool immutable) {
+  std::string uri = "file:";
+  for (char ch : path) {
+    if (ch == '%') uri += "%25";
+    else if (ch == '?') uri += "%3F";
+    else if (ch == '#') uri += "%23";
+    else uri += ch;
+  }
+  return uri + "?mode=ro" + (immutable ? "&immutable=1" : "");
+}
+
 }  // namespace
+
+double statement_time_limit_s() {
+  const char* env = std::getenv("EGM_DB_TIME_LIMIT_S");
+  if (env == nullptr || *env == '\0') return 600;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  EGM_REQUIRE(end != env && *end == '\0' && std::isfinite(v) && v > 0, ConfigError,
+              "EGM_DB_TIME_LIMIT_S='{}': expected a positive number of seconds", env);
+  return v;
+}
+
+std::string read_only_uri(const std::string& path) { return uri_for(path, needs_immutable(path)); }
 
 // ---- Statement ----------------------------------------------------------------
 
-Statement::Statement(sqlite3* db, sqlite3_stmt* stmt, std::string sql, std::string db_path)
-    : db_(db), stmt_(stmt), sql_(std::move(sql)), db_path_(std::move(db_path)) {}
+Statement::Statement(sqlite3* db, sqlite3_stmt* stmt, std::string sql, std::string db_path,
+                     StatementDeadline* deadline)
+    : db_(db), deadline_(deadline), stmt_(stmt), sql_(std::move(sql)), db_path_(std::move(db_path)) {}
 
 Statement::Statement(Statement&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
+      deadline_(std::exchange(other.deadline_, nullptr)),
       stmt_(std::exchange(other.stmt_, nullptr)),
       sql_(std::move(other.sql_)),
       db_path_(std::move(other.db_path_)) {}
@@ -43,6 +121,7 @@ Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
     if (stmt_) sqlite3_finalize(stmt_);
     db_ = std::exchange(other.db_, nullptr);
+    deadline_ = std::exchange(other.deadline_, nullptr);
     stmt_ = std::exchange(other.stmt_, nullptr);
     sql_ = std::move(other.sql_);
     db_path_ = std::move(other.db_path_);
@@ -55,6 +134,8 @@ Statement::~Statement() {
 }
 
 void Statement::fail(int rc) const {
+  if (const std::string plain = plain_reason(rc, deadline_); !plain.empty())
+    EGM_THROW(DbError, "{}: {}\n  SQL: {}", db_path_, plain, sql_excerpt(sql_));
   EGM_THROW(DbError, "{}: {} ({})\n  SQL: {}", db_path_, sqlite3_errmsg(db_), sqlite3_errstr(rc),
             sql_excerpt(sql_));
 }
@@ -87,12 +168,15 @@ Statement& Statement::bind(int index, std::nullptr_t) {
 }
 
 bool Statement::step() {
+  if (deadline_) deadline_->start();
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   // Leave the statement reusable and the error message intact for fail().
   std::string message = sqlite3_errmsg(db_);
   sqlite3_reset(stmt_);
+  if (const std::string plain = plain_reason(rc, deadline_); !plain.empty())
+    EGM_THROW(DbError, "{}: {}\n  SQL: {}", db_path_, plain, sql_excerpt(sql_));
   EGM_THROW(DbError, "{}: {} ({})\n  SQL: {}", db_path_, message, sqlite3_errstr(rc), sql_excerpt(sql_));
 }
 
@@ -141,6 +225,13 @@ std::optional<double> Statement::opt_real(int column) const {
   return real(column);
 }
 
+std::optional<double> Statement::opt_number(int column, bool* mismatch) const {
+  const int type = sqlite3_column_type(stmt_, column);
+  if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) return real(column);
+  if (type != SQLITE_NULL && mismatch) *mismatch = true;
+  return std::nullopt;
+}
+
 std::optional<std::string> Statement::opt_text(int column) const {
   if (is_null(column)) return std::nullopt;
   return text(column);
@@ -171,7 +262,13 @@ Connection::Connection(const std::string& path, OpenMode mode, int busy_timeout_
   // locks and unlocks it on every bind, step and column read (~10% of its loop
   // at 100,000 cells: results/BENCHMARKS.md, issue 16).
   flags |= SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  // A read-only file in a folder egm cannot write is opened immutable (no -shm needed).
+  std::string name = path;
+  if (mode == OpenMode::read_only && needs_immutable(path)) {
+    name = uri_for(path, /*immutable=*/true);
+    flags |= SQLITE_OPEN_URI;
+  }
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
@@ -180,18 +277,29 @@ Connection::Connection(const std::string& path, OpenMode mode, int busy_timeout_
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  // The file's schema may come from elsewhere: its views and triggers may call
+  // only functions marked innocuous (egm's param functions are; they check
+  // what they read, param_pack.h).
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   register_param_functions(db_);  // the `params` view and migration 5 use them (param_pack.h)
+  sqlite3_progress_handler(db_, 10000, stop_after_deadline, deadline_.get());
   if (mode == OpenMode::read_only) {
     // Belt and braces: even a statement that slips past sqlite3_stmt_readonly
     // cannot write, and no ATTACH reaches another file.
+    set_defensive();
+    set_time_limit(statement_time_limit_s());
     exec("PRAGMA query_only = ON");
     sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
   }
 }
 
+void Connection::set_time_limit(double limit_s) { deadline_->limit_s = limit_s; }
+
+void Connection::set_defensive() { sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr); }
+
 Connection::Connection(Connection&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), mode_(other.mode_),
-      commits_(other.commits_), cache_(std::move(other.cache_)) {}
+      deadline_(std::move(other.deadline_)), commits_(other.commits_), cache_(std::move(other.cache_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -202,6 +310,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     path_ = std::move(other.path_);
     mode_ = other.mode_;
     commits_ = other.commits_;
+    deadline_ = std::move(other.deadline_);
   }
   return *this;
 }
@@ -213,6 +322,8 @@ Connection::~Connection() {
 }
 
 void Connection::fail(int rc, std::string_view sql) const {
+  if (const std::string plain = plain_reason(rc, deadline_.get()); !plain.empty())
+    EGM_THROW(DbError, "{}: {}\n  SQL: {}", path_, plain, sql_excerpt(sql));
   EGM_THROW(DbError, "{}: {} ({})\n  SQL: {}", path_, sqlite3_errmsg(db_), sqlite3_errstr(rc), sql_excerpt(sql));
 }
 
@@ -229,7 +340,7 @@ Statement Connection::prepare(std::string_view sql) {
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, &tail);
   if (rc != SQLITE_OK) fail(rc, sql);
   if (!stmt) EGM_THROW(DbError, "{}: empty SQL statement", path_);
-  Statement statement(db_, stmt, std::string(sql), path_);
+  Statement statement(db_, stmt, std::string(sql), path_, deadline_.get());
   std::string_view rest = sql.substr(static_cast<size_t>(tail - sql.data()));
   if (!only_separators(rest)) {
     // Whatever follows must be comments only: one statement per prepare.
@@ -246,10 +357,12 @@ Statement Connection::prepare(std::string_view sql) {
 void Connection::exec(std::string_view sql) {
   std::string copy(sql);  // sqlite3_exec needs a NUL-terminated string
   char* message = nullptr;
+  deadline_->start();
   int rc = sqlite3_exec(db_, copy.c_str(), nullptr, nullptr, &message);
   if (rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
+    if (const std::string plain = plain_reason(rc, deadline_.get()); !plain.empty()) text = plain;
     EGM_THROW(DbError, "{}: {} ({})\n  SQL: {}", path_, text, sqlite3_errstr(rc), sql_excerpt(sql));
   }
 }

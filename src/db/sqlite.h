@@ -4,7 +4,9 @@
 // database path, so a user can tell which file and which query went wrong.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -26,6 +28,20 @@ enum class OpenMode {
 };
 
 class Connection;
+
+// How long one step of one statement may run before SQLite is told to stop
+// (its progress handler): a database from elsewhere must not make a reader
+// spin for ever (a view over an endless recursive CTE, a crafted join).
+// Shared by a connection and its statements, at a fixed address.
+struct StatementDeadline {
+  double limit_s = 0;  // 0: no limit (the coordinator, which writes its own file)
+  std::chrono::steady_clock::time_point started{};
+  void start() { started = std::chrono::steady_clock::now(); }
+};
+// The limit every reading connection gets: $EGM_DB_TIME_LIMIT_S, else 600 s
+// (egm's longest statements, a merge's copy of a 100,000-cell database's
+// metrics, take under a minute here; results/BENCHMARKS.md).
+double statement_time_limit_s();
 
 // Bytes bound as a BLOB (a std::string_view binds as TEXT).
 struct Blob {
@@ -68,6 +84,10 @@ class Statement {
   bool step();
   // Steps to completion (statements that return no rows).
   void run();
+  // The column as a number, or nullopt when it is NULL or stored as TEXT or
+  // BLOB (a database edited elsewhere: 'NaN' as text must not read as 0.0).
+  // `mismatch` is set when a non-NULL value was not a number.
+  std::optional<double> opt_number(int column, bool* mismatch = nullptr) const;
   // Rewinds so the statement can run again, and clears the bindings.
   void reset();
 
@@ -90,10 +110,11 @@ class Statement {
 
  private:
   friend class Connection;
-  Statement(sqlite3* db, sqlite3_stmt* stmt, std::string sql, std::string db_path);
+  Statement(sqlite3* db, sqlite3_stmt* stmt, std::string sql, std::string db_path, StatementDeadline* deadline);
   [[noreturn]] void fail(int rc) const;
 
   sqlite3* db_ = nullptr;
+  StatementDeadline* deadline_ = nullptr;  // the connection's
   sqlite3_stmt* stmt_ = nullptr;
   std::string sql_;
   std::string db_path_;
@@ -126,6 +147,14 @@ class Connection {
   // Opens `path`. read_only and read_write require the file to exist (a clear
   // DbError otherwise, and nothing is created). busy_timeout_ms bounds how long
   // a statement waits for another connection's lock.
+  //
+  // Every connection is opened so that a database's own schema cannot run
+  // code egm did not choose: SQLITE_DBCONFIG_TRUSTED_SCHEMA off (a view or
+  // trigger may call only functions marked innocuous), and a read-only one
+  // also in defensive mode with a statement time limit
+  // (statement_time_limit_s). A read-only file on a read-only file system
+  // (no -shm can be made beside it) is opened immutable when it has no
+  // write-ahead log to replay; with one it is refused, saying so.
   Connection(const std::string& path, OpenMode mode, int busy_timeout_ms = 10000);
   Connection(Connection&& other) noexcept;
   Connection& operator=(Connection&& other) noexcept;
@@ -164,6 +193,13 @@ class Connection {
   int64_t commits() const { return commits_; }
   // The raw handle, for the rare call this layer does not wrap (sqlite3_limit).
   sqlite3* handle() { return db_; }
+  // Bounds each statement step to `limit_s` seconds (0: none); see StatementDeadline.
+  void set_time_limit(double limit_s);
+  // Defensive mode (SQLITE_DBCONFIG_DEFENSIVE): no writable_schema, no
+  // journal_mode OFF, no writes to shadow tables. Read-only connections have
+  // it from the start; a writer that builds a file with journal_mode OFF
+  // (egm merge) turns it on after.
+  void set_defensive();
 
  private:
   [[noreturn]] void fail(int rc, std::string_view sql) const;
@@ -173,6 +209,7 @@ class Connection {
   sqlite3* db_ = nullptr;
   std::string path_;
   OpenMode mode_ = OpenMode::read_only;
+  std::unique_ptr<StatementDeadline> deadline_ = std::make_unique<StatementDeadline>();
   int64_t commits_ = 0;
   std::unordered_map<std::string, Statement> cache_;  // cached(): by SQL text
 };
@@ -199,6 +236,10 @@ class Transaction {
   bool nested_ = false;
   bool done_ = false;
 };
+
+// A file: URI that opens `path` read-only (for ATTACH): '%', '?' and '#'
+// escaped, and immutable where a read-only Connection would be (see Connection).
+std::string read_only_uri(const std::string& path);
 
 // Runs one read statement and collects its rows with their column names.
 Table query_table(Connection& connection, std::string_view sql);
