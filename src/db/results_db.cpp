@@ -10,6 +10,7 @@
 
 #include "db/migrations.h"
 #include "db/param_pack.h"
+#include "db/schema_check.h"
 #include "util/error.h"
 #include "util/eta.h"
 #include "util/process_info.h"
@@ -148,11 +149,14 @@ CellRow read_cell(const Statement& s) {
   r.failures = static_cast<int>(s.int64(12));
   r.max_attempts = static_cast<int>(s.int64(13));
   r.last_error = s.opt_text(14);
-  r.results.final_val = s.opt_real(15);
-  r.results.best_val = s.opt_real(16);
-  r.results.full_val = s.opt_real(17);
-  r.results.ar_val = s.opt_real(18);
-  r.results.ar_ref_val = s.opt_real(19);
+  // A value stored as text ('NaN') or a blob is missing, never 0.0; counted.
+  std::optional<double>* measured[] = {&r.results.final_val, &r.results.best_val, &r.results.full_val,
+                                       &r.results.ar_val, &r.results.ar_ref_val};
+  for (int k = 0; k < 5; ++k) {
+    bool mismatch = false;
+    *measured[k] = s.opt_number(15 + k, &mismatch);
+    r.non_numeric += mismatch;
+  }
   r.final_step = s.opt_int64(20);
   r.latest_step = s.opt_int64(21);
   r.updated_at = s.real(22);
@@ -239,6 +243,8 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
                 expected);
     // An older file is read as it is (the coordinator upgrades it when it next opens it).
     schema_version_ = version;
+    // It may have come from elsewhere: its schema must be egm's where egm reads it.
+    check_egm_schema(connection_, "main", version, path);
     return;
   }
   // 8 KB pages for a new file (an existing one keeps its own): packed
@@ -260,6 +266,7 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
   connection_.exec("PRAGMA temp_store = MEMORY");
   migrate(connection_, results_migrations());
   schema_version_ = connection_.user_version();
+  check_egm_schema(connection_, "main", schema_version_, path);
 }
 
 ResultsDb::ResultsDb(ResultsDb&&) noexcept = default;

@@ -138,6 +138,9 @@ struct CellRow {
   double updated_at = 0;
   std::optional<int64_t> grid_point;     // see CellInput
   std::optional<std::string> grid_json;
+  // Measurements stored as neither a number nor NULL (TEXT or BLOB in a REAL
+  // column: a database edited elsewhere), read as missing in `results`.
+  int non_numeric = 0;
 };
 
 // How a failed attempt failed, beyond its one-line error (finish_attempt).

@@ -1,0 +1,236 @@
+// check_egm_schema: a database's tables, views and triggers against the schema
+// egm's own migrations build at the same version.
+#include "db/schema_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "db/migrations.h"
+#include "db/param_pack.h"
+#include "util/error.h"
+
+namespace egm::db {
+namespace {
+
+struct SchemaObject {
+  std::string type;  // table, view, trigger, index
+  std::string name;  // lower case: SQLite's names are case-insensitive
+  std::string table;
+  std::string sql;
+  std::vector<std::pair<std::string, std::string>> columns;  // tables: (name, declared type), in order
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool is_virtual(const std::string& sql) { return lower(sql.substr(0, 21)).rfind("create virtual table", 0) == 0; }
+
+// Reading sqlite_master and table_xinfo runs nothing of the schema: SQLite
+// parses it, and a view's columns are named without running the view.
+std::map<std::string, SchemaObject> read_schema(Connection& c, const std::string& schema) {
+  std::map<std::string, SchemaObject> objects;
+  Statement s = c.prepare(fmt::format(
+      "SELECT type, name, tbl_name, sql FROM \"{}\".sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+      schema));
+  while (s.step()) {
+    SchemaObject o{s.text(0), lower(s.text(1)), lower(s.text(2)), s.text(3), {}};
+    objects[o.name] = std::move(o);
+  }
+  for (auto& [name, o] : objects) {
+    if (o.type != "table" || is_virtual(o.sql)) continue;
+    Statement cols = c.prepare(fmt::format("PRAGMA \"{}\".table_xinfo(\"{}\")", schema, name));
+    while (cols.step()) o.columns.emplace_back(cols.text(1), lower(cols.text(2)));
+  }
+  return objects;
+}
+
+// egm's schema at `version`, built once per version in an in-memory database.
+const std::map<std::string, SchemaObject>& reference(int version) {
+  static std::mutex mutex;
+  static std::map<int, std::map<std::string, SchemaObject>> built;
+  std::lock_guard lock(mutex);
+  auto it = built.find(version);
+  if (it != built.end()) return it->second;
+  const std::vector<Migration>& all = results_migrations();
+  EGM_CHECK(version >= 1 && version <= static_cast<int>(all.size()), "no egm schema version {}", version);
+  Connection memory(":memory:", OpenMode::read_write_create);
+  migrate(memory, std::vector<Migration>(all.begin(), all.begin() + version));
+  return built.emplace(version, read_schema(memory, "main")).first->second;
+}
+
+std::string column_list(const std::vector<std::pair<std::string, std::string>>& columns) {
+  std::string s;
+  for (const auto& [name, type] : columns) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", name, type);
+  return s;
+}
+
+}  // namespace
+
+void check_egm_schema(Connection& connection, const std::string& schema, int version, const std::string& label) {
+  const std::map<std::string, SchemaObject>& egm = reference(version);
+  const std::map<std::string, SchemaObject> found = read_schema(connection, schema);
+  auto refuse = [&](const std::string& what) {
+    EGM_THROW(DbError, "{}: {}; egm reads only databases with its own schema (version {}), never code of theirs",
+              label, what, version);
+  };
+  for (const auto& [name, want] : egm) {
+    if (want.type != "table" && want.type != "view") continue;
+    auto it = found.find(name);
+    if (it == found.end()) refuse(fmt::format("its {} {} is missing", want.type, name));
+    const SchemaObject& got = it->second;
+    if (want.type == "table") {
+      if (got.type != "table") refuse(fmt::format("table {} is a {}, not egm's table", name, got.type));
+      if (is_virtual(got.sql)) refuse(fmt::format("table {} is a virtual table, not egm's table", name));
+      // egm's columns, each with egm's declared type; a column more is left alone (egm names what it reads).
+      for (const auto& column : want.columns)
+        if (std::find(got.columns.begin(), got.columns.end(), column) == got.columns.end())
+          refuse(fmt::format("table {} lacks egm's column {} {} (it has {})", name, column.first, column.second,
+                             column_list(got.columns)));
+    } else if (got.type != "view" || got.sql != want.sql) {
+      refuse(fmt::format("view {} is not egm's view (its SQL differs)", name));
+    }
+  }
+  for (const auto& [name, got] : found)
+    if (got.type == "trigger") refuse(fmt::format("it has a trigger ({}, on {}), and egm makes none", name, got.table));
+}
+
+namespace {
+
+// "id = 3" or "cell_id = 1, split = 'train', step = 20": a row by its primary key.
+struct TableKey {
+  std::string select;  // SQL expressions, comma-separated
+  std::vector<std::string> names;
+};
+
+TableKey key_of(Connection& c, const std::string& table) {
+  TableKey k;
+  std::vector<std::pair<int, std::string>> pk;
+  Statement s = c.prepare(fmt::format("PRAGMA main.table_xinfo(\"{}\")", table));
+  while (s.step())
+    if (s.int64(5) > 0) pk.emplace_back(static_cast<int>(s.int64(5)), s.text(1));
+  std::sort(pk.begin(), pk.end());
+  if (pk.empty()) pk.emplace_back(1, "rowid");
+  for (const auto& [order, name] : pk) {
+    k.select += fmt::format("{}quote(x.\"{}\")", k.select.empty() ? "" : ", ", name);
+    k.names.push_back(name);
+  }
+  return k;
+}
+
+std::string describe_row(const Statement& s, const TableKey& k) {
+  std::string text;
+  for (size_t i = 0; i < k.names.size(); ++i)
+    text += fmt::format("{}{} = {}", i ? ", " : "", k.names[i], s.text(static_cast<int>(i)));
+  return text;
+}
+
+std::string excerpt(std::string text) {
+  for (char& ch : text)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+}
+
+}  // namespace
+
+void check_egm_values(Connection& connection, int version, const std::string& label) {
+  for (const auto& [table, object] : reference(version)) {
+    if (object.type != "table") continue;
+    const TableKey key = key_of(connection, table);
+    for (const auto& [column, declared] : object.columns) {
+      const char* allowed = declared == "integer" ? "'integer'"
+                            : declared == "real"  ? "'real', 'integer'"
+                            : declared == "text"  ? "'text'"
+                            : declared == "blob"  ? "'blob'"
+                                                  : nullptr;
+      if (allowed == nullptr) continue;
+      Statement s = connection.prepare(
+          fmt::format("SELECT {0}, typeof(x.\"{1}\"), quote(x.\"{1}\") FROM main.\"{2}\" x "
+                      "WHERE typeof(x.\"{1}\") NOT IN ('null', {3}) LIMIT 1",
+                      key.select, column, table, allowed));
+      if (s.step()) {
+        const int n = static_cast<int>(key.names.size());
+        EGM_THROW(DbError, "{}: table {}, column {} ({}), row {}: holds {} {}, not a{} {} value", label, table, column,
+                  declared, describe_row(s, key), s.text(n), excerpt(s.text(n + 1)),
+                  declared == "integer" ? "n" : "", declared);
+      }
+    }
+  }
+}
+
+void check_egm_references(Connection& connection, int version, const std::string& label) {
+  struct Reference {
+    const char* table;
+    const char* column;
+    const char* target;
+    const char* also;  // a further condition on the target row `r` and the row `x`
+    const char* also_text;
+  };
+  static constexpr Reference kReferences[] = {
+      {"cells", "sweep_id", "sweeps", "", ""},
+      {"runs", "cell_id", "cells", "", ""},
+      {"metrics", "cell_id", "cells", "", ""},
+      {"metrics", "run_id", "runs", " AND r.cell_id = x.cell_id", " of its cell"},
+      {"param_snapshots", "cell_id", "cells", "", ""},
+      {"param_snapshots", "run_id", "runs", " AND r.cell_id = x.cell_id", " of its cell"},
+      {"param_snapshots", "layout_id", "param_layouts", "", ""},
+      {"events", "sweep_id", "sweeps", "", ""},
+      {"events", "cell_id", "cells", " AND (x.sweep_id IS NULL OR r.sweep_id = x.sweep_id)", " of its sweep"},
+      {"events", "run_id", "runs", " AND (x.cell_id IS NULL OR r.cell_id = x.cell_id)", " of its cell"},
+      {"looks", "sweep_id", "sweeps", "", ""},
+      {"runs", "merge_source", "merge_sources", "", ""},
+      {"merge_sources", "via", "merge_sources", "", ""},
+  };
+  const auto& egm = reference(version);
+  auto has_column = [&](const std::string& table, const std::string& column) {
+    auto it = egm.find(table);
+    if (it == egm.end() || it->second.type != "table") return false;
+    for (const auto& [name, type] : it->second.columns)
+      if (name == column) return true;
+    return false;
+  };
+  for (const Reference& ref : kReferences) {
+    if (!has_column(ref.table, ref.column) || !has_column(ref.target, "id")) continue;
+    const TableKey key = key_of(connection, ref.table);
+    Statement s = connection.prepare(
+        fmt::format("SELECT {0}, quote(x.{1}) FROM main.{2} x WHERE x.{1} IS NOT NULL AND NOT EXISTS "
+                    "(SELECT 1 FROM main.{3} r WHERE r.id = x.{1}{4}) LIMIT 1",
+                    key.select, ref.column, ref.table, ref.target, ref.also));
+    if (s.step()) {
+      EGM_THROW(DbError, "{}: table {}, row {}: {} = {} names no row of {}{}", label, ref.table,
+                describe_row(s, key), ref.column, s.text(static_cast<int>(key.names.size())), ref.target,
+                ref.also_text);
+    }
+  }
+}
+
+void check_egm_layouts(Connection& connection, int version, const std::string& label) {
+  if (reference(version).count("param_layouts") == 0) return;  // before v5: no packed parameters
+  std::map<int64_t, int64_t> values;  // layout id -> values per snapshot
+  Statement layouts = connection.prepare("SELECT id, layout FROM main.param_layouts");
+  while (layouts.step()) {
+    int64_t n = 0;
+    try {
+      for (const ParamSeries& s : parse_param_layout(layouts.text(1))) n += s.count;
+    } catch (const DbError& e) {
+      EGM_THROW(DbError, "{}: table param_layouts, row id = {}: {}", label, layouts.int64(0), e.what());
+    }
+    values[layouts.int64(0)] = n;
+  }
+  Statement snapshots = connection.prepare("SELECT id, layout_id, length(data) FROM main.param_snapshots");
+  while (snapshots.step()) {
+    auto it = values.find(snapshots.int64(1));
+    const int64_t bytes = snapshots.int64(2);
+    if (it != values.end() && (bytes == 4 * it->second || bytes == 8 * it->second)) continue;
+    EGM_THROW(DbError, "{}: table param_snapshots, row id = {}: {} bytes for a layout of {} values (4 or 8 bytes each)",
+              label, snapshots.int64(0), bytes, it == values.end() ? int64_t{0} : it->second);
+  }
+}
+
+}  // namespace egm::db
