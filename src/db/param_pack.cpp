@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "util/error.h"
+#include "util/json_limits.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "param_pack stores values little-endian by copying them: add byte swapping for this target"
@@ -22,20 +23,39 @@ namespace {
 
 using Segment = ParamSeries;
 
+// The most values one snapshot may hold: the paper's models report a few
+// thousand learned scalars; a layout that claims more is not egm's (a crafted
+// count would otherwise size an allocation: 2^63-1 + 2^63-1 + 3 wraps to 1).
+constexpr int64_t kMaxSnapshotValues = int64_t{1} << 24;
+
+// A stored layout, checked before a byte of its snapshot is read: JSON read
+// with the bounded reader (depth, size), every segment [module, layer, name,
+// first_idx, count] typed, every count positive, and the total within
+// kMaxSnapshotValues without overflow.
 std::vector<Segment> parse_layout(std::string_view layout) {
   std::vector<Segment> segments;
+  nlohmann::json j;
   try {
-    const nlohmann::json j = nlohmann::json::parse(layout);
-    EGM_REQUIRE(j.is_array(), DbError, "param layout is not a JSON array");
-    for (const auto& s : j) {
-      EGM_REQUIRE(s.is_array() && s.size() == 5, DbError, "param layout: bad segment {}", s.dump());
-      Segment g{s[0].get<std::string>(), s[1].get<int64_t>(), s[2].get<std::string>(), s[3].get<int64_t>(),
-                s[4].get<int64_t>()};
-      EGM_REQUIRE(g.count > 0, DbError, "param layout: empty segment {}", s.dump());
-      segments.push_back(std::move(g));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    EGM_THROW(DbError, "param layout: {}", e.what());
+    j = parse_json(layout, JsonLimits::machine(), "param layout");
+  } catch (const JsonError& e) {
+    EGM_THROW(DbError, "{}", e.what());
+  }
+  EGM_REQUIRE(j.is_array(), DbError, "param layout is not a JSON array");
+  int64_t total = 0;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const nlohmann::json& s = j[i];
+    EGM_REQUIRE(s.is_array() && s.size() == 5 && s[0].is_string() && s[1].is_number_integer() && s[2].is_string() &&
+                    s[3].is_number_integer() && s[4].is_number_integer(),
+                DbError, "param layout: segment {} is not [module, layer, name, first_idx, count]", i);
+    Segment g{s[0].get<std::string>(), s[1].get<int64_t>(), s[2].get<std::string>(), s[3].get<int64_t>(),
+              s[4].get<int64_t>()};
+    int64_t last = 0;
+    EGM_REQUIRE(g.count > 0 && g.count <= kMaxSnapshotValues && g.first >= 0 &&
+                    !__builtin_add_overflow(g.first, g.count, &last) &&
+                    !__builtin_add_overflow(total, g.count, &total) && total <= kMaxSnapshotValues,
+                DbError, "param layout: segment {} counts {} values from index {} (at most {} values a snapshot)", i,
+                g.count, g.first, kMaxSnapshotValues);
+    segments.push_back(std::move(g));
   }
   return segments;
 }
@@ -47,7 +67,7 @@ int64_t layout_size(const std::vector<Segment>& segments) {
 }
 
 std::vector<ParamEntry> unpack(const std::vector<Segment>& segments, std::string_view data) {
-  const int64_t n = layout_size(segments);
+  const int64_t n = layout_size(segments);  // at most kMaxSnapshotValues: parse_layout checked it
   const bool f32 = static_cast<int64_t>(data.size()) == 4 * n;
   EGM_REQUIRE(f32 || static_cast<int64_t>(data.size()) == 8 * n, DbError,
               "param snapshot: {} bytes for {} values (neither 4 nor 8 bytes each)", data.size(), n);

@@ -189,3 +189,24 @@ TEST(ParamPack, VersionFourRowsMigrateAndReadBackTheSame) {
 }
 
 }  // namespace
+
+namespace {
+
+// A layout from elsewhere is checked before a byte of its snapshot is read (issue 40).
+TEST(ParamPack, OverflowingOrDeepLayoutsAreRefused) {
+  using egm::db::unpack_params;
+  const std::string four_bytes(4, '\0');
+  // 2^63-1 + 2^63-1 + 3 wraps to 1 value, which a 4-byte snapshot would "fit".
+  EXPECT_THROW(unpack_params(R"([["m",-1,"a",0,9223372036854775807],["m",-1,"b",0,9223372036854775807],)"
+                             R"(["m",-1,"c",0,3]])",
+                             four_bytes),
+               egm::DbError);
+  EXPECT_THROW(unpack_params(R"([["m",-1,"a",9223372036854775807,2]])", std::string(8, '\0')), egm::DbError);
+  EXPECT_THROW(unpack_params(R"([["m",-1,"a",0,-1]])", four_bytes), egm::DbError);
+  EXPECT_THROW(unpack_params(R"([["m","x","a",0,1]])", four_bytes), egm::DbError);
+  EXPECT_THROW(unpack_params(std::string(300000, '[') + std::string(300000, ']'), four_bytes), egm::DbError);
+  EXPECT_THROW(unpack_params(R"([["m",-1,"a",0,2]])", four_bytes), egm::DbError);  // 2 values, 4 bytes
+  EXPECT_EQ(unpack_params(R"([["m",-1,"a",0,1]])", four_bytes).size(), 1u);
+}
+
+}  // namespace
