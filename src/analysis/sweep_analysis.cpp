@@ -427,6 +427,14 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
                             fmt::format("done, but {} is not finite", metric_name(o.metric))});
   }
 
+  // Values a database edited elsewhere stored as text or blobs: read as missing, said once.
+  int non_numeric = 0;
+  for (const auto& c : data.cells) non_numeric += c.row.non_numeric;
+  if (non_numeric > 0)
+    a.notes.push_back(fmt::format("{} stored measurement(s) were neither numbers nor NULL (text or a blob in a REAL "
+                                  "column: was the database edited elsewhere?) and were read as missing",
+                                  non_numeric));
+
   // Baseline and factors.
   if (data.spec.baseline)
     a.baseline = *data.spec.baseline;

@@ -327,7 +327,9 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
       "SELECT m.cell_id, m.step, m.loss FROM metrics m JOIN cells c ON c.id = m.cell_id "
       "WHERE c.sweep_id = ? AND m.split = 'eval_val' AND m.loss IS NOT NULL ORDER BY m.cell_id, m.step");
   curves.bind(1, sweep->id);
-  while (curves.step()) data.val_curves[curves.int64(0)].push_back({curves.int64(1), curves.real(2)});
+  while (curves.step())  // a loss stored as text (a file edited elsewhere) is no point of a curve
+    if (std::optional<double> loss = curves.opt_number(2))
+      data.val_curves[curves.int64(0)].push_back({curves.int64(1), *loss});
 
   if (with_params && results.schema_version() >= 5)
     read_used_snapshots(results, sweep->id, data.params);
