@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
+#include <optional>
 #include <memory>
 #include <utility>
 
@@ -18,27 +20,53 @@ SourceColumn col(std::string name, T type, std::string expr, int since = 1) {
   return SourceColumn{Column{std::move(name), type}, std::move(expr), since};
 }
 
-// The value as the column's type says (SQLite's affinity already stores REAL
-// columns as reals; this also covers an integer in a REAL column of a file
-// edited by hand).
-db::Value typed(const db::Value& v, ColumnType type) {
+// The value as the column's type says. SQLite's affinity stores numbers in
+// REAL and INTEGER columns as such; an integer in a REAL column (a file edited
+// by hand) converts exactly. What cannot convert exactly (text in a number
+// column, a real that is no 64-bit integer in an INTEGER one: a file edited
+// elsewhere) is refused by the caller, which names the table, column and row;
+// nullopt here.
+std::optional<db::Value> typed(const db::Value& v, ColumnType type) {
   if (std::holds_alternative<std::monostate>(v)) return v;
   switch (type) {
     case T::int64:
-      if (const double* d = std::get_if<double>(&v)) return static_cast<int64_t>(*d);
-      if (const std::string* s = std::get_if<std::string>(&v)) return static_cast<int64_t>(std::stoll(*s));
+      if (const double* d = std::get_if<double>(&v)) {
+        // 2^63 is exactly representable; every double below it in magnitude casts without overflow.
+        if (!(std::trunc(*d) == *d && *d >= -9223372036854775808.0 && *d < 9223372036854775808.0)) return std::nullopt;
+        return static_cast<int64_t>(*d);
+      }
+      if (std::holds_alternative<std::string>(v)) return std::nullopt;
       return v;
     case T::float64:
-    case T::timestamp:
       if (const int64_t* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-      if (const std::string* s = std::get_if<std::string>(&v)) return std::stod(*s);
+      if (std::holds_alternative<std::string>(v)) return std::nullopt;
       return v;
+    case T::timestamp: {
+      // UNIX seconds within +-1e11 (about year 5000): a time the sinks can turn into microseconds and dates.
+      double t = 0;
+      if (const int64_t* i = std::get_if<int64_t>(&v)) t = static_cast<double>(*i);
+      else if (const double* d = std::get_if<double>(&v)) t = *d;
+      else return std::nullopt;
+      if (!(std::abs(t) <= 1e11)) return std::nullopt;
+      return t;
+    }
     case T::text:
       if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
       if (const double* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
       return v;
   }
   return v;
+}
+
+std::string show_value(const db::Value& v) {
+  if (const std::string* s = std::get_if<std::string>(&v)) {
+    std::string t = s->size() > 40 ? s->substr(0, 37) + "..." : *s;
+    for (char& ch : t)
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+    return "text '" + t + "'";
+  }
+  if (const double* d = std::get_if<double>(&v)) return fmt::format("the real {}", *d);
+  return "a value";
 }
 
 // Counts the rows on their way to the sink and reports every 100,000.
@@ -79,12 +107,24 @@ class PackedParamsReader {
         layout_of->bind(1, layout_id);
         EGM_REQUIRE(layout_of->step(), DbError, "{}: param_snapshots refers to layout {}, which param_layouts lacks",
                     connection.path(), layout_id);
-        it = layouts.emplace(layout_id, db::parse_param_layout(layout_of->text(0))).first;
+        try {
+          it = layouts.emplace(layout_id, db::parse_param_layout(layout_of->text(0))).first;
+        } catch (const DbError& e) {
+          EGM_THROW(DbError, "{}: table param_layouts, row id = {}: {}; nothing exported", connection.path(),
+                    layout_id, e.what());
+        }
       }
       row[0] = s->int64(0);
       row[1] = s->int64(1);
       row[2] = s->int64(2);
-      for (const db::ParamEntry& e : db::unpack_params(it->second, s->blob(4))) {
+      std::vector<db::ParamEntry> entries;
+      try {
+        entries = db::unpack_params(it->second, s->blob(4));
+      } catch (const DbError& e) {
+        EGM_THROW(DbError, "{}: table param_snapshots, cell {} step {}: {}; nothing exported", connection.path(),
+                  s->int64(0), s->int64(2), e.what());
+      }
+      for (const db::ParamEntry& e : entries) {
         row[3] = e.module;
         row[4] = e.layer;
         row[5] = e.idx;
@@ -216,8 +256,19 @@ int64_t read_rows(db::Connection& connection, int schema_version, const ExportTa
     db::CachedStatement s = connection.cached(sql);
     s->bind(1, id);
     while (s->step()) {
-      for (size_t i = 0; i < row.size(); ++i)
-        row[i] = typed(s->value(static_cast<int>(i)), table.columns[i].column.type);
+      for (size_t i = 0; i < row.size(); ++i) {
+        const db::Value v = s->value(static_cast<int>(i));
+        std::optional<db::Value> t = typed(v, table.columns[i].column.type);
+        EGM_REQUIRE(t, DbError,
+                    "{}: table {}, column {}, row {} of {} {}: holds {}, not a{} (was the database edited "
+                    "elsewhere?); nothing exported",
+                    connection.path(), table.name, table.columns[i].column.name, counted.rows() + 1,
+                    table.per_cell ? "cell" : "sweep", id, show_value(v),
+                    table.columns[i].column.type == T::int64       ? "n integer"
+                    : table.columns[i].column.type == T::timestamp ? " time in UNIX seconds"
+                                                                   : " number");
+        row[i] = std::move(*t);
+      }
       counted.add(row);
     }
   };

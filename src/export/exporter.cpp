@@ -95,9 +95,17 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
   // while a coordinator goes on writing.
   db::Connection& connection = results.connection();
   db::Transaction snapshot(connection, db::Transaction::Kind::deferred);
+  // A new --out is built beside it and renamed into place. An existing empty
+  // folder (a symbolic link to one, a mount point, a shared folder with its
+  // own mode, group and ACLs) is kept: the export is built in a hidden folder
+  // inside it and moved up when done.
+  std::error_code ec;
+  const bool into_existing = fs::is_directory(out_clean, ec);
   const fs::path parent = out_clean.parent_path();
-  fs::create_directories(parent);
-  const fs::path partial = parent / fmt::format(".{}.egm-export-{}", out_clean.filename().string(), getpid());
+  if (!into_existing) fs::create_directories(parent);
+  const fs::path partial = into_existing
+                               ? out_clean / fmt::format(".egm-export-{}", getpid())
+                               : parent / fmt::format(".{}.egm-export-{}", out_clean.filename().string(), getpid());
   fs::remove_all(partial);
   fs::create_directory(partial);
   PartialDir cleanup(partial);
@@ -137,11 +145,16 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
   }
   snapshot.commit();
 
-  // An empty folder that was there is replaced (rename needs it gone).
-  std::error_code ec;
-  if (fs::exists(out_clean)) fs::remove(out_clean);
-  fs::rename(partial, out_clean, ec);
-  EGM_REQUIRE(!ec, IoError, "cannot rename {} to {}: {}", partial.string(), out_clean.string(), ec.message());
+  if (into_existing) {
+    for (const fs::directory_entry& e : fs::directory_iterator(partial)) {
+      fs::rename(e.path(), out_clean / e.path().filename(), ec);
+      EGM_REQUIRE(!ec, IoError, "cannot move {} into {}: {}", e.path().string(), out_clean.string(), ec.message());
+    }
+    fs::remove(partial, ec);
+  } else {
+    fs::rename(partial, out_clean, ec);
+    EGM_REQUIRE(!ec, IoError, "cannot rename {} to {}: {}", partial.string(), out_clean.string(), ec.message());
+  }
   cleanup.release();
   return summary;
 }
