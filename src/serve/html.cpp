@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <variant>
 
 namespace egm::serve {
@@ -23,6 +24,24 @@ std::string escape(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string content_disposition(std::string_view filename) {
+  std::string safe, encoded;
+  for (char ch : filename.substr(0, 120)) {
+    const auto c = static_cast<unsigned char>(ch);
+    safe += std::isalnum(c) || ch == '.' || ch == '_' || ch == '-' ? ch : '_';
+  }
+  if (safe.empty() || safe[0] == '.') safe.insert(0, "download");
+  // RFC 8187's attr-char stays as it is; every other byte is %XX.
+  for (char ch : filename) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || (ch != '\0' && std::strchr("!#$&+-.^_`|~", ch) != nullptr))
+      encoded += ch;
+    else
+      encoded += fmt::format("%{:02X}", c);
+  }
+  return fmt::format("attachment; filename=\"{}\"; filename*=UTF-8''{}", safe, encoded);
 }
 
 std::string url_encode(std::string_view text) {

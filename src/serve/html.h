@@ -21,6 +21,13 @@ std::string url_encode(std::string_view text);
 // escape (a '%' not followed by two hex digits).
 std::optional<std::string> url_decode(std::string_view text, bool plus_as_space);
 
+// The Content-Disposition header of a download named `filename` (a sweep's
+// name comes from the database: quotes, ';', control bytes, '/' or non-ASCII
+// must not reach the header as they are): "attachment; filename=\"SAFE\";
+// filename*=UTF-8''ENCODED" (RFC 6266), SAFE the name in plain ASCII letters,
+// digits, '.', '_' and '-' (anything else as '_'; at most 120 bytes).
+std::string content_disposition(std::string_view filename);
+
 struct PageOptions {
   std::string title;
   std::string db_path;                // shown in the header

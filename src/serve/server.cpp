@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "db/results_db.h"
+#include "serve/html.h"
 #include "util/error.h"
 
 namespace egm::serve {
@@ -25,7 +26,7 @@ Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::
     res.status = r.status;
     res.set_content(r.body, r.content_type);
     if (!r.filename.empty())
-      res.set_header("Content-Disposition", "attachment; filename=\"" + r.filename + "\"");
+      res.set_header("Content-Disposition", content_disposition(r.filename));
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Content-Type-Options", "nosniff");
   };

@@ -435,7 +435,8 @@ TEST_F(Serve, TwoHundredConcurrentRequestsAllAnswered) {
   EXPECT_TRUE(head->body.empty());
   auto dl = client.Get("/sweep/fixture/cells.csv");
   ASSERT_TRUE(dl);
-  EXPECT_EQ(dl->get_header_value("Content-Disposition"), "attachment; filename=\"fixture-cells.csv\"");
+  EXPECT_EQ(dl->get_header_value("Content-Disposition"),
+            "attachment; filename=\"fixture-cells.csv\"; filename*=UTF-8''fixture-cells.csv");
   server.stop();
   runner.join();
 }
@@ -466,6 +467,29 @@ TEST(ServeSvg, DrawsLayersAndSkipsWhatALogAxisCannotShow) {
   egm::analysis::Figure empty;
   EXPECT_TRUE(empty.empty());
   EXPECT_NE(egm::serve::render_svg(empty, "e").find("no data yet"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// A sweep name from the database in a download's header (issue 40): a quote and
+// "filename*=" must not make a browser save a CSV as evil.html.
+TEST(ServeHtml, ContentDispositionNeverCarriesTheNameAsItIs) {
+  const std::string h = egm::serve::content_disposition("x\"; filename*=UTF-8''evil.html; a=\"-cells.csv");
+  EXPECT_EQ(h.rfind("attachment; filename=\"", 0), 0u) << h;
+  // Exactly two quotes (around the safe name), one filename*, no ';' beyond the two separators.
+  EXPECT_EQ(std::count(h.begin(), h.end(), '"'), 2) << h;
+  EXPECT_EQ(std::count(h.begin(), h.end(), ';'), 2) << h;
+  EXPECT_EQ(h.find("evil.html;"), std::string::npos) << h;
+  EXPECT_NE(h.find("filename*=UTF-8''x%22%3B%20filename%2A%3DUTF-8%27%27evil.html%3B%20a%3D%22-cells.csv"),
+            std::string::npos)
+      << h;
+  EXPECT_EQ(egm::serve::content_disposition("fixture-cells.csv"),
+            "attachment; filename=\"fixture-cells.csv\"; filename*=UTF-8''fixture-cells.csv");
+  const std::string ctl = egm::serve::content_disposition("a\r\nSet-Cookie: x=1");
+  EXPECT_EQ(ctl.find('\r'), std::string::npos);
+  EXPECT_EQ(ctl.find('\n'), std::string::npos);
 }
 
 }  // namespace
