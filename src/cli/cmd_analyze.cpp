@@ -33,6 +33,7 @@ struct AnalyzeOptions {
 };
 
 void run_analyze(const AnalyzeOptions& o) {
+  SafeStdout out;  // text from the database: control bytes escaped (util/terminal_text.h)
   analysis::AnalysisOptions options;
   options.metric = analysis::parse_metric(o.metric);
   options.level = o.level;
@@ -54,12 +55,12 @@ void run_analyze(const AnalyzeOptions& o) {
     const std::string text =
         analysis::render_sequences_text(analysis::claim_sequences(a, data.spec.seeds, so), so, o.level);
     if (text.empty()) return;
-    std::cout << "\n" << heading;
-    std::cout << (format == analysis::OutputFormat::markdown ? "```\n" + text + "```\n" : text);
+    out << "\n" << heading;
+    out << (format == analysis::OutputFormat::markdown ? "```\n" + text + "```\n" : text);
   };
   if (analysis::has_grid(data)) {  // every section per grid point, then across points
     const analysis::GridAnalysis g = analysis::analyze_grid(data, options);
-    std::cout << analysis::render_grid(g, format);
+    out << analysis::render_grid(g, format);
     // Each point's claims are a family of their own: one configuration each,
     // as a sequential sweep (one spec per point) would settle them.
     for (const analysis::PointAnalysis& p : g.points)
@@ -67,21 +68,21 @@ void run_analyze(const AnalyzeOptions& o) {
                                                                                            : "grid point {}: {}\n",
                                               p.index, p.label));
     if (text_format) {
-      std::cout << "\n" << analysis::render_compute_text(analysis::compute_statement(results, o.sweep));
-      std::cout << "corpus: " << db::describe_corpus(data.sweep) << "\n";
+      out << "\n" << analysis::render_compute_text(analysis::compute_statement(results, o.sweep));
+      out << "corpus: " << db::describe_corpus(data.sweep) << "\n";
     }
     return;
   }
   const analysis::SweepAnalysis a = analysis::analyze_sweep(data, options);
-  std::cout << analysis::render_analysis(a, format);
+  out << analysis::render_analysis(a, format);
   // Each claim's anytime-valid sequence beside its fixed-n t interval (src/analysis/sequences.h).
   print_sequences(a, "");
   // What the table cost (src/analysis/compute.h); the CSV and JSON forms stay the analysis alone.
   if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) {
-    std::cout << "\n"
+    out << "\n"
               << analysis::render_compute_text(analysis::compute_statement(results, o.sweep, analysis::claims_of(a)));
     // The data behind every number (schema v9; "unknown" for a sweep run before egm recorded it).
-    std::cout << "corpus: " << db::describe_corpus(data.sweep) << "\n";
+    out << "corpus: " << db::describe_corpus(data.sweep) << "\n";
   }
 }
 

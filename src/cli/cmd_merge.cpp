@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "db/merge.h"
+#include "util/terminal_text.h"
 
 namespace egm::cli {
 namespace {
@@ -24,26 +25,27 @@ struct MergeArgs {
 };
 
 void run_merge(const MergeArgs& a) {
+  SafeStdout out;  // text from the database: control bytes escaped (util/terminal_text.h)
   db::MergeOptions options;
   options.out = a.out;
   options.inputs = a.inputs;
   options.prefer = a.prefer;
   options.force = a.force;
   const db::MergeSummary s = db::merge_databases(options, [&](const std::string& line) {
-    if (!a.quiet) std::fprintf(stderr, "egm merge: %s\n", line.c_str());
+    if (!a.quiet) std::fprintf(stderr, "egm merge: %s\n", terminal_safe(line).c_str());
   });
-  for (const std::string& note : s.notes) std::fprintf(stderr, "egm merge: %s\n", note.c_str());
+  for (const std::string& note : s.notes) std::fprintf(stderr, "egm merge: %s\n", terminal_safe(note).c_str());
   for (const db::MergedSweep& w : s.sweeps) {
     std::vector<std::string> from;
     for (size_t i = 0; i < a.inputs.size(); ++i)
       if (w.cells_from[i] > 0) from.push_back(fmt::format("{} from {}", w.cells_from[i], a.inputs[i]));
-    std::cout << fmt::format("sweep {}: {} cells ({} done): {}", w.name, w.cells, w.done, fmt::join(from, ", "));
-    if (w.kept_once > 0) std::cout << fmt::format("; {} done in several inputs with the same results, kept once", w.kept_once);
-    if (w.preferred > 0) std::cout << fmt::format("; {} conflicts decided by --prefer", w.preferred);
-    if (w.spec_widened) std::cout << "; its spec lists the inputs' seeds and variants together";
-    std::cout << "\n";
+    out << fmt::format("sweep {}: {} cells ({} done): {}", w.name, w.cells, w.done, fmt::join(from, ", "));
+    if (w.kept_once > 0) out << fmt::format("; {} done in several inputs with the same results, kept once", w.kept_once);
+    if (w.preferred > 0) out << fmt::format("; {} conflicts decided by --prefer", w.preferred);
+    if (w.spec_widened) out << "; its spec lists the inputs' seeds and variants together";
+    out << "\n";
   }
-  std::cout << fmt::format("wrote {} ({} sweep(s), {} runs, {} metric rows)\n", a.out, s.sweeps.size(), s.runs,
+  out << fmt::format("wrote {} ({} sweep(s), {} runs, {} metric rows)\n", a.out, s.sweeps.size(), s.runs,
                            s.metrics);
 }
 

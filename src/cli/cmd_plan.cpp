@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "db/results_db.h"
 #include "util/error.h"
+#include "util/terminal_text.h"
 
 namespace egm::cli {
 namespace {
@@ -28,6 +29,7 @@ struct PlanCliOptions {
 };
 
 void run_plan(const PlanCliOptions& o, const CLI::App& cmd) {
+  SafeStdout out;  // text from the database: control bytes escaped (util/terminal_text.h)
   analysis::PlanOptions options;
   options.analysis.metric = analysis::parse_metric(o.metric);
   if (!o.factors.empty()) options.analysis.factors = analysis::parse_factors(o.factors);
@@ -42,7 +44,7 @@ void run_plan(const PlanCliOptions& o, const CLI::App& cmd) {
               o.format);
   db::ResultsDb results = db::open_for_reading(o.db);
   const std::vector<analysis::SweepPlan> plans = analysis::plan_sweep(results, o.sweep, options);
-  std::cout << (o.format == "json" ? analysis::plan_json(plans) : analysis::render_plan_text(plans));
+  out << (o.format == "json" ? analysis::plan_json(plans) : analysis::render_plan_text(plans));
 }
 
 }  // namespace

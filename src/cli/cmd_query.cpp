@@ -12,6 +12,7 @@
 #include "db/sqlite.h"
 #include "db/table_format.h"
 #include "util/error.h"
+#include "util/terminal_text.h"
 
 namespace egm::cli {
 namespace {
@@ -29,7 +30,13 @@ void run_query(const QueryOptions& o) {
   const db::Table table = db::read_rows(statement);
   db::FormatOptions options;
   options.null_text = "NULL";
-  std::cout << db::format_table(table, format, options);
+  // The table form is for a terminal: a value's control bytes are shown escaped;
+  // CSV and JSON keep every byte (JSON escapes them itself).
+  const std::string text = db::format_table(table, format, options);
+  if (format == db::Format::table)
+    print_safe(text);
+  else
+    std::cout << text;
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ void write_compute(db::ResultsDb& results, const std::string& sweep, const std::
   const std::string text = analysis::render_compute_text(c);
   atomic_write_file(out_dir + "/compute.md", "# Compute\n\n```\n" + text + "```\n");
   atomic_write_file(out_dir + "/compute.csv", db::format_table(analysis::compute_table(c), db::Format::csv));
-  std::cout << text.substr(0, text.find('\n') + 1);
+  print_safe(text.substr(0, text.find('\n') + 1));
 }
 
 void run_report(const ReportCliOptions& o) {
@@ -58,17 +58,17 @@ void run_report(const ReportCliOptions& o) {
   const analysis::SweepData data = analysis::load_sweep(results, o.sweep);
   if (analysis::has_grid(data)) {  // a full report per grid point, and the comparison across points
     const analysis::GridReportResult g = analysis::write_grid_report(data, options);
-    std::cout << analysis::render_grid_across_markdown(g.analysis) << "\n";
+    print_safe(analysis::render_grid_across_markdown(g.analysis) + "\n");
     write_compute(results, o.sweep, {}, g.out_dir);
-    fmt::print("wrote {} files to {} (start with {}/index.md)\n", g.files.size() + 2, g.out_dir, g.out_dir);
-    if (!g.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", g.plot_message);
+    print_safe("wrote {} files to {} (start with {}/index.md)\n", g.files.size() + 2, g.out_dir, g.out_dir);
+    if (!g.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", terminal_safe(g.plot_message));
     return;
   }
   const analysis::ReportResult r = analysis::write_report(data, options);
-  std::cout << analysis::render_main_table(r.analysis) << "\n";
+  print_safe(analysis::render_main_table(r.analysis) + "\n");
   write_compute(results, o.sweep, analysis::claims_of(r.analysis), r.out_dir);
-  fmt::print("wrote {} files to {} (start with {}/index.md)\n", r.files.size() + 2, r.out_dir, r.out_dir);
-  if (!r.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", r.plot_message);
+  print_safe("wrote {} files to {} (start with {}/index.md)\n", r.files.size() + 2, r.out_dir, r.out_dir);
+  if (!r.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", terminal_safe(r.plot_message));
 }
 
 }  // namespace

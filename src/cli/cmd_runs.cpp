@@ -16,6 +16,8 @@
 #include "db/results_db.h"
 #include "db/table_format.h"
 #include "util/error.h"
+#include "util/json_limits.h"
+#include "util/terminal_text.h"
 
 namespace egm::cli {
 namespace {
@@ -43,8 +45,13 @@ std::string shorten(const std::string& s, db::Format format) {
 // A grid point's values for people: "train.lr=0.001 model.dropout=0".
 std::string grid_text(const std::string& grid_json) {
   std::string s;
-  const nlohmann::json j = nlohmann::json::parse(grid_json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return grid_json;
+  nlohmann::json j;
+  try {  // bounded: a grid_json from elsewhere may nest 300,000 deep (dump() would recurse on it)
+    j = parse_json(grid_json, JsonLimits::user(), "cells.grid_json");
+  } catch (const JsonError&) {
+    return "(unreadable grid_json)";
+  }
+  if (!j.is_object()) return "(unreadable grid_json)";
   for (const auto& [path, value] : j.items()) {
     if (!s.empty()) s += ' ';
     s += path + "=" + (value.is_string() ? value.get<std::string>()
@@ -139,7 +146,7 @@ void show_diff(db::ResultsDb& results, const RunsOptions& o) {
                                where, sha);
       continue;
     }
-    std::cout << fmt::format("# {}: diff sha256 {}, {} bytes\n", where, sha, d->size) << d->diff;
+    print_safe("# {}: diff sha256 {}, {} bytes\n{}", where, sha, d->size, d->diff);
     if (d->truncated())
       std::cerr << fmt::format("{}: the diff is {} bytes; its first {} are stored\n", where, d->size, d->diff.size());
   }
@@ -165,7 +172,12 @@ void run_runs(const RunsOptions& o) {
   const db::Table t = o.attempts ? attempts_table(results, f, format) : cells_table(results, f, format);
   db::FormatOptions options;
   options.float_digits = 5;
-  std::cout << db::format_table(t, format, options);
+  // As egm query: the table form shows control bytes escaped, CSV and JSON keep them.
+  const std::string text = db::format_table(t, format, options);
+  if (format == db::Format::table)
+    print_safe(text);
+  else
+    std::cout << text;
 }
 
 }  // namespace

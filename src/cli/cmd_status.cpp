@@ -19,6 +19,7 @@
 #include "db/sqlite.h"
 #include "db/table_format.h"
 #include "slurm/slurm_commands.h"
+#include "util/terminal_text.h"
 #include "util/error.h"
 #include "util/unix_time.h"
 
@@ -57,28 +58,28 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
                                    sweep.spec_hash.substr(0, 12));
   if (sweep.slurm_job_id)
     header += fmt::format("  slurm job {}: {}", *sweep.slurm_job_id, slurm::query_job_state(*sweep.slurm_job_id).state);
-  fmt::print("{}\n", header);
+  print_safe("{}\n", header);
   // Who runs it (schema v9): the coordinator a second launch would be refused by.
   if (sweep.owner && !stale)
-    fmt::print("  coordinator pid {} on {}{}, last heartbeat {} ago\n", sweep.owner->pid, sweep.owner->host,
+    print_safe("  coordinator pid {} on {}{}, last heartbeat {} ago\n", sweep.owner->pid, sweep.owner->host,
                sweep.owner->slurm_job ? " (Slurm job " + *sweep.owner->slurm_job + ")" : "",
                sweep.owner->heartbeat ? db::format_duration(std::max(0.0, now - *sweep.owner->heartbeat)) : "?");
   if (stale) {
-    fmt::print("  stale: no heartbeat since {} UTC ({} ago), coordinator gone? Its running cells count as "
+    print_safe("  stale: no heartbeat since {} UTC ({} ago), coordinator gone? Its running cells count as "
                "interrupted; run the sweep again (egm sweep SPEC) to resume them\n",
                db::format_utc(*stale), db::format_duration(now - *stale));
     p.interrupted += p.running;
     p.running = 0;
     p.eta_s.reset();
   }
-  fmt::print("  {} cells: {} done, {} running, {} pending, {} failed ({} with no retries left), {} interrupted\n",
+  print_safe("  {} cells: {} done, {} running, {} pending, {} failed ({} with no retries left), {} interrupted\n",
              p.total, p.done, p.running, p.pending, p.failed, p.exhausted, p.interrupted);
   // Progress of what will run: cells out of retries leave the denominator.
   const int64_t steps_to_run = p.steps_total - p.steps_given_up;
   const double fraction = steps_to_run > 0 ? static_cast<double>(p.steps_done) / static_cast<double>(steps_to_run) : 1;
   std::string eta = "ETA unknown";
   if (p.eta_s) eta = *p.eta_s == 0 ? "nothing left to run" : "ETA " + db::format_duration(*p.eta_s);
-  fmt::print("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
+  print_safe("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
              eta);
   // A sequential sweep (egm sweep --until, schema v10): each claim at its last look.
   if (results.schema_version() >= 10) {
@@ -91,11 +92,11 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
       auto bound = [&](int col, const char* none) {
         return s.is_null(col) ? std::string(none) : fmt::format("{:+.4f}", s.real(col));
       };
-      fmt::print("  look {}: {} after {} seeds {} [{}, {}] {}{}\n", s.int64(0), s.text(1), s.int64(2), bound(3, "-"),
+      print_safe("  look {}: {} after {} seeds {} [{}, {}] {}{}\n", s.int64(0), s.text(1), s.int64(2), bound(3, "-"),
                  bound(4, "-inf"), bound(5, "+inf"), s.text(6), s.int64(7) ? ", settled" : ", not settled");
       next = s.text(8);
     }
-    if (!next.empty()) fmt::print("  then: {}\n", next);
+    if (!next.empty()) print_safe("  then: {}\n", next);
   }
   // Failed cells, one line each: the error's own message (errors.log in the
   // run folder and the attempt_failed event hold the full text).
@@ -104,7 +105,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
     filter.sweep_id = sweep.id;
     filter.statuses = {db::to_string(db::CellStatus::failed)};
     for (const db::CellRow& c : results.list_cells(filter))
-      fmt::print("  failed  {} (failure {} of {} allowed; {}): {}\n", c.key, c.failures, c.max_attempts,
+      print_safe("  failed  {} (failure {} of {} allowed; {}): {}\n", c.key, c.failures, c.max_attempts,
                  c.failures >= c.max_attempts ? "given up" : "will retry",
                  first_line(c.last_error.value_or("(no error text)")));
   }
@@ -124,7 +125,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   size_t pos = 0;
   while (pos < text.size()) {
     const size_t end = text.find('\n', pos);
-    fmt::print("    {}\n", text.substr(pos, end - pos));
+    print_safe("    {}\n", text.substr(pos, end - pos));
     pos = end + 1;
   }
 }
@@ -145,11 +146,11 @@ void run_status(const StatusOptions& o) {
     sweeps = results.list_sweeps(o.all);
   }
   if (sweeps.empty()) {
-    fmt::print("no sweeps in {}\n", results.path());
+    print_safe("no sweeps in {}\n", results.path());
     return;
   }
   for (size_t i = 0; i < sweeps.size(); ++i) {
-    if (i) fmt::print("\n");
+    if (i) print_safe("\n");
     print_sweep(results, sweeps[i]);
   }
 }

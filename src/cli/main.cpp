@@ -8,6 +8,7 @@
 #include "cli/torch_verbs.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/terminal_text.h"
 
 int main(int argc, char** argv) {
   egm::cli::set_command_line(argc, argv);  // for the exec into egm-torch (torch_verbs.h)
@@ -46,11 +47,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "egm: error: %s (see egm --help)\n", e.what());
     return 2;
   } catch (const egm::Error& e) {
-    std::fprintf(stderr, "egm: error: %s\n", e.what());
+    // The SQL a database error ran follows only with --verbose: the refusal is
+    // its first line (README, "Exit status"). An error may quote a database's
+    // text (a sweep name, a host): control bytes escaped.
+    const std::string what = egm::terminal_safe(e.what());
+    const size_t sql = what.find("\n  SQL: ");
+    std::fprintf(stderr, "egm: error: %s\n", what.substr(0, sql).c_str());
+    if (verbose && sql != std::string::npos) std::fprintf(stderr, "%s\n", what.substr(sql + 1).c_str());
     if (verbose && !e.where().empty()) std::fprintf(stderr, "  at %s\n", e.where().c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "egm: error: %s\n", e.what());
+    std::fprintf(stderr, "egm: error: %s\n", egm::terminal_safe(e.what()).c_str());
     return 2;
   }
   return 0;

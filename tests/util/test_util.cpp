@@ -5,6 +5,7 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "util/sha256.h"
+#include "util/terminal_text.h"
 
 namespace {
 
@@ -38,6 +39,20 @@ TEST(Errors, CarryLocationAndType) {
     EXPECT_NE(e.where().find("test_util.cpp:"), std::string::npos) << e.where();
   }
   EXPECT_THROW(egm::read_file("/nonexistent/egm/file"), egm::IoError);
+}
+
+}  // namespace
+
+namespace {
+
+// Text from a database on a terminal (issue 40): control bytes shown, never sent.
+TEST(TerminalSafe, EscapesControlBytesAndKeepsTheRest) {
+  EXPECT_EQ(egm::terminal_safe("plain text\twith tab\nand newline"), "plain text\twith tab\nand newline");
+  EXPECT_EQ(egm::terminal_safe("a\x1b]0;title\x07z"), "a\\x1b]0;title\\x07z");
+  EXPECT_EQ(egm::terminal_safe("\x7f"), "\\x7f");
+  EXPECT_EQ(egm::terminal_safe("csi\xc2\x9b" "2J"), "csi\\u009b2J");  // C1 CSI in UTF-8
+  EXPECT_EQ(egm::terminal_safe("caf\xc3\xa9 \xe2\x86\x92"), "caf\xc3\xa9 \xe2\x86\x92");  // UTF-8 kept
+  EXPECT_EQ(egm::terminal_safe(std::string("nul\0x", 5)), "nul\\x00x");
 }
 
 }  // namespace
