@@ -22,7 +22,17 @@ std::string describe(const SweepOwner& o) {
 
 std::string heartbeat_age(const SweepOwner& o, double now) {
   if (!o.heartbeat) return "no heartbeat yet";
-  return fmt::format("last heartbeat {:.0f} s ago", std::max(0.0, now - *o.heartbeat));
+  if (*o.heartbeat > now) return fmt::format("last heartbeat {:.0f} s in the future", *o.heartbeat - now);
+  return fmt::format("last heartbeat {:.0f} s ago", now - *o.heartbeat);
+}
+
+// The largest pid this host can give a process (/proc/sys/kernel/pid_max;
+// Linux allows at most 2^22): a stored pid above it names no process here.
+int64_t pid_max() {
+  std::ifstream in("/proc/sys/kernel/pid_max");
+  int64_t v = 0;
+  if (in >> v && v > 0) return v;
+  return int64_t{1} << 22;
 }
 
 }  // namespace
@@ -45,7 +55,10 @@ TakeoverDecision decide_takeover(const std::optional<SweepOwner>& owner, double 
   const SweepOwner& o = *owner;
   const bool here = o.host == me.host;
   const double age = o.heartbeat ? now - *o.heartbeat : now - o.started_at;
-  const bool fresh = age <= stale_after_s;
+  // A heartbeat from the future by more than the limit is no sign of life: no
+  // clock between the hosts differs that much (the limit must exceed their
+  // skew), so it is a forged row or a broken clock, and counts as stale.
+  const bool fresh = age <= stale_after_s && age >= -stale_after_s;
   if (here && !owner_pid_alive)
     return {Takeover::take_over, fmt::format("taking over from the coordinator {}: that process is gone ({})",
                                              describe(o), heartbeat_age(o, now))};
@@ -64,20 +77,23 @@ TakeoverDecision decide_takeover(const std::optional<SweepOwner>& owner, double 
                           "or pass --takeover to take the sweep from it",
                           describe(o), heartbeat_age(o, now))};
     return {Takeover::refuse,
-            fmt::format("the coordinator {} owns it ({}); wait for it to finish, or stop it first", describe(o),
-                        heartbeat_age(o, now))};
+            fmt::format("the coordinator {} owns it ({}); wait for it to finish, or stop it first (kill -TERM {}); "
+                        "should it hang, --takeover takes the sweep once its heartbeat is {:g} s old",
+                        describe(o), heartbeat_age(o, now), o.pid, stale_after_s)};
   }
   if (!fresh)
     return {Takeover::take_over, fmt::format("taking over from the coordinator {}: {}, over the {:g} s limit",
                                              describe(o), heartbeat_age(o, now), stale_after_s)};
   return {Takeover::refuse,
-          fmt::format("the coordinator {} owns it ({}); it is stale only after {:g} s without one{}", describe(o),
-                      heartbeat_age(o, now), stale_after_s,
-                      me.takeover ? " (--takeover cannot take a sweep whose owner on another host is alive)" : "")};
+          fmt::format("the coordinator {} owns it ({}); it is stale only after {:g} s without one, and then egm takes "
+                      "the sweep over by itself (run the same command again then; --takeover cannot take a sweep "
+                      "whose owner on another host is alive)",
+                      describe(o), heartbeat_age(o, now), stale_after_s)};
 }
 
 bool process_alive(int64_t pid) {
-  if (pid <= 0) return false;
+  // kill() takes a pid_t: 2^32 + 1 would be truncated to 1 (init, always alive).
+  if (pid <= 0 || pid > pid_max()) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
   // A process killed but not reaped yet (a zombie) has exited: its state is Z.
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");

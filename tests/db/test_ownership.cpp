@@ -189,3 +189,33 @@ TEST(Ownership, MigrationMarksSweepsThatRanUnknown) {
 }
 
 }  // namespace
+
+namespace {
+
+// A forged or skewed row (issue 40): a heartbeat a year ahead is no sign of life.
+TEST(Ownership, HeartbeatFarInTheFutureCountsAsStale) {
+  const SweepOwner ahead = owner_on("node2", -365.0 * 86400);
+  const TakeoverDecision d = decide_takeover(ahead, kNow, me(), /*alive=*/true, kLimit);
+  ASSERT_EQ(d.kind, Takeover::take_over) << d.line;
+  EXPECT_NE(d.line.find("in the future"), std::string::npos) << d.line;
+  // On this host, alive: --takeover takes it (it would be refused for a year otherwise).
+  EXPECT_EQ(decide_takeover(owner_on("node1", -365.0 * 86400), kNow, me(true), true, kLimit).kind,
+            Takeover::take_over);
+  // Within the limit (clock skew between hosts): still fresh.
+  EXPECT_EQ(decide_takeover(owner_on("node2", -30), kNow, me(), true, kLimit).kind, Takeover::refuse);
+}
+
+TEST(Ownership, EveryRefusalOfALiveOwnerSaysHowToGoOn) {
+  const TakeoverDecision here = decide_takeover(owner_on("node1", 3), kNow, me(), true, kLimit);
+  EXPECT_NE(here.line.find("--takeover"), std::string::npos) << here.line;
+  const TakeoverDecision there = decide_takeover(owner_on("node2", 3), kNow, me(), true, kLimit);
+  EXPECT_NE(there.line.find("takes the sweep over by itself"), std::string::npos) << there.line;
+}
+
+TEST(Ownership, APidThatCannotExistHereIsDead) {
+  EXPECT_FALSE(process_alive((int64_t{1} << 32) + 1));  // kill() would see pid 1
+  EXPECT_FALSE(process_alive(int64_t{1} << 40));
+  EXPECT_TRUE(process_alive(::getpid()));
+}
+
+}  // namespace
