@@ -318,6 +318,9 @@ void run_sweep(SweepOptions o) {
     return;
   }
   log::debug("running {}", line);
+  // One sequence per sweep (sweep_until.h): held from here to the loop's end.
+  std::optional<SequenceLock> sequence_lock;
+  if (until.active()) sequence_lock.emplace(l.options.db_path, spec.name);
   // A sweep running elsewhere is refused here, in one line, before mpirun
   // starts a rank (the coordinator decides again when it opens the sweep).
   {

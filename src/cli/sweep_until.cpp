@@ -1,9 +1,15 @@
 #include "cli/sweep_until.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +27,9 @@
 #include "stats/confidence_sequence.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "util/json_limits.h"
+#include "util/process_info.h"
+#include "util/terminal_text.h"
 #include "util/unix_time.h"
 
 namespace egm::cli {
@@ -51,6 +60,13 @@ void require_budget(const launch::UntilOptions& o, const std::vector<uint64_t>& 
               "--max-seeds {} is below the {} seeds sweep {} has already run in {}; pass --max-seeds {} or more to "
               "go on",
               o.max_seeds, seeds.size(), spec.name, db_path, seeds.size());
+  // Seeds are added after the largest; the last the budget could add must still be a seed a spec may hold.
+  const uint64_t largest = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end());
+  const auto more = static_cast<uint64_t>(o.max_seeds - static_cast<int64_t>(seeds.size()));
+  EGM_REQUIRE(largest <= launch::kMaxSeedValue - more, ConfigError,
+              "--max-seeds {}: sweep {} would add seeds up to {} + {}, past the largest seed a spec may hold ({}); "
+              "start from smaller seeds",
+              o.max_seeds, spec.name, largest, more, launch::kMaxSeedValue);
 }
 
 LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
@@ -103,10 +119,50 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
   db::Connection& c = db.connection();
   db::Transaction t(c, db::Transaction::Kind::immediate);
   int64_t look = 1;
+  // The last look stands when nothing ran since it (no cell of the sweep
+  // changed after it) and it judged the same claims: a rerun of a finished
+  // sequence, or one killed between a look and its launch, records no second
+  // look over the same data; where the decision now differs (a larger
+  // budget), the last look's `next` says so instead.
+  std::optional<std::string> standing_next;
   {
-    db::Statement s = c.prepare("SELECT coalesce(max(look), 0) + 1 FROM looks WHERE sweep_id = ?");
+    db::Statement s = c.prepare(
+        "SELECT l.look, l.next, min(l.time), group_concat(l.claim, ',') FROM looks l WHERE l.sweep_id = ?1 AND "
+        "l.look = (SELECT max(look) FROM looks WHERE sweep_id = ?1) GROUP BY l.look, l.next HAVING "
+        "min(l.time) >= coalesce((SELECT max(updated_at) FROM cells WHERE sweep_id = ?1), 0)");
     s.bind(1, sweep.id);
-    if (s.step()) look = s.int64(0);
+    if (s.step() && !s.is_null(0)) {
+      const int64_t last = s.int64(0);
+      const std::string last_next = s.text(1);
+      std::vector<std::string> judged;
+      std::string list = s.text(3);
+      for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        judged.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+      std::vector<std::string> wanted = claims;
+      std::sort(judged.begin(), judged.end());
+      std::sort(wanted.begin(), wanted.end());
+      if (judged == wanted && !s.step()) {
+        look = last;
+        standing_next = last_next;
+      }
+    }
+    if (!standing_next) {
+      db::Statement n = c.prepare("SELECT coalesce(max(look), 0) + 1 FROM looks WHERE sweep_id = ?");
+      n.bind(1, sweep.id);
+      if (n.step()) look = n.int64(0);
+    }
+  }
+  if (standing_next) {
+    if (*standing_next != next)
+      c.execute("UPDATE looks SET next = ? WHERE sweep_id = ? AND look = ?", next, sweep.id, look);
+    t.commit();
+    std::cout << fmt::format("egm sweep --until: look {} stands (nothing ran since it): {}\n", look,
+                             out.stop ? "stopped: " + out.why : "not settled: " + out.why + "; the sweep goes on")
+              << std::flush;
+    return out;
   }
   const double now = unix_now();
   std::string text = fmt::format("egm sweep --until: look {} after {} seed{} (alpha {:g}, {} over {} claim{}):\n",
@@ -140,6 +196,37 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
   return out;
 }
 
+SequenceLock::SequenceLock(const std::string& db_path, const std::string& sweep_name) {
+  std::string name;
+  for (char ch : sweep_name) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
+  path_ = db_path + ".until-" + name + ".lock";
+  std::error_code ec;  // the database's folder, as the coordinator would make it for the database
+  if (const auto dir = std::filesystem::path(db_path).parent_path(); !dir.empty())
+    std::filesystem::create_directories(dir, ec);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  EGM_REQUIRE(fd_ >= 0, IoError, "cannot open {}: {}", path_, std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char holder[256] = {};
+    const ssize_t n = ::pread(fd_, holder, sizeof(holder) - 1, 0);
+    std::string who(holder, n > 0 ? static_cast<size_t>(n) : 0);
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    EGM_THROW(ConfigError,
+              "sweep {} is being run by another egm sweep --until ({}): one sequence at a time; wait for it to end, "
+              "or stop it first (SIGTERM checkpoints it; the same command resumes it); nothing written",
+              sweep_name, who.empty() ? "its holder unknown" : terminal_safe(who));
+  }
+  const std::string me = fmt::format("pid {} on {}\n", ::getpid(), process_info().host);
+  if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, me.data(), me.size(), 0) < 0) {
+    // who holds it is a courtesy for the refusal above; the lock itself holds
+  }
+}
+
+SequenceLock::~SequenceLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock; the file stays (unlinking it would race a waiter)
+}
+
 void amend_last_look(const std::string& db_path, const std::string& sweep_name, const std::string& next) {
   db::ResultsDb db(db_path, db::OpenMode::read_write);
   const std::optional<db::SweepRow> sweep = db.find_sweep(sweep_name);
@@ -153,11 +240,10 @@ namespace {
 
 // The spec file's text with "seeds" replaced (its other fields as written).
 std::string spec_text_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds) {
-  std::ifstream in(spec_path);
-  EGM_REQUIRE(in.good(), IoError, "cannot read {}", spec_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.str());
+  // Within the spec reader's limits first (size, depth), then again keeping the key order.
+  const std::string text = read_json_text(spec_path, JsonLimits::user());
+  parse_json(text, JsonLimits::user(), spec_path);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["seeds"] = seeds;
   return j.dump(2) + "\n";
 }

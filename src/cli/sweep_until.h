@@ -44,6 +44,22 @@ struct LookOutcome {
 LookOutcome look_and_decide(const launch::UntilOptions& options, const std::vector<std::string>& claims,
                             const std::string& db_path, const spec::ExperimentSpec& spec);
 
+// One sequential loop per sweep: held by egm sweep --until for its whole
+// life, launches and looks alike (an flock on DB.until-NAME.lock beside the
+// database; the kernel releases it when the process ends, however it ends). A
+// second loop of the same sweep is refused in one line naming the holder.
+class SequenceLock {
+ public:
+  SequenceLock(const std::string& db_path, const std::string& sweep_name);
+  ~SequenceLock();
+  SequenceLock(const SequenceLock&) = delete;
+  SequenceLock& operator=(const SequenceLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // Sets `next` of the sweep's last look (every claim's row): what happened
 // instead of what the look decided, when a stop signal came in between.
 void amend_last_look(const std::string& db_path, const std::string& sweep_name, const std::string& next);

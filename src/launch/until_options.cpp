@@ -65,6 +65,11 @@ std::vector<std::string> check_until(const UntilOptions& o, const spec::Experime
   EGM_REQUIRE(o.max_seeds >= static_cast<int64_t>(spec.seeds.size()), ConfigError,
               "--max-seeds {} is below the {} seeds the spec already has", o.max_seeds, spec.seeds.size());
   EGM_REQUIRE(o.batch >= 1, ConfigError, "--batch {}: add at least one seed per look", o.batch);
+  // The spec's own until field allows at most kMaxUntilSeeds of each: a flag may not go past what the field would refuse.
+  EGM_REQUIRE(o.max_seeds <= kMaxUntilSeeds, ConfigError, "--max-seeds {}: at most {} seeds per variant",
+              o.max_seeds, kMaxUntilSeeds);
+  EGM_REQUIRE(o.batch <= kMaxUntilSeeds, ConfigError, "--batch {}: at most {} seeds per look", o.batch,
+              kMaxUntilSeeds);
   EGM_REQUIRE(!o.half_width || (std::isfinite(*o.half_width) && *o.half_width > 0), ConfigError,
               "--half-width {}: must be > 0 (the half-width in nats at which a claim counts as settled)",
               o.half_width.value_or(0));

@@ -17,6 +17,12 @@
 
 namespace egm::launch {
 
+// The most seeds a sequential sweep may run per variant, and add per look: the
+// spec's until field allows no more (schemas/experiment.schema.json), and the flags no more either.
+inline constexpr int64_t kMaxUntilSeeds = 100000;
+// The largest seed a spec may hold (2^53 - 1, the schema's maximum: exact as a JSON number).
+inline constexpr uint64_t kMaxSeedValue = 9007199254740991ULL;
+
 // The options as the loop uses them, every field decided.
 struct UntilOptions {
   std::string claims;                 // "interaction,ega", "delta(ega)", "all"; empty: not sequential

@@ -71,8 +71,26 @@ expect_eq "the stored spec has the seeds run" "1" \
 run "a larger budget" 0 sweep --until ega --max-seeds 5
 expect_in "it says where it goes on from" "sweep seq has 4 seeds already; going on from there" "$out"
 expect_all_done_once "$DB" 10
-expect_eq "the last look" "5|5|stopped: --max-seeds 5 reached" \
-  "$(q "$DB" "SELECT look || '|' || seeds || '|' || next FROM looks ORDER BY look DESC LIMIT 1")"
+# Nothing ran between the last look and this command's first launch: that look
+# stands (no second look over the same data); its `next` now says what the sweep did.
+expect_in "the last look stands" "look 3 stands (nothing ran since it)" "$out"
+expect_eq "the looks" "1|2|seed 2 added;2|3|seed 3 added;3|4|seed 4 added;4|5|stopped: --max-seeds 5 reached;" \
+  "$(q "$DB" "SELECT look || '|' || seeds || '|' || next FROM looks ORDER BY look" | tr '\n' ';')"
+# The same command again, the sequence finished: no look added, nothing trained.
+run "the finished command again" 0 sweep --until ega --max-seeds 5
+expect_in "it says the look stands" "look 4 stands (nothing ran since it): stopped: --max-seeds 5 reached" "$out"
+expect_eq "no look added" 4 "$(q "$DB" "SELECT count(*) FROM looks")"
+expect_all_done_once "$DB" 10
+# Budgets and batches the spec's until field would refuse are refused as flags too (issue 40).
+sweep --until ega --max-seeds 18446744073709551615 >"$WORK/out" 2>"$WORK/err"
+expect_eq "a budget of 2^64: exit status" 2 $?
+sweep --until ega --max-seeds 100001 >"$WORK/out" 2>"$WORK/err"
+expect_eq "a budget past 100,000: exit status" 2 $?
+expect_in "a budget past 100,000: the line" "--max-seeds 100001: at most 100000 seeds per variant" "$(cat "$WORK/err")"
+sweep --until ega --max-seeds 10 --batch 1000000000000 >"$WORK/out" 2>"$WORK/err"
+expect_eq "a batch of 10^12: exit status" 2 $?
+expect_in "a batch of 10^12: the line" "at most 100000 seeds per look" "$(cat "$WORK/err")"
+expect_eq "refused budgets: no look" 4 "$(q "$DB" "SELECT count(*) FROM looks")"
 # A budget below the seeds the sweep has run: refused in one line, nothing written.
 before=$(q "$DB" "SELECT count(*) FROM looks")
 sweep --until ega --max-seeds 3 >"$WORK/out" 2>"$WORK/err"
@@ -82,7 +100,7 @@ expect_eq "a budget below the seeds run: one line" 1 "$(wc -l <"$WORK/err")"
 expect_eq "a budget below the seeds run: no look" "$before" "$(q "$DB" "SELECT count(*) FROM looks")"
 run "analyze reads it" 0 "$EGM" analyze seq --db "$DB"
 run "egm status" 0 "$EGM" status --db "$DB"
-expect_in "egm status: the claim at the last look" "look 5: delta(ega) after 5 seeds" "$out"
+expect_in "egm status: the claim at the last look" "look 4: delta(ega) after 5 seeds" "$out"
 expect_in "egm status: what came next" "then: stopped: --max-seeds 5 reached" "$out"
 
 # Settled before the budget: at alpha 0.45 the sequence is bounded at 3 seeds,
@@ -108,7 +126,7 @@ looks_of() {  # looks_of SWEEP: look|seeds|next;...
 run "the spec's until field" 0 sweepf
 expect_eq "its looks" "1|2|seed 2 added;2|3|stopped: --max-seeds 3 reached;" "$(looks_of seqf)"
 run "a flag over the field" 0 sweepf --max-seeds 4
-expect_eq "the budget from the flag" "1|2|seed 2 added;2|3|stopped: --max-seeds 3 reached;3|3|seed 3 added;4|4|stopped: --max-seeds 4 reached;" \
+expect_eq "the budget from the flag" "1|2|seed 2 added;2|3|seed 3 added;3|4|stopped: --max-seeds 4 reached;" \
   "$(looks_of seqf)"
 run "--until none" 0 sweepf --until none --new-sweep
 expect_eq "a plain sweep: no looks" "" "$(looks_of seqf)"
@@ -163,6 +181,11 @@ lookargs=("$WORK/seqlook.json" --db "$LOOKDB" --runs-dir "$RUNS" --workers 2 --v
 job=$!
 WATCH_PID=$job wait_for "$LOOKDB" "SELECT count(*) >= 1 AS looked FROM looks" 150 "the first look" || fail "no first look"
 kill -STOP "$job"
+# One sequence per sweep: a second loop is refused while the first lives, frozen between a look and a launch too.
+"$EGM" sweep "${lookargs[@]}" >"$WORK/look-second.txt" 2>&1
+expect_eq "a second loop of the sweep: exit status" 2 $?
+expect_in_file "a second loop of the sweep: the line" "is being run by another egm sweep --until (pid $job on" \
+  "$WORK/look-second.txt"
 kill -USR2 "$job"
 kill -CONT "$job"
 wait "$job"
