@@ -142,6 +142,55 @@ def deep(n):
     return "[" * n + "]" * n
 
 
+def serve_pages(r, case, db, sweep="fixture"):
+    """egm serve on db: every page of the sweep and its cells answers (an error
+    page is an answer), within the limit, with the server alive and its memory
+    bounded (a crafted layout once grew it to 23 GB)."""
+    import re
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    log = os.path.join(r.work, case + "-serve.txt")
+    with open(log, "w") as f:
+        p = subprocess.Popen([r.egm, "serve", "--db", db, "--port", "0"], stdout=f, stderr=subprocess.STDOUT)
+    try:
+        url = None
+        for _ in range(300):
+            m = re.search(r"^egm serve: (http\S+) ", open(log).read(), re.M)
+            if m:
+                url = m.group(1)
+                break
+            if p.poll() is not None:
+                break
+            time.sleep(0.1)
+        if url is None:
+            text = open(log).read().strip()
+            if p.poll() == 2 and len(text.splitlines()) == 1 and text.startswith("egm: error: "):
+                return  # refused at start, in one line: the database is not egm's
+            fail(f"{case}/serve: no URL; exit {p.poll()}; {text[-300:]}")
+            return
+        keys = [k for (k,) in sqlite3.connect(db).execute("SELECT key FROM cells")]
+        paths = ["", "sweep/" + urllib.parse.quote(sweep, safe="")] + [
+            "sweep/" + urllib.parse.quote(sweep, safe="") + "/cell/" + urllib.parse.quote(k, safe="") for k in keys]
+        for path in paths:
+            try:
+                urllib.request.urlopen(url + path, timeout=LIMIT_S).read()
+            except urllib.error.HTTPError as e:
+                e.read()
+            except Exception as e:  # no answer at all
+                fail(f"{case}/serve /{path}: {e}")
+            if p.poll() is not None:
+                fail(f"{case}/serve /{path}: the server died ({p.returncode})")
+                return
+        rss_kb = int(re.search(r"VmHWM:\s+(\d+)", open(f"/proc/{p.pid}/status").read()).group(1))
+        if rss_kb > 1 << 20:
+            fail(f"{case}/serve: peak memory {rss_kb // 1024} MB")
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            p.wait(timeout=30)
+
+
 def read_only_fs(a, base, r):
     """A WAL database on a read-only file system: read immutable when it has no
     write-ahead log waiting; refused, saying why, when it has one. Needs a
@@ -204,6 +253,7 @@ def main():
     if case("good"):
         db = crafted(base, a.work, "good")
         r.every_verb("good", db, expect="ok")
+        serve_pages(r, "good", db)
 
     # ---- the schema runs nothing
     if case("view_endless_cte"):
@@ -212,6 +262,7 @@ def main():
             CREATE VIEW sweeps AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
               SELECT s.* FROM sweeps_real s, n;""")
         r.every_verb("view_endless_cte", db, expect="table sweeps is a view")
+        serve_pages(r, "view_endless_cte", db)
     if case("view_param_values"):
         db = crafted(base, a.work, "view_param_values", sql=f"""
             INSERT INTO param_layouts (layout) VALUES ('{deep(100000)}');
@@ -249,6 +300,7 @@ def main():
             UPDATE param_snapshots SET layout_id = (SELECT max(id) FROM param_layouts), data = x'00000000';""")
         r.every_verb("layout_overflow", db, expect={"status": "ok", "runs": "ok", "merge": "table param_layouts",
                                                       "export-csv": "table param_layouts"})
+        serve_pages(r, "layout_overflow", db)
     for where, sql in [
         ("deep_spec", f"UPDATE sweeps SET spec_json = '{deep(300000)}'"),
         ("deep_layout", f"UPDATE param_layouts SET layout = '{deep(300000)}' || id"),
@@ -257,6 +309,7 @@ def main():
         if case(where):
             db = crafted(base, a.work, where, sql=sql)
             r.every_verb(where, db)
+            serve_pages(r, where, db)
     if case("metric_foreign_run"):
         db = crafted(base, a.work, "metric_foreign_run",
                      sql="UPDATE metrics SET run_id = 99999 WHERE (cell_id, split, step) IN "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) in their own build folder
 # and runs each for a bounded time; exit 1 when any finds a crash.
-#   tests/fuzz/run.sh [TARGET...]          default: spec run_config query_gate
+#   tests/fuzz/run.sh [TARGET...]          default: spec run_config query_gate stored
 # Environment:
 #   FUZZ_SECONDS  seconds per target (default 60)
 #   FUZZ_BUILD    build folder (default build-fuzz beside the repository's build/)
@@ -20,7 +20,7 @@ build=${FUZZ_BUILD:-$root/build-fuzz}
 jobs=${FUZZ_JOBS:-2}
 max_len=${FUZZ_MAX_LEN:-8192}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(spec run_config query_gate)
+[ ${#targets[@]} -gt 0 ] || targets=(spec run_config query_gate stored)
 cxx=${FUZZ_CXX:-$(command -v clang++-14 || command -v clang++ || true)}
 [ -n "$cxx" ] || { echo "run.sh: clang++ not found (apt-get install clang-14)" >&2; exit 2; }
 
