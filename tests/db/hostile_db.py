@@ -142,7 +142,7 @@ def deep(n):
     return "[" * n + "]" * n
 
 
-def serve_pages(r, case, db, sweep="fixture"):
+def serve_pages(r, case, db, sweep="fixture", forbid=None):
     """egm serve on db: every page of the sweep and its cells answers (an error
     page is an answer), within the limit, with the server alive and its memory
     bounded (a crafted layout once grew it to 23 GB)."""
@@ -174,11 +174,14 @@ def serve_pages(r, case, db, sweep="fixture"):
             "sweep/" + urllib.parse.quote(sweep, safe="") + "/cell/" + urllib.parse.quote(k, safe="") for k in keys]
         for path in paths:
             try:
-                urllib.request.urlopen(url + path, timeout=LIMIT_S).read()
+                body = urllib.request.urlopen(url + path, timeout=LIMIT_S).read()
             except urllib.error.HTTPError as e:
-                e.read()
+                body = e.read()
             except Exception as e:  # no answer at all
+                body = b""
                 fail(f"{case}/serve /{path}: {e}")
+            if forbid and forbid.encode() in body:
+                fail(f"{case}/serve /{path}: the page carries {forbid!r} unescaped")
             if p.poll() is not None:
                 fail(f"{case}/serve /{path}: the server died ({p.returncode})")
                 return
@@ -407,6 +410,16 @@ def main():
         _, out, _ = r.run("escapes", "query", ["SELECT name FROM sweeps", "--db", db], db, "ok")
         if "\x1b" in out:
             fail("escapes/query: raw ESC in the table form")
+
+    # ---- HTML: every name-like column carries markup; no page shows it raw
+    if case("html"):
+        evil = "<script>x</script>\"&'"
+        db = crafted(base, a.work, "html", python=lambda c: (
+            c.execute("UPDATE sweeps SET name = ? WHERE name = 'fixture'", ("fx" + evil,)),
+            c.execute("UPDATE cells SET key = key || ?, last_error = ?", (evil, evil)),
+            c.execute("UPDATE runs SET host = ?, error = ?, device = 'cpu'", (evil, evil)),
+            c.execute("UPDATE events SET message = ?", (evil,))))
+        serve_pages(r, "html", db, sweep="fx" + evil, forbid="<script>")
 
     # ---- clear words for good databases that cannot be read now
     if case("hot_journal"):

@@ -25,9 +25,15 @@ cxx=${FUZZ_CXX:-$(command -v clang++-14 || command -v clang++ || true)}
 [ -n "$cxx" ] || { echo "run.sh: clang++ not found (apt-get install clang-14)" >&2; exit 2; }
 
 mkdir -p "$build"
+# The configure step finds the pinned LibTorch and Arrow as setup.sh does (scripts/torch_env.sh, arrow_env.sh).
+# shellcheck source=../../scripts/torch_env.sh
+source "$root/scripts/torch_env.sh" >/dev/null
+# shellcheck source=../../scripts/arrow_env.sh
+source "$root/scripts/arrow_env.sh" >/dev/null
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DEGM_FUZZ=ON -DEGM_TCMALLOC=OFF > "$build/configure.log" 2>&1 \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DEGM_FUZZ=ON -DEGM_TCMALLOC=OFF \
+  "${EGM_TORCH_CMAKE_ARGS[@]}" "${EGM_ARROW_CMAKE_ARGS[@]}" > "$build/configure.log" 2>&1 \
   || { cat "$build/configure.log" >&2; exit 2; }
 cmake --build "$build" -j "$jobs" --target $(printf 'egm_fuzz_%s ' "${targets[@]}")
 
