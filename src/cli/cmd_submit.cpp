@@ -138,6 +138,7 @@ void run_submit(SubmitOptions o) {
   spec::ExperimentSpec opened = spec;
   if (until.active() && !o.launch.new_sweep) {
     const std::vector<uint64_t> seeds = seeds_so_far(db_path, spec);
+    require_same_sequence(until, db_path, spec.name);
     require_budget(until, seeds, spec, db_path);
     if (seeds != spec.seeds) opened = spec_with_seeds(o.launch.spec_path, seeds);
   }

@@ -335,6 +335,7 @@ void run_sweep(SweepOptions o) {
   // seeds the sweep already has.
   const std::string original_spec = o.launch.spec_path;
   const std::vector<uint64_t> seeds = o.launch.new_sweep ? spec.seeds : seeds_so_far(l.options.db_path, spec);
+  if (!o.launch.new_sweep) require_same_sequence(until, l.options.db_path, spec.name);
   require_budget(until, seeds, spec, l.options.db_path);
   if (seeds != spec.seeds) {
     l.options.spec_path = write_spec_with_seeds(original_spec, seeds, l.options.db_path, spec.name);

@@ -54,12 +54,67 @@ std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::Exper
   return seeds;
 }
 
+std::optional<SequenceStart> sequence_start(const std::string& db_path, const std::string& sweep_name) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) return std::nullopt;
+  db::ResultsDb db(db_path, db::OpenMode::read_only);
+  const std::optional<db::SweepRow> sweep = db.find_sweep(sweep_name);
+  if (!sweep || db.schema_version() < 10) return std::nullopt;
+  // The params each look records: "alpha=... prior_sd=1 adjustment=bonferroni
+  // family_alpha=0.05 half_width=0[ new_sequence=1]" (look_and_decide).
+  auto field = [](const std::string& params, const std::string& name) -> std::optional<double> {
+    const std::string key = " " + name + "=";
+    const size_t at = (" " + params).find(key);
+    if (at == std::string::npos) return std::nullopt;
+    const char* begin = params.c_str() + at + key.size() - 1;
+    char* end = nullptr;
+    const double v = std::strtod(begin, &end);
+    return end == begin ? std::nullopt : std::optional<double>(v);
+  };
+  db::Statement s = db.connection().prepare("SELECT look, params FROM looks WHERE sweep_id = ? ORDER BY look, id");
+  s.bind(1, sweep->id);
+  std::optional<SequenceStart> start;
+  while (s.step()) {
+    const std::string params = s.text(1);
+    const bool restart = field(params, "new_sequence").value_or(0) == 1;
+    if (start && !restart) continue;
+    const std::optional<double> alpha = field(params, "family_alpha");
+    if (!alpha) continue;  // "no paired contrasts yet": no parameters recorded
+    start = SequenceStart{s.int64(0), *alpha, field(params, "half_width").value_or(0)};
+  }
+  return start;
+}
+
+void require_same_sequence(const launch::UntilOptions& o, const std::string& db_path, const std::string& sweep_name) {
+  if (o.new_sequence) return;
+  const std::optional<SequenceStart> start = sequence_start(db_path, sweep_name);
+  if (!start) return;
+  const double half_width = o.half_width.value_or(0);
+  EGM_REQUIRE(start->alpha == o.alpha && start->half_width == half_width, ConfigError,
+              "sweep {}: its sequence began at look {} with --alpha {:g} --half-width {:g}; this command asks for "
+              "--alpha {:g} --half-width {:g}, which would re-judge the earlier looks; pass the first values, or "
+              "--new-sequence to start a sequence of its own (recorded; the earlier looks' guarantee does not carry "
+              "over); nothing written",
+              sweep_name, start->look, start->alpha, start->half_width, o.alpha, half_width);
+}
+
 void require_budget(const launch::UntilOptions& o, const std::vector<uint64_t>& seeds,
                     const spec::ExperimentSpec& spec, const std::string& db_path) {
   EGM_REQUIRE(o.max_seeds >= static_cast<int64_t>(seeds.size()), ConfigError,
               "--max-seeds {} is below the {} seeds sweep {} has already run in {}; pass --max-seeds {} or more to "
               "go on",
               o.max_seeds, seeds.size(), spec.name, db_path, seeds.size());
+  // A budget no claim can settle within is refused: the sequence at alpha / m
+  // (Bonferroni over the m claims the analysis forms) is the whole line until
+  // t_mixture_first_bounded seeds, whatever the data.
+  const size_t family = launch::claim_family(spec).size();
+  stats::TMixtureOptions t;
+  t.alpha = stats::per_claim_alpha(o.alpha, std::max<size_t>(family, 1), stats::Adjustment::bonferroni);
+  const auto first = static_cast<int64_t>(stats::t_mixture_first_bounded(t));
+  EGM_REQUIRE(o.max_seeds >= first, ConfigError,
+              "--max-seeds {}: no claim can settle before {} seeds (each of the {} claims' sequences is at alpha {:g} "
+              "and unbounded until then, whatever the data); pass --max-seeds {} or more, or a larger --alpha",
+              o.max_seeds, first, family, t.alpha, first);
   // Seeds are added after the largest; the last the budget could add must still be a seed a spec may hold.
   const uint64_t largest = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end());
   const auto more = static_cast<uint64_t>(o.max_seeds - static_cast<int64_t>(seeds.size()));
@@ -144,7 +199,7 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
       std::vector<std::string> wanted = claims;
       std::sort(judged.begin(), judged.end());
       std::sort(wanted.begin(), wanted.end());
-      if (judged == wanted && !s.step()) {
+      if (judged == wanted && !s.step() && !o.new_sequence) {
         look = last;
         standing_next = last_next;
       }
@@ -173,8 +228,9 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
     const std::string decision = r.seq ? stats::decision_name(r.seq->decision) : "undecided";
     const bool settled = r.seq && r.seq->settled_at;
     const std::string params =
-        r.seq ? fmt::format("{} adjustment={} family_alpha={:g} half_width={:g}", stats::t_mixture_params(r.seq->options),
-                            stats::adjustment_name(so.adjustment), so.alpha, so.half_width)
+        r.seq ? fmt::format("{} adjustment={} family_alpha={} half_width={}{}", stats::t_mixture_params(r.seq->options),
+                            stats::adjustment_name(so.adjustment), so.alpha, so.half_width,
+                            o.new_sequence ? " new_sequence=1" : "")
               : std::string("no paired contrasts yet");
     auto real = [](const stats::SequenceLook* l, double x) {
       return l && std::isfinite(x) ? std::optional<double>(x) : std::nullopt;

@@ -27,6 +27,20 @@ namespace egm::cli {
 // the spec's own when it is new there.
 std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::ExperimentSpec& spec);
 
+// Where a sweep's sequence began: the first look, or the last recorded with
+// --new-sequence, and the family-wise alpha and half-width it was judged at.
+struct SequenceStart {
+  int64_t look = 0;
+  double alpha = 0;
+  double half_width = 0;  // 0: none
+};
+std::optional<SequenceStart> sequence_start(const std::string& db_path, const std::string& sweep_name);
+
+// ConfigError, one line naming both, when a resumed sequence would be judged
+// at another alpha or half-width than it began with (unless --new-sequence).
+void require_same_sequence(const launch::UntilOptions& options, const std::string& db_path,
+                           const std::string& sweep_name);
+
 // ConfigError unless the budget holds the seeds the sweep has already run
 // (`seeds`, from seeds_so_far): one line naming them and the database.
 void require_budget(const launch::UntilOptions& options, const std::vector<uint64_t>& seeds,

@@ -27,6 +27,9 @@ void add_until_flags(CLI::App& app, UntilFlags& f) {
   app.add_option("--half-width", f.half_width,
                  "--until: a claim whose sequence is narrower than +-this (nats) is settled too");
   app.add_option("--alpha", f.alpha, "--until: the claims' family-wise error, in (0, 0.5) (default 0.05)");
+  app.add_flag("--new-sequence", f.new_sequence,
+               "--until: start a new sequence on a sweep that has looks (another --alpha or --half-width than its "
+               "first look's); recorded with the look, and the earlier looks' guarantee does not carry over");
 }
 
 UntilOptions resolve_until(const UntilFlags& f, const spec::ExperimentSpec& spec) {
@@ -45,15 +48,29 @@ UntilOptions resolve_until(const UntilFlags& f, const spec::ExperimentSpec& spec
   if (f.batch) o.batch = *f.batch;
   if (f.half_width) o.half_width = *f.half_width;
   if (f.alpha) o.alpha = *f.alpha;
+  o.new_sequence = f.new_sequence;
   if (!o.active()) {
     const char* given = f.max_seeds ? "--max-seeds" : f.batch ? "--batch" : f.half_width ? "--half-width"
-                        : f.alpha   ? "--alpha"
-                                    : nullptr;
+                        : f.alpha          ? "--alpha"
+                        : f.new_sequence   ? "--new-sequence"
+                                           : nullptr;
     EGM_REQUIRE(!given, ConfigError,
                 "{} belongs to a sequential sweep: name its claims with --until (or an \"until\" field in {})", given,
                 spec.source);
   }
   return o;
+}
+
+std::vector<std::string> claim_family(const spec::ExperimentSpec& spec) {
+  std::vector<std::string> variants(spec.variants.begin(), spec.variants.end());
+  const std::string baseline = spec.baseline.value_or(has(variants, "base") ? "base" : "");
+  std::vector<std::string> family;
+  if (!baseline.empty())
+    for (const auto& v : variants)
+      if (v != baseline) family.push_back("delta(" + v + ")");
+  const bool paper_2x2 = has(variants, "ega") && has(variants, "mope") && has(variants, "ega_mope") && has(variants, "base");
+  if (spec.factors || paper_2x2) family.push_back("interaction");
+  return family;
 }
 
 std::vector<std::string> check_until(const UntilOptions& o, const spec::ExperimentSpec& spec) {
@@ -85,6 +102,7 @@ std::vector<std::string> check_until(const UntilOptions& o, const spec::Experime
   auto add = [&](const std::string& c) {
     if (!has(claims, c)) claims.push_back(c);
   };
+  const std::vector<std::string> family = claim_family(spec);
   std::stringstream in(o.claims);
   std::string item;
   while (std::getline(in, item, ',')) {
@@ -92,9 +110,7 @@ std::vector<std::string> check_until(const UntilOptions& o, const spec::Experime
     item.erase(item.find_last_not_of(" \t") + 1);
     if (item.empty()) continue;
     if (item == "all") {
-      for (const auto& v : variants)
-        if (v != baseline && !baseline.empty()) add("delta(" + v + ")");
-      if (factors) add("interaction");
+      for (const std::string& c : family) add(c);
       continue;
     }
     if (item == "interaction") {
@@ -125,6 +141,7 @@ std::vector<std::string> until_arguments(const UntilOptions& o) {
   std::vector<std::string> args{"--until",  o.claims, "--max-seeds", std::to_string(o.max_seeds),
                                 "--batch",  std::to_string(o.batch), "--alpha", fmt::format("{}", o.alpha)};
   if (o.half_width) args.insert(args.end(), {"--half-width", fmt::format("{}", *o.half_width)});
+  if (o.new_sequence) args.push_back("--new-sequence");  // a requeued job's looks keep the new sequence's values
   return args;
 }
 

@@ -30,6 +30,9 @@ struct UntilOptions {
   int64_t batch = 1;                  // seeds added per look
   std::optional<double> half_width;   // a claim narrower than +-this is settled too
   double alpha = 0.05;                // family-wise over the claims
+  // --new-sequence: alpha and half-width may differ from the sweep's first
+  // look's; the looks from here on are a sequence of their own (recorded).
+  bool new_sequence = false;
   bool active() const { return !claims.empty(); }
 };
 
@@ -40,14 +43,21 @@ struct UntilFlags {
   std::optional<int64_t> batch;
   std::optional<double> half_width;
   std::optional<double> alpha;
+  bool new_sequence = false;
 };
 
-// Registers the five flags on `app` (egm sweep, egm submit).
+// Registers the six flags on `app` (egm sweep, egm submit).
 void add_until_flags(CLI::App& app, UntilFlags& flags);
 
 // The spec's "until" field with the given flags over it. ConfigError when a
 // budget flag comes without claims (neither --until nor the field).
 UntilOptions resolve_until(const UntilFlags& flags, const spec::ExperimentSpec& spec);
+
+// Every claim the analysis forms for this spec, the family --until's
+// Bonferroni splits alpha over (src/stats/README.md, "Several claims"): the
+// delta of each variant against the baseline, and the interaction when the
+// spec has a 2x2 ("factors", or the variants base, ega, mope, ega_mope).
+std::vector<std::string> claim_family(const spec::ExperimentSpec& spec);
 
 // The claims as the analysis names them ("delta(ega)", "interaction"), or
 // ConfigError naming what is wrong: an unknown variant, the baseline, an

@@ -37,7 +37,7 @@ Threshold threshold(std::size_t n, const TMixtureOptions& o) {
 
 }  // namespace
 
-const char* t_mixture_method_name() { return "t-mixture (Lai 1976; Wang & Ramdas 2023)"; }
+const char* t_mixture_method_name() { return "t-mixture (Gaussian mixture of the scale-invariant t likelihood ratio; Wang & Ramdas 2023)"; }
 
 std::string t_mixture_params(const TMixtureOptions& options) {
   return fmt::format("alpha={:g} prior_sd={:g}", options.alpha, options.prior_sd);

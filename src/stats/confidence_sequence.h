@@ -5,8 +5,8 @@
 // t interval looked at after every seed does not (peeking after each of 50
 // seeds rejects a true zero about a quarter of the time; results/BENCHMARKS.md).
 //
-// The sequence is the t-mixture (Lai 1976; Wang & Ramdas 2023): for a
-// candidate mean mu0, the likelihood ratio of the scale-invariant statistic
+// The sequence is Wang & Ramdas's (2023) t-mixture: for a candidate mean mu0,
+// the likelihood ratio of the scale-invariant statistic
 // (y_1, ..., y_n) / |y_1|, y_i = x_i - mu0, mixing the standardised effect
 // theta = (mu - mu0) / sigma over N(0, tau^2), is
 //   M_n(mu0) = (1 + n tau^2)^(-1/2) * (1 - r_n)^(-n/2),
@@ -34,7 +34,8 @@ struct TMixtureOptions {
   // standard deviations (results/BENCHMARKS.md compares 0.5, 1, 2).
   double prior_sd = 1.0;
 };
-// "t-mixture (Lai 1976; Wang & Ramdas 2023)"
+// "t-mixture (Gaussian mixture of the scale-invariant t likelihood ratio; Wang & Ramdas 2023)":
+// the e-process safestats calls eGauss; not Lai's (1976) flat-mixture sequence.
 const char* t_mixture_method_name();
 // "alpha=0.025 prior_sd=1"
 std::string t_mixture_params(const TMixtureOptions& options);

@@ -25,7 +25,7 @@ expect_in "analyze" "verdict: superadditive" "$out"
 expect_in "analyze" "published I = +0.0589" "$out"
 expect_in "analyze" "MoPE (omega, sigma) per run" "$out"
 expect_in "analyze" "compute: this table:" "$out"
-expect_in "analyze" "anytime-valid confidence sequences (t-mixture (Lai 1976; Wang & Ramdas 2023), alpha=0.0125" "$out"
+expect_in "analyze" "anytime-valid confidence sequences (t-mixture (Gaussian mixture of the scale-invariant t likelihood ratio; Wang & Ramdas 2023), alpha=0.0125" "$out"
 expect_in "analyze" "fixed-n 95% t interval [+0.0352, +0.0848]: valid only if the seed count was fixed in advance" "$out"
 expect_in "analyze: the corpus line" "corpus: not recorded" "$out"
 
