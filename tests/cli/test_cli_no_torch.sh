@@ -88,9 +88,15 @@ done
 cat "$WORK"/ld.* | grep -Eq "calling init: .*libarrow" || fail "egm export --format parquet: Arrow was not loaded"
 LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/ld-status" "$EGM" status --db "$DB" >/dev/null 2>&1
 cat "$WORK"/ld-status.* | grep -Eq "libarrow|libparquet" && fail "egm status loaded Arrow"
-# A torch verb: the exec into egm-torch, which loads it, prints what egm data path always printed.
-loaded "egm data path" yes "$EGM" data path
-[ -s "$WORK/out" ] || fail "egm data path printed nothing"
+# A torch verb: the exec into egm-torch, which loads it, prints the corpus path it would use.
+EGM_DATA=$WORK/corpus.txt loaded "egm data path" yes "$EGM" data path
+expect_eq "egm data path" "$WORK/corpus.txt" "$(cat "$WORK/out")"
+# ... and says, in one line (exit 2, nothing on stdout), when that file is missing.
+EGM_DATA=$WORK/missing/input.txt "$EGM" data path >"$WORK/out" 2>"$WORK/err"
+expect_eq "egm data path, file missing: exit" 2 $?
+[ "$(wc -l <"$WORK/err")" = 1 ] && grep -q "corpus $WORK/missing/input.txt (from EGM_DATA) not found" "$WORK/err" ||
+  fail "egm data path, file missing: stderr '$(cat "$WORK/err")'"
+[ -s "$WORK/out" ] && fail "egm data path, file missing, printed: $(cat "$WORK/out")"
 
 # egm alone, without egm-torch: the read-only verbs work, a torch verb is one line, exit 2.
 mkdir -p "$WORK/alone"
