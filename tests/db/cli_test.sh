@@ -95,6 +95,26 @@ expect_in "missing db" "no results database" "$err"
 run "missing db query" 1 "$EGM" query "SELECT 1" --db "$WORK/missing.sqlite"
 [ ! -e "$WORK/missing.sqlite" ] || fail "query created the missing database"
 
+# egm runs: a --sweep or --variant that names nothing is a typo, refused in one line
+# (exit 2) naming what there is, as egm status refuses a sweep; not an empty table.
+one_line_refusal() {  # one_line_refusal WHAT NEEDLE: after `run`
+  expect_eq "$1: exit" 2 "$status"
+  expect_in "$1" "$2" "$err"
+  expect_eq "$1: stderr lines" 1 "$(printf '%s\n' "$err" | wc -l)"
+  [ -z "$out" ] || fail "$1: printed a table: $out"
+}
+run "runs unknown sweep" 1 "$EGM" runs --db "$DB" --sweep typo
+one_line_refusal "runs unknown sweep" "--sweep typo: no sweep named 'typo' in $DB; sweeps: demo"
+run "runs unknown sweep beside a known one" 1 "$EGM" runs --db "$DB" --sweep demo --sweep typo --attempts
+one_line_refusal "runs unknown sweep beside a known one" "no sweep named 'typo'"
+run "runs unknown variant" 1 "$EGM" runs --db "$DB" --variant typo
+one_line_refusal "runs unknown variant" "--variant typo: no cell of variant 'typo' in $DB; variants: base, ega, mope"
+run "runs unknown variant of a sweep" 1 "$EGM" runs --db "$DB" --sweep demo --variant base --variant typo --attempts
+one_line_refusal "runs unknown variant of a sweep" "no cell of variant 'typo' in sweep demo"
+# A known variant that the other filters leave without rows is an empty answer, not an error.
+run "runs known variant, no row" 0 "$EGM" runs --db "$DB" --variant ega --status done --format csv
+expect_eq "runs known variant, no row" 1 "$(printf '%s\n' "$out" | wc -l)"
+
 after=$(sha256sum "$DB" | cut -d' ' -f1)
 [ "$before" = "$after" ] || fail "the database file changed"
 
