@@ -1,6 +1,24 @@
 # Every third-party package in one place. All come from Debian 12 on the CPU
 # build; on a GPU node Torch comes from a PyTorch wheel via CMAKE_PREFIX_PATH.
 find_package(Torch REQUIRED)
+# What `egm --version` says it was built against (src/cli/version.cpp), recorded
+# here so the torch-free `egm` prints it without loading LibTorch: LibTorch's
+# version from its CMake package, and the CUDA toolkit its CUDA code compiles
+# with (found by the package itself; "none" for a CPU-only LibTorch).
+set(EGM_BUILT_TORCH_VERSION "${Torch_VERSION}")
+if(EGM_BUILT_TORCH_VERSION STREQUAL "")
+  set(EGM_BUILT_TORCH_VERSION "unknown")
+endif()
+if(NOT TARGET torch_cuda)
+  set(EGM_BUILT_CUDA_VERSION "none (CPU-only LibTorch)")
+elseif(CUDAToolkit_VERSION)
+  set(EGM_BUILT_CUDA_VERSION "${CUDAToolkit_VERSION}")
+elseif(CUDA_VERSION)
+  set(EGM_BUILT_CUDA_VERSION "${CUDA_VERSION}")
+else()
+  set(EGM_BUILT_CUDA_VERSION "unknown")
+endif()
+configure_file(${CMAKE_SOURCE_DIR}/cmake/build_info.h.in ${CMAKE_BINARY_DIR}/generated/egm/build_info.h @ONLY)
 find_package(nlohmann_json 3.9 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(SQLite3 REQUIRED)

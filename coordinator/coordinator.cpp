@@ -51,17 +51,6 @@ Backend expected_backend(const DeviceName& device, const std::vector<const sweep
   return backend_for(device, static_cast<int>(members.size()), nccl);
 }
 
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGUSR2: return "SIGUSR2";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGHUP: return "SIGHUP";
-    default: return nullptr;
-  }
-}
-
 // The main loop's write transaction: begun by the first write, committed
 // when the loop goes idle, when it has been open kGroupCommit, at once after a
 // checkpoint record, and before the loop returns; committed too (not rolled
@@ -101,16 +90,7 @@ class PassTransaction {
 
 }  // namespace
 
-std::string describe_signal(int sig) {
-  switch (sig) {
-    case SIGUSR2: return "SIGUSR2 (time-limit warning)";
-    case SIGTERM: return "SIGTERM (preemption or cancel)";
-    case SIGINT: return "SIGINT (Ctrl-C)";
-    default: break;
-  }
-  const char* name = signal_name(sig);
-  return name ? std::string(name) : fmt::format("signal {}", sig);
-}
+std::string describe_signal(int sig) { return describe_stop_signal(sig); }
 
 db::EventKind interruption_kind(int sig) {
   switch (sig) {

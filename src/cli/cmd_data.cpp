@@ -24,7 +24,7 @@ void register_data_command(CLI::App& app) {
   verify->add_option("path", *vpath, "file (default: --data/EGM_DATA/cache resolution)");
   verify->callback([vpath] { run_data_verify(*vpath); });
 
-  auto* where = cmd->add_subcommand("path", "print the corpus path egm would use");
+  auto* where = cmd->add_subcommand("path", "print the corpus path egm would use (exit 2 when the file is missing)");
   where->callback([] { run_data_path(); });
 }
 

@@ -152,6 +152,32 @@ void show_diff(db::ResultsDb& results, const RunsOptions& o) {
   }
 }
 
+// A --sweep or --variant that names nothing in the database is a typo: refused
+// in one line naming what there is (as egm status refuses a sweep), not
+// answered with an empty table. `listed`: the variants the table already
+// shows, so the variants are looked up only when one of them is missing.
+void require_known_filters(db::ResultsDb& results, const RunsOptions& o, const std::set<std::string>& listed) {
+  for (const std::string& name : o.sweeps) {
+    if (results.find_sweep(name)) continue;
+    std::vector<std::string> names;
+    for (const auto& r : results.list_sweeps(true)) names.push_back(r.name);
+    EGM_THROW(ConfigError, "--sweep {}: no sweep named '{}' in {}{}{}", name, name, results.path(),
+              names.empty() ? "" : "; sweeps: ", fmt::join(names, ", "));
+  }
+  for (const std::string& variant : o.variants) {
+    if (listed.count(variant)) continue;
+    db::CellFilter f;
+    f.sweeps = o.sweeps;
+    f.include_superseded = o.all;
+    std::set<std::string> known;
+    for (const db::CellRow& c : results.list_cells(f)) known.insert(c.variant);
+    if (known.count(variant)) continue;
+    EGM_THROW(ConfigError, "--variant {}: no cell of variant '{}' in {}{}{}", variant, variant,
+              o.sweeps.empty() ? results.path() : fmt::format("sweep {}", fmt::join(o.sweeps, ", ")),
+              known.empty() ? "" : "; variants: ", fmt::join(known, ", "));
+  }
+}
+
 void run_runs(const RunsOptions& o) {
   const db::Format format = db::parse_format(o.format);
   // Check the statuses before touching the file, so a typo is named as one.
@@ -170,6 +196,10 @@ void run_runs(const RunsOptions& o) {
   f.statuses = o.statuses;
   f.include_superseded = o.all;
   const db::Table t = o.attempts ? attempts_table(results, f, format) : cells_table(results, f, format);
+  std::set<std::string> listed;
+  const auto column = std::find(t.columns.begin(), t.columns.end(), "variant") - t.columns.begin();
+  for (const auto& row : t.rows) listed.insert(std::get<std::string>(row[static_cast<size_t>(column)]));
+  require_known_filters(results, o, listed);
   db::FormatOptions options;
   options.float_digits = 5;
   // As egm query: the table form shows control bytes escaped, CSV and JSON keep them.

@@ -1,12 +1,14 @@
 // egm serve: the results database in a browser (src/serve/README.md). Read-only:
 // the database is opened SQLITE_OPEN_READONLY per request, so it is safe while
-// a coordinator writes, and a missing file is a one-line error (exit 2) that
-// creates nothing. Binds 127.0.0.1 unless --host says otherwise; on a cluster,
+// a coordinator writes; a file that does not exist yet is waited for (egm
+// serve may start before the sweep), and nothing is ever created. Binds 127.0.0.1 unless --host says otherwise; on a cluster,
 // reach it through an SSH tunnel (README, "Browse results").
 #include <fmt/format.h>
 
 #include <csignal>
 #include <cstdio>
+#include <ctime>
+#include <exception>
 #include <memory>
 #include <thread>
 
@@ -14,6 +16,7 @@
 #include "db/results_db.h"
 #include "serve/server.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace egm::cli {
 namespace {
@@ -25,6 +28,29 @@ struct ServeCliOptions {
   int refresh = 5;
 };
 
+// Started before the sweep created its database: says so, and waits until the
+// file is there and opens as an egm database (the coordinator creates and
+// migrates it within moments; after kSettle the server's own check decides).
+// False when SIGINT/SIGTERM (blocked, in `signals`) came first.
+bool wait_for_database(const std::string& path, const sigset_t& signals) {
+  if (file_exists(path)) return true;
+  fmt::print("egm serve: waiting for {} to appear (egm sweep creates it when it starts); Ctrl-C stops\n", path);
+  std::fflush(stdout);
+  constexpr timespec kTick{0, 200'000'000};
+  constexpr int kSettle = 50;  // ticks (10 s) from the file's appearance
+  int since_seen = -1;
+  for (;;) {
+    if (sigtimedwait(&signals, nullptr, &kTick) > 0) return false;
+    if (since_seen < 0 && !file_exists(path)) continue;
+    try {
+      db::ResultsDb check(path, db::OpenMode::read_only);
+      return true;
+    } catch (const std::exception&) {
+      if (++since_seen >= kSettle) return true;
+    }
+  }
+}
+
 void run_serve(const ServeCliOptions& o) {
   if (o.refresh < 0) EGM_THROW(ConfigError, "--refresh {}: give seconds >= 0 (0: pages never reload)", o.refresh);
   serve::ServeOptions options;
@@ -32,14 +58,16 @@ void run_serve(const ServeCliOptions& o) {
   options.site.refresh_s = o.refresh;
   options.host = o.host;
   options.port = o.port;
-  serve::Server server(options);
   // SIGINT/SIGTERM stop the server cleanly: a thread waits for them (blocked
-  // here, before the server's threads start, so they inherit the mask).
+  // here, before the server's threads start, so they inherit the mask), as
+  // they stop the wait for a database not there yet.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (!wait_for_database(options.site.db_path, signals)) return;
+  serve::Server server(options);
   std::thread waiter([&server, signals] {
     int sig = 0;
     sigwait(&signals, &sig);

@@ -6,6 +6,7 @@
 // stale, its running cells as interrupted; failed cells show one line each.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +31,7 @@ struct StatusOptions {
   std::string db;
   std::string sweep;
   bool all = false;
+  std::string format = "table";  // table (for people) or json (sweep_json below)
 };
 
 std::string progress_bar(double fraction, int width = 40) {
@@ -45,6 +47,39 @@ std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   if (const size_t trace = line.find("Exception raised from "); trace != std::string::npos) line.resize(trace);
   return line;
+}
+
+// A sequential sweep's claims at its last look (egm sweep --until, schema v10).
+struct LastLook {
+  int64_t look = 0;
+  std::string claim;
+  int64_t seeds = 0;
+  std::optional<double> estimate, lower, upper;
+  std::string decision;
+  bool settled = false;
+  std::string next;
+};
+
+std::vector<LastLook> last_looks(db::ResultsDb& results, int64_t sweep_id) {
+  std::vector<LastLook> looks;
+  if (results.schema_version() < 10) return looks;
+  db::Statement s = results.connection().prepare(
+      "SELECT look, claim, seeds, estimate, lower, upper, decision, settled, next FROM looks WHERE sweep_id = ?1 "
+      "AND look = (SELECT max(look) FROM looks WHERE sweep_id = ?1) ORDER BY id");
+  s.bind(1, sweep_id);
+  auto real = [&](int col) { return s.is_null(col) ? std::nullopt : std::optional<double>(s.real(col)); };
+  while (s.step())
+    looks.push_back({s.int64(0), s.text(1), s.int64(2), real(3), real(4), real(5), s.text(6), s.int64(7) != 0,
+                     s.text(8)});
+  return looks;
+}
+
+// A 'running' sweep without a heartbeat for a while has lost its coordinator:
+// nothing runs, whatever the rows say; its running cells count as interrupted.
+void count_stale_as_interrupted(db::SweepProgress& p) {
+  p.interrupted += p.running;
+  p.running = 0;
+  p.eta_s.reset();
 }
 
 void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
@@ -68,9 +103,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
     print_safe("  stale: no heartbeat since {} UTC ({} ago), coordinator gone? Its running cells count as "
                "interrupted; run the sweep again (egm sweep SPEC) to resume them\n",
                db::format_utc(*stale), db::format_duration(now - *stale));
-    p.interrupted += p.running;
-    p.running = 0;
-    p.eta_s.reset();
+    count_stale_as_interrupted(p);
   }
   print_safe("  {} cells: {} done, {} running, {} pending, {} failed ({} with no retries left), {} interrupted\n",
              p.total, p.done, p.running, p.pending, p.failed, p.exhausted, p.interrupted);
@@ -82,19 +115,15 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   print_safe("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
              eta);
   // A sequential sweep (egm sweep --until, schema v10): each claim at its last look.
-  if (results.schema_version() >= 10) {
-    db::Statement s = results.connection().prepare(
-        "SELECT look, claim, seeds, estimate, lower, upper, decision, settled, next FROM looks WHERE sweep_id = ?1 "
-        "AND look = (SELECT max(look) FROM looks WHERE sweep_id = ?1) ORDER BY id");
-    s.bind(1, sweep.id);
+  {
     std::string next;
-    while (s.step()) {
-      auto bound = [&](int col, const char* none) {
-        return s.is_null(col) ? std::string(none) : fmt::format("{:+.4f}", s.real(col));
+    for (const LastLook& l : last_looks(results, sweep.id)) {
+      auto bound = [](const std::optional<double>& v, const char* none) {
+        return v ? fmt::format("{:+.4f}", *v) : std::string(none);
       };
-      print_safe("  look {}: {} after {} seeds {} [{}, {}] {}{}\n", s.int64(0), s.text(1), s.int64(2), bound(3, "-"),
-                 bound(4, "-inf"), bound(5, "+inf"), s.text(6), s.int64(7) ? ", settled" : ", not settled");
-      next = s.text(8);
+      print_safe("  look {}: {} after {} seeds {} [{}, {}] {}{}\n", l.look, l.claim, l.seeds, bound(l.estimate, "-"),
+                 bound(l.lower, "-inf"), bound(l.upper, "+inf"), l.decision, l.settled ? ", settled" : ", not settled");
+      next = l.next;
     }
     if (!next.empty()) print_safe("  then: {}\n", next);
   }
@@ -130,6 +159,58 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   }
 }
 
+// egm status --format json: what the text shows, one object per sweep, for
+// scripts (times in UNIX seconds, absent values null).
+nlohmann::json sweep_json(db::ResultsDb& results, const db::SweepRow& sweep) {
+  db::SweepProgress p = results.sweep_progress(sweep.id);
+  const double now = unix_now();
+  const std::optional<double> stale = db::stale_since(sweep, now);
+  if (stale) count_stale_as_interrupted(p);
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  nlohmann::json j;
+  j["sweep"] = sweep.name;
+  j["status"] = stale ? std::string("stale") : std::string(db::to_string(sweep.status));
+  j["stale_since"] = opt(stale);
+  j["created_at"] = sweep.created_at;
+  j["spec_hash"] = sweep.spec_hash;
+  j["slurm_job"] = nullptr;
+  if (sweep.slurm_job_id)
+    j["slurm_job"] = {{"id", *sweep.slurm_job_id}, {"state", slurm::query_job_state(*sweep.slurm_job_id).state}};
+  j["coordinator"] = nullptr;
+  if (sweep.owner && !stale)
+    j["coordinator"] = {{"pid", sweep.owner->pid},
+                        {"host", sweep.owner->host},
+                        {"slurm_job", opt(sweep.owner->slurm_job)},
+                        {"heartbeat_at", opt(sweep.owner->heartbeat)}};
+  j["cells"] = {{"total", p.total},     {"done", p.done},           {"running", p.running},
+                {"pending", p.pending}, {"failed", p.failed},       {"failed_no_retries_left", p.exhausted},
+                {"interrupted", p.interrupted}};
+  j["steps_done"] = p.steps_done;
+  j["steps_to_run"] = p.steps_total - p.steps_given_up;
+  j["eta_s"] = opt(p.eta_s);
+  j["looks"] = nlohmann::json::array();
+  for (const LastLook& l : last_looks(results, sweep.id))
+    j["looks"].push_back({{"look", l.look}, {"claim", l.claim}, {"seeds", l.seeds}, {"estimate", opt(l.estimate)},
+                          {"lower", opt(l.lower)}, {"upper", opt(l.upper)}, {"decision", l.decision},
+                          {"settled", l.settled}, {"next", l.next}});
+  j["failed_cells"] = nlohmann::json::array();
+  if (p.failed > 0) {
+    db::CellFilter filter;
+    filter.sweep_id = sweep.id;
+    filter.statuses = {db::to_string(db::CellStatus::failed)};
+    for (const db::CellRow& c : results.list_cells(filter))
+      j["failed_cells"].push_back({{"cell", c.key}, {"failures", c.failures}, {"max_attempts", c.max_attempts},
+                                   {"error", opt(c.last_error)}});
+  }
+  j["running_cells"] = nlohmann::json::array();
+  for (const auto& r : p.running_cells)
+    j["running_cells"].push_back({{"cell", r.key}, {"attempt", r.attempt}, {"step", opt(r.step)},
+                                  {"max_steps", r.max_steps}, {"loss", opt(r.loss)},
+                                  {"steps_per_s", opt(r.steps_per_s)}, {"host", r.host}, {"device", r.device},
+                                  {"started_at", r.started_at}, {"interrupted", stale.has_value()}});
+  return j;
+}
+
 void run_status(const StatusOptions& o) {
   db::ResultsDb results = db::open_for_reading(o.db);
   std::vector<db::SweepRow> sweeps;
@@ -144,6 +225,12 @@ void run_status(const StatusOptions& o) {
     sweeps.push_back(*s);
   } else {
     sweeps = results.list_sweeps(o.all);
+  }
+  if (o.format == "json") {
+    nlohmann::json all = nlohmann::json::array();
+    for (const db::SweepRow& s : sweeps) all.push_back(sweep_json(results, s));
+    fmt::print("{}\n", all.dump(2));
+    return;
   }
   if (sweeps.empty()) {
     print_safe("no sweeps in {}\n", results.path());
@@ -163,6 +250,9 @@ void register_status_command(CLI::App& app) {
   cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
   cmd->add_option("--sweep", opts->sweep, "only this sweep");
   cmd->add_flag("--all", opts->all, "also sweeps superseded by --new-sweep");
+  cmd->add_option("--format", opts->format, "table (for people) or json (one object per sweep)")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   cmd->callback([opts] { run_status(*opts); });
 }
 

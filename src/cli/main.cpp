@@ -3,19 +3,25 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/torch_verbs.h"
+#include "cli/version.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/terminal_text.h"
 
 int main(int argc, char** argv) {
   egm::cli::set_command_line(argc, argv);  // for the exec into egm-torch (torch_verbs.h)
+  // --version alone, before anything else (version.h); with other arguments, refused.
+  if (const std::optional<int> status = egm::cli::answer_version_flag(argc, argv)) return *status;
   CLI::App app{"egm: the EGA-MORLET experiment orchestrator"};
   app.require_subcommand(1);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "debug logging, and error locations");
+  // Answered before parsing (answer_version_flag); declared here for --help.
+  app.add_flag("--version", "print egm's commit, LibTorch, CUDA and schema versions, and exit (alone)");
   app.parse_complete_callback([&] {
     if (verbose) egm::log::set_level(egm::log::Level::debug);
   });

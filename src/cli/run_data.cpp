@@ -1,6 +1,7 @@
 // egm data's work (egm-torch): where the corpus is, fetching it with a
 // checksum, verifying it. Its flags: cmd_data.cpp.
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/torch_verbs.h"
 #include "data/corpus.h"
@@ -30,6 +31,13 @@ void run_data_verify(const std::string& given) {
               static_cast<long long>(c.size()), static_cast<long long>(c.vocab_size()), c.sha256().c_str());
 }
 
-void run_data_path() { std::printf("%s\n", locate_corpus("").c_str()); }
+// The path, when the file is there; a missing one is one line naming it (exit 2):
+// a script that reads the path must not go on with a file that does not exist.
+void run_data_path() {
+  const std::string path = locate_corpus("");
+  EGM_REQUIRE(file_exists(path), IoError, "corpus {} ({}) not found: run `egm data fetch`, or set EGM_DATA to the file",
+              path, std::getenv("EGM_DATA") && *std::getenv("EGM_DATA") ? "from EGM_DATA" : "the default: EGM_DATA is not set");
+  std::printf("%s\n", path.c_str());
+}
 
 }  // namespace egm::cli

@@ -1,12 +1,14 @@
 // egm sweep's work (egm-torch; its flags: cmd_sweep.cpp): runs a spec's
 // cells on this machine by launching
 //   mpirun -np 1 egm-coordinator SPEC ... : -np N egm-worker --data PATH
-// (built by launch/launch_command.h, which egm submit calls too) and becoming
-// it (exec), so signals reach mpirun directly and its exit status is ours
-// (0 done, 1 a cell failed for good, 2 error, 75 interrupted: run it again to
-// resume). --print-command prints the command it would run here instead.
+// (built by launch/launch_command.h, which egm submit calls too) as its child:
+// a stop signal is passed on to mpirun and remembered, so the sweep exits 75
+// naming it whichever it was (mpirun answers SIGINT and SIGTERM with 1);
+// otherwise mpirun's exit status is ours (0 done, 1 a cell failed for good,
+// 2 error). --print-command prints the command it would run here instead.
 #include <fmt/format.h>
 #include <torch/cuda.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <csignal>
 #include <sys/wait.h>
@@ -40,6 +42,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/process_info.h"
+#include "util/stop_signal.h"
 
 namespace egm::cli {
 namespace {
@@ -48,21 +51,52 @@ namespace {
 
 volatile sig_atomic_t g_child = 0;  // the running launch, 0 between launches
 volatile sig_atomic_t g_stop = 0;   // the stop signal that arrived, 0 none
+int g_stop_file_fd = -1;            // util/stop_signal.h: where the ranks read g_stop
+std::string g_stop_file;            // its path, removed at exit
 
+// The launch runs in a process group of its own, so a terminal's Ctrl-C
+// reaches egm sweep alone: the first stop signal is written where the ranks
+// read the reason (mpirun passes SIGINT on to them as SIGTERM), then every
+// one is passed on to mpirun (a second Ctrl-C makes it abort at once).
 void on_stop_signal(int sig) {
-  g_stop = sig;
-  // Ctrl-C reaches the launch from the terminal itself (its process group).
-  if (g_child > 0 && sig != SIGINT) kill(static_cast<pid_t>(g_child), sig);
+  if (g_stop == 0) {
+    g_stop = sig;
+    if (g_stop_file_fd >= 0) {
+      char digits[4] = {static_cast<char>('0' + sig / 10 % 10), static_cast<char>('0' + sig % 10), '\n', 0};
+      if (::pwrite(g_stop_file_fd, digits, 3, 0) < 0) {
+        // nothing to do in a signal handler: the ranks then name the signal they got
+      }
+    }
+  }
+  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
 }
 
-// For the whole --until loop: SIGTERM and SIGUSR2 (Slurm's) are passed on to
-// the running launch, so its coordinator checkpoints as under a plain egm
-// sweep, and are remembered, so one arriving during a look (or between a
+void remove_stop_file() {
+  if (!g_stop_file.empty()) ::unlink(g_stop_file.c_str());
+}
+
+// Creates the file the ranks read the stop signal from, empty, and names it
+// in the environment they inherit (removed when egm sweep exits).
+void create_stop_file() {
+  if (g_stop_file_fd >= 0) return;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/egm-sweep-stop-XXXXXX";
+  g_stop_file_fd = ::mkstemp(path.data());
+  if (g_stop_file_fd < 0) return;  // without it the ranks name the signal they got
+  g_stop_file = path;
+  std::atexit(remove_stop_file);
+  ::setenv(kStopSignalFileEnv, g_stop_file.c_str(), 1);
+}
+
+// For a launch and the whole --until loop: SIGINT, SIGTERM and SIGUSR2
+// (Slurm's) are passed on to the running launch, so its coordinator
+// checkpoints, and are remembered, so one arriving during a look (or between a
 // launch's end and the next) still stops the loop before it trains more
 // seeds: a batch job's time-limit warning is never lost.
 class StopSignals {
  public:
   StopSignals() {
+    create_stop_file();
     struct sigaction on {};
     on.sa_handler = on_stop_signal;
     sigemptyset(&on.sa_mask);
@@ -79,10 +113,6 @@ class StopSignals {
   struct sigaction old_[3] {};
 };
 
-const char* stop_signal_name(int sig) {
-  return sig == SIGTERM ? "SIGTERM" : sig == SIGUSR2 ? "SIGUSR2" : sig == SIGINT ? "SIGINT" : "a signal";
-}
-
 // Runs the launch as a child and waits for it (--until looks in between);
 // StopSignals passes the stop signals on. Its exit status, or 128 + the
 // signal that ended it.
@@ -92,6 +122,11 @@ int run_and_wait(const std::vector<std::string>& cmd) {
   const pid_t pid = fork();
   EGM_REQUIRE(pid >= 0, IoError, "cannot fork to run {}: {}", cmd[0], std::strerror(errno));
   if (pid == 0) {
+    // A process group of its own: stop signals reach it through on_stop_signal.
+    // Not the terminal's foreground group, so no terminal input either (mpirun
+    // would stop on reading it): the sweep reads none.
+    ::setpgid(0, 0);
+    if (const int null = ::open("/dev/null", O_RDONLY); null >= 0) ::dup2(null, STDIN_FILENO);
     try {
       exec_command(cmd);
     } catch (const std::exception& e) {
@@ -100,8 +135,8 @@ int run_and_wait(const std::vector<std::string>& cmd) {
     _exit(127);
   }
   g_child = pid;
-  // A signal between the loop's check and here was not passed on: pass it now.
-  if (g_stop != 0 && g_stop != SIGINT) kill(pid, g_stop);
+  // A signal between the loop's check and here reached no launch: pass it now.
+  if (g_stop != 0) kill(pid, g_stop);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -127,7 +162,26 @@ std::optional<db::SweepStatus> sweep_status(const std::string& db_path, const st
 [[noreturn]] void stop_between_looks(const std::string& next) {
   std::cout << fmt::format("egm sweep --until: {} arrived; stopping before {}; run the same command again to resume "
                            "(exit {})",
-                           stop_signal_name(g_stop), next, kExitInterrupted)
+                           signal_name(g_stop), next, kExitInterrupted)
+            << std::endl;
+  std::exit(kExitInterrupted);
+}
+
+// A plain egm sweep: the launch as a child, so whichever stop signal came
+// (Ctrl-C, SIGTERM, Slurm's SIGUSR2) the sweep exits 75 and names it; mpirun
+// itself answers SIGINT and SIGTERM with 1 and passes them to the ranks as
+// SIGTERM. A launch that ended without a stop signal, or finished or failed
+// for good in spite of one, keeps its own exit status.
+[[noreturn]] void run_one_launch(const std::vector<std::string>& cmd, const std::string& db_path,
+                                 const std::string& sweep) {
+  const StopSignals stop_signals;
+  const int status = run_and_wait(cmd);
+  if (status == 0 || g_stop == 0) std::exit(status);
+  const std::optional<db::SweepStatus> ended = sweep_status(db_path, sweep);
+  if (ended == db::SweepStatus::done || ended == db::SweepStatus::failed) std::exit(status);
+  std::cout << fmt::format("egm sweep: stopped by {}; the running cells checkpointed; run the same command again to "
+                           "resume (exit {})",
+                           describe_stop_signal(g_stop), kExitInterrupted)
             << std::endl;
   std::exit(kExitInterrupted);
 }
@@ -328,7 +382,7 @@ void run_sweep(SweepOptions o) {
     if (const auto job = slurm::read_slurm_env().job_id) me.slurm_job = std::to_string(*job);
     spec::precheck_owner(l.options.db_path, spec.name, me);
   }
-  if (!until.active()) exec_command(cmd);
+  if (!until.active()) run_one_launch(cmd, l.options.db_path, spec.name);
 
   // --until (sweep_until.h): launch, look, and add seeds until the claims are
   // settled or the budget is spent. A run of the same command resumes from the
@@ -351,7 +405,7 @@ void run_sweep(SweepOptions o) {
   auto stopped = [&] {
     const std::string what = added.empty() ? "the first launch" : fmt::format("the next launch ({} not run)", added);
     if (!added.empty())
-      amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", stop_signal_name(g_stop), what));
+      amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", signal_name(g_stop), what));
     stop_between_looks(what);
   };
   for (;;) {
@@ -371,7 +425,7 @@ void run_sweep(SweepOptions o) {
           g_stop != 0 ? sweep_status(l.options.db_path, spec.name) : std::nullopt;
       if (ended == db::SweepStatus::interrupted) {
         std::cout << fmt::format("egm sweep --until: stopped by {}; run the same command again to resume (exit {})",
-                                 stop_signal_name(g_stop), kExitInterrupted)
+                                 signal_name(g_stop), kExitInterrupted)
                   << std::endl;
         std::exit(kExitInterrupted);
       }

@@ -1,7 +1,10 @@
 #include "util/stop_signal.h"
 
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <initializer_list>
+#include <string>
 
 namespace egm {
 namespace {
@@ -9,7 +12,9 @@ volatile std::sig_atomic_t g_signal = 0;
 
 void on_signal(int sig) {
   if (sig == SIGINT && g_signal == SIGINT) std::signal(SIGINT, SIG_DFL);  // second Ctrl-C: default
-  g_signal = sig;
+  // The first stop signal is the reason: after a Ctrl-C, mpirun passes SIGTERM
+  // on to the ranks, which must still report the Ctrl-C.
+  if (g_signal == 0) g_signal = sig;
 }
 }  // namespace
 
@@ -22,7 +27,35 @@ void install_stop_signal_handlers() {
 }
 
 bool stop_requested() { return g_signal != 0; }
-int stop_signal() { return g_signal; }
+int stop_signal() {
+  if (g_signal == 0) return 0;
+  if (const char* file = std::getenv(kStopSignalFileEnv); file != nullptr && *file != '\0') {
+    std::ifstream in(file);
+    int launcher_signal = 0;
+    if (in >> launcher_signal && launcher_signal > 0 && launcher_signal < 65) return launcher_signal;
+  }
+  return g_signal;
+}
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+std::string describe_stop_signal(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT (Ctrl-C)";
+    case SIGTERM: return "SIGTERM (preemption or cancel)";
+    case SIGUSR2: return "SIGUSR2 (time-limit warning)";
+    default: return signal_name(sig);
+  }
+}
+
 void request_stop(int signal_number) { g_signal = signal_number; }
 void clear_stop_request() { g_signal = 0; }
 

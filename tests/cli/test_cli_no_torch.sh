@@ -42,6 +42,23 @@ loaded() {
 
 loaded "egm --help" no "$EGM" --help
 loaded "egm train --help" no "$EGM" train --help
+# egm --version: the build's commit (and whether the tree was modified), LibTorch and
+# CUDA as CMake found them at build time, and the schema; printed without loading LibTorch.
+loaded "egm --version" no "$EGM" --version
+commit=$(cd "$(dirname "${BASH_SOURCE[0]}")" && git rev-parse --short=12 HEAD 2>/dev/null) || commit='[0-9a-f]{12}'
+grep -Eq "^commit: $commit, (clean|dirty \(uncommitted changes to tracked files.*\))$" "$WORK/out" || fail "egm --version: commit line: $(cat "$WORK/out")"
+grep -Eq '^LibTorch: [0-9]+\.[0-9]+\.[0-9]+' "$WORK/out" || fail "egm --version: no LibTorch version: $(cat "$WORK/out")"
+grep -Eq '^CUDA: ([0-9]+\.[0-9]+|none \(CPU-only LibTorch\))' "$WORK/out" || fail "egm --version: no CUDA line: $(cat "$WORK/out")"
+schema=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$DB")
+grep -qx "results schema: $schema" "$WORK/out" || fail "egm --version: schema (the fixture's is $schema): $(cat "$WORK/out")"
+# With anything else on the line: one line, exit 2, nothing on stdout.
+for args in "--version status" "status --version" "--version --db $DB" "-v --version"; do
+  # shellcheck disable=SC2086
+  "$EGM" $args >"$WORK/out" 2>"$WORK/err"
+  st=$?
+  [ "$st" = 2 ] && [ "$(wc -l <"$WORK/err")" = 1 ] && grep -q -- "--version takes no other arguments" "$WORK/err" &&
+    [ ! -s "$WORK/out" ] || fail "egm $args: exit $st, stderr '$(cat "$WORK/err")', stdout '$(head -c 200 "$WORK/out")'"
+done
 loaded "egm status" no "$EGM" status --db "$DB"
 loaded "egm runs" no "$EGM" runs --db "$DB"
 loaded "egm query" no "$EGM" query "SELECT count(*) FROM cells" --db "$DB"
@@ -88,9 +105,15 @@ done
 cat "$WORK"/ld.* | grep -Eq "calling init: .*libarrow" || fail "egm export --format parquet: Arrow was not loaded"
 LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/ld-status" "$EGM" status --db "$DB" >/dev/null 2>&1
 cat "$WORK"/ld-status.* | grep -Eq "libarrow|libparquet" && fail "egm status loaded Arrow"
-# A torch verb: the exec into egm-torch, which loads it, prints what egm data path always printed.
-loaded "egm data path" yes "$EGM" data path
-[ -s "$WORK/out" ] || fail "egm data path printed nothing"
+# A torch verb: the exec into egm-torch, which loads it, prints the corpus path it would use.
+EGM_DATA=$WORK/corpus.txt loaded "egm data path" yes "$EGM" data path
+expect_eq "egm data path" "$WORK/corpus.txt" "$(cat "$WORK/out")"
+# ... and says, in one line (exit 2, nothing on stdout), when that file is missing.
+EGM_DATA=$WORK/missing/input.txt "$EGM" data path >"$WORK/out" 2>"$WORK/err"
+expect_eq "egm data path, file missing: exit" 2 $?
+[ "$(wc -l <"$WORK/err")" = 1 ] && grep -q "corpus $WORK/missing/input.txt (from EGM_DATA) not found" "$WORK/err" ||
+  fail "egm data path, file missing: stderr '$(cat "$WORK/err")'"
+[ -s "$WORK/out" ] && fail "egm data path, file missing, printed: $(cat "$WORK/out")"
 
 # egm alone, without egm-torch: the read-only verbs work, a torch verb is one line, exit 2.
 mkdir -p "$WORK/alone"

@@ -95,6 +95,56 @@ expect_in "missing db" "no results database" "$err"
 run "missing db query" 1 "$EGM" query "SELECT 1" --db "$WORK/missing.sqlite"
 [ ! -e "$WORK/missing.sqlite" ] || fail "query created the missing database"
 
+# egm runs: a --sweep or --variant that names nothing is a typo, refused in one line
+# (exit 2) naming what there is, as egm status refuses a sweep; not an empty table.
+one_line_refusal() {  # one_line_refusal WHAT NEEDLE: after `run`
+  expect_eq "$1: exit" 2 "$status"
+  expect_in "$1" "$2" "$err"
+  expect_eq "$1: stderr lines" 1 "$(printf '%s\n' "$err" | wc -l)"
+  [ -z "$out" ] || fail "$1: printed a table: $out"
+}
+run "runs unknown sweep" 1 "$EGM" runs --db "$DB" --sweep typo
+one_line_refusal "runs unknown sweep" "--sweep typo: no sweep named 'typo' in $DB; sweeps: demo"
+run "runs unknown sweep beside a known one" 1 "$EGM" runs --db "$DB" --sweep demo --sweep typo --attempts
+one_line_refusal "runs unknown sweep beside a known one" "no sweep named 'typo'"
+run "runs unknown variant" 1 "$EGM" runs --db "$DB" --variant typo
+one_line_refusal "runs unknown variant" "--variant typo: no cell of variant 'typo' in $DB; variants: base, ega, mope"
+run "runs unknown variant of a sweep" 1 "$EGM" runs --db "$DB" --sweep demo --variant base --variant typo --attempts
+one_line_refusal "runs unknown variant of a sweep" "no cell of variant 'typo' in sweep demo"
+# A known variant that the other filters leave without rows is an empty answer, not an error.
+run "runs known variant, no row" 0 "$EGM" runs --db "$DB" --variant ega --status done --format csv
+expect_eq "runs known variant, no row" 1 "$(printf '%s\n' "$out" | wc -l)"
+
+# egm status --format json: what the text says, one object per sweep, for scripts.
+run "status json" 0 "$EGM" status --db "$DB" --format json
+python3 - "$out" <<'PY' || fail "status json: $out"
+import json, sys
+s = json.loads(sys.argv[1])
+assert len(s) == 1 and s[0]["sweep"] == "demo" and s[0]["status"] == "running", s
+c = s[0]["cells"]
+assert (c["total"], c["done"], c["running"], c["pending"], c["failed"], c["failed_no_retries_left"],
+        c["interrupted"]) == (3, 1, 1, 0, 1, 1, 0), c
+assert (s[0]["steps_done"], s[0]["steps_to_run"], round(s[0]["eta_s"])) == (120, 200, 80), s[0]
+assert [(f["cell"], f["failures"], f["max_attempts"]) for f in s[0]["failed_cells"]] == [("mope-s0", 1, 1)], s[0]
+assert s[0]["failed_cells"][0]["error"].startswith("bad value"), s[0]
+r = s[0]["running_cells"]
+assert [(x["cell"], x["step"], x["max_steps"], x["interrupted"]) for x in r] == [("ega-s0", 20, 100, False)], r
+assert s[0]["looks"] == [] and s[0]["slurm_job"] is None, s[0]
+PY
+run "status json, stale" 0 "$EGM" status --db "$WORK/stale.sqlite" --format json --sweep demo
+python3 - "$out" <<'PY' || fail "status json, stale: $out"
+import json, sys
+s = json.loads(sys.argv[1])[0]
+assert s["status"] == "stale" and s["stale_since"] > 0 and s["eta_s"] is None and s["coordinator"] is None, s
+assert (s["cells"]["running"], s["cells"]["interrupted"]) == (0, 1), s["cells"]
+assert [x["interrupted"] for x in s["running_cells"]] == [True], s["running_cells"]
+PY
+run "status unknown format" 1 "$EGM" status --db "$DB" --format yaml
+expect_eq "status unknown format: exit" 2 "$status"
+expect_eq "status unknown format: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+expect_in "status unknown format" "--format" "$err"
+[ -z "$out" ] || fail "status unknown format printed: $out"
+
 after=$(sha256sum "$DB" | cut -d' ' -f1)
 [ "$before" = "$after" ] || fail "the database file changed"
 

@@ -272,19 +272,16 @@ def readme_blocks(readme):
 
 
 def check_notebook(a, db):
-    import duckdb_extension_sqlite_scanner as scanner
     # The snippets as a reader runs them, in a folder holding the database and
     # an export of it; only the lines naming the database and the sweep are set.
     nb = a.work / "notebook"
     (nb / "runs").mkdir(parents=True)
     shutil.copy(db, nb / "runs" / "egm.sqlite")
     run_egm(["export", "fx", "--format", "parquet", "--out", str(nb / "export"), "--db", str(nb / "runs" / "egm.sqlite"), "-q"], a.egm)
-    # DuckDB's SQLite scanner from its pinned wheel (the machine is offline): installed
-    # once into this test's own home, where `INSTALL sqlite` then finds it.
+    # DuckDB installs extensions under ~/.duckdb: a home of the test's own, empty, so
+    # the README's DuckDB block must install the scanner itself, from its pinned
+    # wheel, offline, as a reader's notebook would.
     os.environ["HOME"] = str(nb)
-    ext = next(pathlib.Path(scanner.__file__).parent.glob("extensions/*/sqlite_scanner.duckdb_extension"))
-    import duckdb
-    duckdb.connect().sql(f"INSTALL '{ext}'")
     os.chdir(nb)
     blocks = readme_blocks(a.readme)
     check(len(blocks) >= 4, f"README Notebooks: {len(blocks)} python blocks")

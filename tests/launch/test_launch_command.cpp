@@ -1,4 +1,4 @@
-// The launch line (src/launch/launch_command.h) that egm sweep execs and egm
+// The launch line (src/launch/launch_command.h) that egm sweep runs and egm
 // submit writes into the batch script: its shape, the launcher chosen for one
 // host (no ssh needed) against a Slurm job or named hosts, and its refusals.
 #include <gtest/gtest.h>

@@ -134,7 +134,7 @@ def finished(b, url, sweep, out):
                 "#table-summary", "#table-per_seed", "#table-mope_runs", "#table-gates_by_layer", "#table-cells"]:
         expect_count(b, sel, 1, "sweep page")
     expect_count(b, "#main-table tbody tr", 5, "paper table: 4 variants + interaction")
-    expect_count(b, "#table-cells tbody tr", 8, "cells table: 4 variants x 2 seeds")
+    expect_count(b, "#table-cells tbody tr", 12, "cells table: 4 variants x 3 seeds")
     for plot, mark, n in [("#plot-val-curves", "path.line", 4), ("#plot-val-curves", "polygon.band", 4),
                           ("#plot-omega-sigma", "circle.point", 24), ("#plot-interaction", "path.interval", 5)]:
         expect_count(b, f"svg{plot} {mark}", n, f"plot {plot}")

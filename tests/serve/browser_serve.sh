@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 1. A finished sweep: experiments/tiny.json (the 2x2, two seeds, 8 cells).
+# 1. A finished sweep: experiments/tiny.json (the 2x2, three seeds, 12 cells).
 "$EGM" sweep "$EXPERIMENTS/tiny.json" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/tiny.txt" 2>&1 ||
   { fail "the tiny sweep failed"; tail -n 20 "$WORK/tiny.txt"; finish; }
 

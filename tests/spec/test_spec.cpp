@@ -438,7 +438,7 @@ TEST(ShippedExperiments, MatchThePaper) {
   const ExperimentSpec tiny = shipped("tiny.json");
   EXPECT_EQ(tiny.preset, "tiny");
   EXPECT_EQ(tiny.variants, (std::vector<std::string>{"base", "ega", "mope", "ega_mope"}));
-  EXPECT_EQ(tiny.seeds, (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(tiny.seeds, (std::vector<uint64_t>{0, 1, 2}));
   EXPECT_EQ(tiny.retries, 1);
   EXPECT_EQ(tiny.published->values.at("ega_mope"), 1.3550);
 

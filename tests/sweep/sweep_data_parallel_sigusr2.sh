@@ -10,7 +10,7 @@ SPEC=$SPECS/signal_dp.json
 STEPS=600
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &
-job=$!  # egm execs mpirun
+job=$!  # egm, which runs mpirun as its child (freeze_job_when signals them all)
 # Caught mid-run by construction: once the database shows step 20, the job is
 # frozen (SIGSTOP), the leader's run folder must show the cell short of step
 # STEPS - 20, and SIGUSR2 goes to mpirun and to every rank before the job is

@@ -16,7 +16,7 @@ SPEC=$SPECS/signal_pair.json
 STEPS=600
 
 "$EGM" sweep "$SPEC" --workers 2 --db "$DB" --runs-dir "$RUNS" --view plain >"$WORK/first.txt" 2>&1 &
-job=$!  # egm execs mpirun
+job=$!  # egm, which runs mpirun as its child (freeze_job_when signals them all)
 both_mid_way() { runs_mid_way "$RUNS/signal_pair" 2 20 $((STEPS - 20)); }
 declare -A at_signal=()
 if freeze_job_when "$job" "$DB" "SELECT count(*) = 2 AS ready FROM runs r WHERE r.status = 'running' AND EXISTS
