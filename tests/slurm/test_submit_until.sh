@@ -34,13 +34,13 @@ DB=$WORK/db/results.sqlite
 
 # 1. The job runs egm sweep --until.
 "$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --time 10:00 \
-  --checkpoint-every 20 --param max_restarts=2 --until ega --max-seeds 3 >"$WORK/submit.out" 2>&1 ||
+  --checkpoint-every 20 --param max_restarts=2 --until ega --max-seeds 3 --alpha 0.3 >"$WORK/submit.out" 2>&1 ||
   fail "egm submit failed: $(cat "$WORK/submit.out")"
 job=$(sed -n 's/^submitted sweep .* as Slurm job \([0-9][0-9]*\)$/\1/p' "$WORK/submit.out")
 [ -n "$job" ] || fail "no job id in egm submit's output: $(cat "$WORK/submit.out")"
 SCRIPT=$WORK/db/$SWEEP.sbatch
 LOG=$WORK/db/$SWEEP-$job.out
-grep -q "^launch_command=.*/egm sweep .*--workers 2 .*--until ega --max-seeds 3 --batch 1 --alpha 0.05'\$" "$SCRIPT" ||
+grep -q "^launch_command=.*/egm sweep .*--workers 2 .*--until ega --max-seeds 3 --batch 1 --alpha 0.3'\$" "$SCRIPT" ||
   { grep launch_command "$SCRIPT"; fail "the job does not run egm sweep --until"; }
 note "submitted job $job: $(grep -o "^launch_command=.*" "$SCRIPT" | cut -c1-90)..."
 
@@ -68,7 +68,7 @@ looks=$(q "SELECT group_concat(seeds || ':' || next, ';') FROM (SELECT seeds, ne
 note "looks: $looks"
 
 # A budget below the seeds the sweep has run is refused at submission (the job would stop at once).
-if "$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --until ega --max-seeds 2 \
+if "$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --until ega --max-seeds 2 --alpha 0.3 \
   --dry-run >"$WORK/low.out" 2>&1; then fail "a budget below the seeds run was accepted"; fi
 grep -q -- "--max-seeds 2 is below the 3 seeds sweep $SWEEP has already run" "$WORK/low.out" ||
   fail "a budget below the seeds run: $(cat "$WORK/low.out")"
@@ -76,14 +76,15 @@ grep -q -- "--max-seeds 2 is below the 3 seeds sweep $SWEEP has already run" "$W
 # A larger budget, submitted again: the sweep (whose spec now lists seeds 0-2,
 # where the file lists 0) is opened as it is, and the job trains seed 3 only.
 "$EGM" submit "$WORK/until.json" --slurm --workers 2 --db "$DB" --runs-dir "$WORK/runs" --time 10:00 \
-  --until ega --max-seeds 4 >"$WORK/submit2.out" 2>&1 || fail "the second submit failed: $(cat "$WORK/submit2.out")"
+  --until ega --max-seeds 4 --alpha 0.3 >"$WORK/submit2.out" 2>&1 || fail "the second submit failed: $(cat "$WORK/submit2.out")"
 job2=$(sed -n 's/^submitted sweep .* as Slurm job \([0-9][0-9]*\)$/\1/p' "$WORK/submit2.out")
 [ -n "$job2" ] || fail "no job id in the second submit's output: $(cat "$WORK/submit2.out")"
 wait_job_state "$job2" COMPLETED 240 "$WORK/db/$SWEEP-$job2.out"
 [ "$(q "SELECT count(*) FROM cells WHERE status = 'done'")" = 8 ] || fail "not 4 seeds x 2 variants done"
 [ "$(q "SELECT count(*) FROM runs WHERE status = 'done'")" = 8 ] || fail "a cell finished more than once"
 looks=$(q "SELECT group_concat(seeds || ':' || next, ';') FROM (SELECT seeds, next FROM looks ORDER BY look)")
-[ "$looks" = "1:seed 1 added;2:seed 2 added;3:stopped: --max-seeds 3 reached;3:seed 3 added;4:stopped: --max-seeds 4 reached" ] ||
+# The first job's last look stands (nothing ran since it): its `next` now says what the second job did.
+[ "$looks" = "1:seed 1 added;2:seed 2 added;3:seed 3 added;4:stopped: --max-seeds 4 reached" ] ||
   fail "looks after the second job: $looks"
 note "job $job2 went on to 4 seeds: $looks"
 

@@ -40,6 +40,8 @@ refused "alpha 0.5" "--alpha 0.5: must be in (0, 0.5)" --until ega --max-seeds 4
 refused "alpha 0" "--alpha 0: must be in (0, 0.5)" --until ega --max-seeds 4 --alpha 0
 refused "the baseline" "'base' is the baseline" --until base --max-seeds 4
 refused "a budget without claims" "--max-seeds belongs to a sequential sweep: name its claims with --until" --max-seeds 4
+# At alpha 0.05 one claim's sequence is the whole line until 5 seeds: a budget of 4 could never settle it.
+refused "a budget no claim can settle in" "--max-seeds 4: no claim can settle before 5 seeds" --until ega --max-seeds 4
 cat >"$WORK/badfield.json" <<'JSON'
 {"name": "seq", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1], "steps": 10,
  "until": {"claims": ["bogus"], "max_seeds": 4}}
@@ -57,8 +59,8 @@ expect_eq "a grid: exit status" 2 $?
 expect_in "a grid: the line" "has a grid; a sequential sweep settles one configuration" "$(cat "$WORK/err")"
 [ -e "$DB" ] && fail "a grid: wrote $DB"
 
-# Up to the budget, a seed per look (alpha 0.05: at most 4 seeds never exclude 0).
-run "until the budget" 0 sweep --until ega --max-seeds 4
+# Up to the budget, a seed per look (alpha 0.3: bounded from 3 seeds, and these 4 never exclude 0).
+run "until the budget" 0 sweep --until ega --max-seeds 4 --alpha 0.3
 expect_eq "looks" "1|2|seed 2 added;2|3|seed 3 added;3|4|stopped: --max-seeds 4 reached;" \
   "$(q "$DB" "SELECT look || '|' || seeds || '|' || next FROM looks ORDER BY look" | tr '\n' ';')"
 expect_eq "every look names the claim and the method" "3" \
@@ -68,7 +70,7 @@ expect_eq "the stored spec has the seeds run" "1" \
   "$(q "$DB" "SELECT json_extract(spec_json, '\$.seeds') = json('[0,1,2,3]') FROM sweeps WHERE name = 'seq'")"
 
 # The same command with a larger budget goes on from the 4 seeds: trains 2 cells more.
-run "a larger budget" 0 sweep --until ega --max-seeds 5
+run "a larger budget" 0 sweep --until ega --max-seeds 5 --alpha 0.3
 expect_in "it says where it goes on from" "sweep seq has 4 seeds already; going on from there" "$out"
 expect_all_done_once "$DB" 10
 # Nothing ran between the last look and this command's first launch: that look
@@ -77,7 +79,7 @@ expect_in "the last look stands" "look 3 stands (nothing ran since it)" "$out"
 expect_eq "the looks" "1|2|seed 2 added;2|3|seed 3 added;3|4|seed 4 added;4|5|stopped: --max-seeds 5 reached;" \
   "$(q "$DB" "SELECT look || '|' || seeds || '|' || next FROM looks ORDER BY look" | tr '\n' ';')"
 # The same command again, the sequence finished: no look added, nothing trained.
-run "the finished command again" 0 sweep --until ega --max-seeds 5
+run "the finished command again" 0 sweep --until ega --max-seeds 5 --alpha 0.3
 expect_in "it says the look stands" "look 4 stands (nothing ran since it): stopped: --max-seeds 5 reached" "$out"
 expect_eq "no look added" 4 "$(q "$DB" "SELECT count(*) FROM looks")"
 expect_all_done_once "$DB" 10
@@ -93,7 +95,7 @@ expect_in "a batch of 10^12: the line" "at most 100000 seeds per look" "$(cat "$
 expect_eq "refused budgets: no look" 4 "$(q "$DB" "SELECT count(*) FROM looks")"
 # A budget below the seeds the sweep has run: refused in one line, nothing written.
 before=$(q "$DB" "SELECT count(*) FROM looks")
-sweep --until ega --max-seeds 3 >"$WORK/out" 2>"$WORK/err"
+sweep --until ega --max-seeds 3 --alpha 0.3 >"$WORK/out" 2>"$WORK/err"
 expect_eq "a budget below the seeds run: exit status" 2 $?
 expect_in "a budget below the seeds run: the line" "--max-seeds 3 is below the 5 seeds sweep seq has already run" "$(cat "$WORK/err")"
 expect_eq "a budget below the seeds run: one line" 1 "$(wc -l <"$WORK/err")"
@@ -102,6 +104,19 @@ run "analyze reads it" 0 "$EGM" analyze seq --db "$DB"
 run "egm status" 0 "$EGM" status --db "$DB"
 expect_in "egm status: the claim at the last look" "look 4: delta(ega) after 5 seeds" "$out"
 expect_in "egm status: what came next" "then: stopped: --max-seeds 5 reached" "$out"
+# The sequence keeps the alpha and half-width it began with: another alpha is refused, naming both ...
+before=$(q "$DB" "SELECT count(*) FROM looks")
+sweep --until ega --max-seeds 5 --alpha 0.05 >"$WORK/out" 2>"$WORK/err"
+expect_eq "another alpha: exit status" 2 $?
+expect_in "another alpha: the line" "its sequence began at look 1 with --alpha 0.3 --half-width 0; this command asks for --alpha 0.05 --half-width 0" "$(cat "$WORK/err")"
+expect_eq "another alpha: one line" 1 "$(wc -l <"$WORK/err")"
+expect_eq "another alpha: no look" "$before" "$(q "$DB" "SELECT count(*) FROM looks")"
+# ... unless the user starts a new sequence, which the look records; it then stands for the reruns.
+run "a new sequence" 0 sweep --until ega --max-seeds 5 --alpha 0.05 --new-sequence
+expect_eq "a new sequence: recorded" "5|family_alpha=0.05" \
+  "$(q "$DB" "SELECT look || '|' || (CASE WHEN params LIKE '%family_alpha=0.05 %new_sequence=1' THEN 'family_alpha=0.05' ELSE params END) FROM looks ORDER BY id DESC LIMIT 1")"
+run "the new sequence's values again" 0 sweep --until ega --max-seeds 5 --alpha 0.05
+run "the first sequence's values now" 2 sweep --until ega --max-seeds 5 --alpha 0.3
 
 # Settled before the budget: at alpha 0.45 the sequence is bounded at 3 seeds,
 # and narrower than +-5 nats, so the claim is settled there.
@@ -116,7 +131,7 @@ cells=$(q "$DB" "SELECT count(*) FROM cells c JOIN sweeps s ON s.id = c.sweep_id
 # field it names; --until none runs the spec's seeds as one plain launch.
 cat >"$WORK/seqf.json" <<'JSON'
 {"name": "seqf", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1], "steps": 10, "eval_interval": 5,
- "until": {"claims": ["ega"], "max_seeds": 3}}
+ "until": {"claims": ["ega"], "max_seeds": 3, "alpha": 0.3}}
 JSON
 sweepf() { "$EGM" sweep "$WORK/seqf.json" --db "$DB" --runs-dir "$RUNS" --workers 2 --view none "$@"; }
 looks_of() {  # looks_of SWEEP: look|seeds|next;...
@@ -145,7 +160,7 @@ JSON
 }
 one_seed_spec seqsig 600 100
 SIGDB=$WORK/sig.sqlite
-sigargs=("$WORK/seqsig.json" --db "$SIGDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3)
+sigargs=("$WORK/seqsig.json" --db "$SIGDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3 --alpha 0.3)
 "$EGM" sweep "${sigargs[@]}" >"$WORK/sig1.txt" 2>&1 &
 job=$!  # egm sweep --until itself (it runs each launch as a child)
 if freeze_job_when "$job" "$SIGDB" "SELECT count(*) = 2 AS ready FROM runs r WHERE r.status = 'running' AND EXISTS
@@ -176,7 +191,7 @@ expect_eq "its looks" "1|1|seed 1 added;2|2|seed 2 added;3|3|stopped: --max-seed
 # finishes the budget.
 one_seed_spec seqlook 100 50
 LOOKDB=$WORK/look.sqlite
-lookargs=("$WORK/seqlook.json" --db "$LOOKDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3)
+lookargs=("$WORK/seqlook.json" --db "$LOOKDB" --runs-dir "$RUNS" --workers 2 --view plain --until ega --max-seeds 3 --alpha 0.3)
 "$EGM" sweep "${lookargs[@]}" >"$WORK/look1.txt" 2>&1 &
 job=$!
 WATCH_PID=$job wait_for "$LOOKDB" "SELECT count(*) >= 1 AS looked FROM looks" 150 "the first look" || fail "no first look"
