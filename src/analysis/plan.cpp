@@ -106,6 +106,15 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
   EGM_REQUIRE(!claims.empty(), ConfigError, "sweep '{}' has no claim to plan: no baseline to compare with and no "
               "2x2 factors", a.sweep);
   const double alpha = stats::per_claim_alpha(o.alpha, claims.size(), o.adjustment);
+  // --until's family: every claim the analysis forms, Bonferroni (the loop's default).
+  plan.until_claims = claims_of(a).size();
+  plan.until_claim_alpha =
+      stats::per_claim_alpha(o.alpha, std::max<std::size_t>(plan.until_claims, 1), stats::Adjustment::bonferroni);
+  {
+    stats::TMixtureOptions t;
+    t.alpha = plan.until_claim_alpha;
+    plan.until_first_bounded = stats::t_mixture_first_bounded(t);
+  }
   for (const ClaimData& c : claims) {
     ClaimPlan p;
     p.name = c.claim.name;
@@ -253,6 +262,10 @@ std::string render_plan_text(const std::vector<SweepPlan>& plans) {
       continue;
     }
     out += fmt::format("seeds needed: {} per variant\n", p.seeds_needed);
+    out += fmt::format("egm sweep --until on this spec: alpha {:g} over all {} claim{} the analysis forms (each at "
+                       "{:.4g}); its sequences are unbounded before {} seeds\n",
+                       p.alpha, p.until_claims, p.until_claims == 1 ? "" : "s", p.until_claim_alpha,
+                       p.until_first_bounded);
     std::vector<std::string> adds;
     std::size_t done = 0;
     for (const VariantPlan& v : p.variants) {
@@ -285,6 +298,8 @@ std::string plan_json(const std::vector<SweepPlan>& plans) {
     j["effect"] = p.effect ? nlohmann::json(*p.effect) : nlohmann::json(nullptr);
     j["power"] = p.power;
     j["seeds_needed"] = p.seeds_needed;
+    j["until"] = {{"claims", p.until_claims}, {"claim_alpha", p.until_claim_alpha},
+                  {"first_bounded", p.until_first_bounded}};
     j["cells_to_add"] = p.cells_to_add;
     j["claims"] = nlohmann::json::array();
     for (const ClaimPlan& c : p.claims)

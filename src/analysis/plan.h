@@ -73,6 +73,13 @@ struct SweepPlan {
   std::size_t cells_to_add = 0;
   ComputeTotals implied;              // what the cells to add would cost at the measured rates
   bool uncosted = false;              // some variant with cells to add has no timed cell
+  // A sequential sweep of this spec (egm sweep --until) splits alpha over every
+  // claim the analysis forms, not only the ones planned here
+  // (src/stats/README.md, "Several claims"): that family, each claim's level
+  // in it, and the seeds before its sequences can be bounded at all.
+  std::size_t until_claims = 0;
+  double until_claim_alpha = 0.0;
+  std::size_t until_first_bounded = 0;
 };
 
 // Throws ConfigError without --half-width or --effect, with a half-width or

@@ -12,6 +12,7 @@
 
 #include "analysis/table_cells.h"
 #include "config/variants.h"
+#include "stats/descriptive.h"
 #include "stats/distributions.h"
 #include "stats/multiple.h"
 #include "stats/paired.h"
@@ -538,6 +539,20 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
           "the share of keys above the EGA gate threshold (gate_open_share) was not recorded for these runs; "
           "runs trained by this version record it at every eval");
   }
+  // The intervals and sequences assume Gaussian per-seed contrasts; strongly
+  // skewed ones (stats::strongly_skewed: |G1| > 2 se from 5 seeds) can push
+  // the sequences past alpha (src/stats/README.md, "Assumptions"): said per claim.
+  auto skew_note = [&](const std::string& claim, const std::vector<double>& contrasts) {
+    if (!stats::strongly_skewed(contrasts)) return;
+    a.notes.push_back(fmt::format(
+        "{}: its {} per-seed contrasts are strongly skewed (sample skewness {:+.2f}, more than twice its standard "
+        "error {:.2f} under normality); the t intervals and the anytime-valid sequences assume Gaussian contrasts "
+        "and may cover less than they say (src/stats/README.md)",
+        claim, contrasts.size(), stats::sample_skewness(contrasts), stats::skewness_standard_error(contrasts.size())));
+  };
+  for (const DeltaResult& d : a.deltas)
+    if (d.paired) skew_note(fmt::format("delta({})", d.variant), d.per_seed);
+  if (a.interaction && a.interaction->result.paired) skew_note("interaction", a.interaction->result.per_seed);
   return a;
 }
 

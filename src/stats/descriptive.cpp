@@ -55,4 +55,35 @@ double quantile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
+double sample_skewness(const std::vector<double>& values) {
+  const std::size_t n = values.size();
+  if (n < 3) return std::numeric_limits<double>::quiet_NaN();
+  double mean = 0.0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(n);
+  double m2 = 0.0, m3 = 0.0;
+  for (double v : values) {
+    const double d = v - mean;
+    m2 += d * d;
+    m3 += d * d * d;
+  }
+  m2 /= static_cast<double>(n);
+  m3 /= static_cast<double>(n);
+  if (!(m2 > 0.0)) return std::numeric_limits<double>::quiet_NaN();
+  const double nd = static_cast<double>(n);
+  return std::sqrt(nd * (nd - 1.0)) / (nd - 2.0) * m3 / std::pow(m2, 1.5);
+}
+
+double skewness_standard_error(std::size_t n) {
+  if (n < 3) return std::numeric_limits<double>::quiet_NaN();
+  const double nd = static_cast<double>(n);
+  return std::sqrt(6.0 * nd * (nd - 1.0) / ((nd - 2.0) * (nd + 1.0) * (nd + 3.0)));
+}
+
+bool strongly_skewed(const std::vector<double>& values) {
+  if (values.size() < 5) return false;
+  const double g1 = sample_skewness(values);
+  return std::isfinite(g1) && std::fabs(g1) > 2.0 * skewness_standard_error(values.size());
+}
+
 }  // namespace egm::stats

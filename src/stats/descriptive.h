@@ -29,6 +29,18 @@ Summary summarize(const std::vector<double>& values, double level = 0.95);
 // statistics (Hyndman & Fan type 7, R's default): position p * (n - 1).
 double quantile_sorted(const std::vector<double>& sorted, double p);
 
+// Sample skewness G1, the adjusted Fisher-Pearson coefficient
+// sqrt(n (n - 1)) / (n - 2) * m3 / m2^(3/2) (scipy.stats.skew with
+// bias=False); NaN for fewer than 3 values or no spread.
+double sample_skewness(const std::vector<double>& values);
+// Its standard error for n Gaussian values:
+// sqrt(6 n (n - 1) / ((n - 2) (n + 1) (n + 3))).
+double skewness_standard_error(std::size_t n);
+// The rule the analysis warns by (src/stats/README.md, "Assumptions"): at
+// least 5 values whose |G1| exceeds twice its standard error under normality
+// (about a 5% false alarm rate for Gaussian values).
+bool strongly_skewed(const std::vector<double>& values);
+
 // Throws ConfigError naming `what` if any value is NaN or infinite.
 void require_finite(const std::vector<double>& values, const char* what);
 

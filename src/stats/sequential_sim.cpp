@@ -9,7 +9,16 @@
 
 namespace egm::stats {
 
-const char* noise_name(Noise noise) { return noise == Noise::gaussian ? "gaussian" : "t(3)"; }
+const char* noise_name(Noise noise) {
+  switch (noise) {
+    case Noise::gaussian: return "gaussian";
+    case Noise::student_t3: return "t(3)";
+    case Noise::exponential: return "exponential";
+    case Noise::lognormal: return "lognormal";
+    case Noise::rare_outlier: return "rare outlier";
+  }
+  return "?";
+}
 
 double standard_normal(std::mt19937_64& rng) {
   // Box-Muller, one of the pair (simple and the same on every platform).
@@ -20,8 +29,15 @@ double standard_normal(std::mt19937_64& rng) {
 }
 
 double draw_noise(std::mt19937_64& rng, Noise noise) {
+  if (noise == Noise::exponential) {
+    double u = uniform01(rng);
+    while (u <= 0.0) u = uniform01(rng);
+    return -std::log(u) - 1.0;
+  }
   const double z = standard_normal(rng);
   if (noise == Noise::gaussian) return z;
+  if (noise == Noise::lognormal) return std::exp(z) - std::exp(0.5);
+  if (noise == Noise::rare_outlier) return z + (uniform01(rng) < 0.05 ? 10.0 : 0.0) - 0.5;
   double chi2 = 0.0;
   for (int k = 0; k < 3; ++k) {
     const double g = standard_normal(rng);

@@ -19,8 +19,12 @@
 namespace egm::stats {
 
 enum class Noise {
-  gaussian,   // N(0, 1)
-  student_t3, // Student t with 3 df (variance 3; heavy tails, finite variance)
+  gaussian,      // N(0, 1)
+  student_t3,    // Student t with 3 df (variance 3; heavy tails, finite variance)
+  // Skewed, every one centred on mean 0 (the null holds exactly):
+  exponential,   // Exp(1) - 1 (skewness 2)
+  lognormal,     // exp(Z) - exp(1/2), Z ~ N(0, 1) (skewness about 6.2)
+  rare_outlier,  // N(0, 1), and with probability 1/20 a seed 10 higher; minus 0.5 (a diverging seed now and then)
 };
 const char* noise_name(Noise noise);
 double standard_normal(std::mt19937_64& rng);

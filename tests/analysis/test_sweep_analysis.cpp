@@ -540,3 +540,40 @@ TEST_F(Analysis, MainTableAndRenderersShowTheNumbers) {
 }
 
 }  // namespace
+
+namespace {
+
+// Strongly skewed per-seed contrasts are said in the notes, per claim (issue 36).
+TEST(SweepAnalysisSkew, StronglySkewedContrastsAreNoted) {
+  using namespace egm::analysis;
+  SweepData data;
+  data.sweep.name = "skew";
+  data.spec.variants = {"base", "ega"};
+  data.spec.baseline = "base";
+  const std::vector<double> base = {2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0};
+  const std::vector<double> ega = {1.99, 2.0, 1.98, 1.995, 2.005, 1.99, 1.4};  // one seed far better: skewed
+  for (int s = 0; s < 7; ++s) {
+    for (const auto& [variant, values] : {std::pair{"base", base}, std::pair{"ega", ega}}) {
+      CellData c;
+      c.row.key = std::string(variant) + "-s" + std::to_string(s);
+      c.row.variant = variant;
+      c.row.seed = s;
+      c.row.status = egm::db::CellStatus::done;
+      c.row.results.final_val = values[static_cast<size_t>(s)];
+      data.cells.push_back(c);
+    }
+    data.spec.seeds.push_back(s);
+  }
+  AnalysisOptions o;
+  o.analyse_params = false;
+  const SweepAnalysis a = analyze_sweep(data, o);
+  bool noted = false;
+  for (const std::string& n : a.notes) noted = noted || n.rfind("delta(ega): its 7 per-seed contrasts are strongly skewed", 0) == 0;
+  EXPECT_TRUE(noted) << (a.notes.empty() ? "no notes" : a.notes.front());
+  // The same contrasts without the outlying seed: no note.
+  data.cells[13].row.results.final_val = 1.99;
+  const SweepAnalysis b = analyze_sweep(data, o);
+  for (const std::string& n : b.notes) EXPECT_EQ(n.find("strongly skewed"), std::string::npos) << n;
+}
+
+}  // namespace
