@@ -1,3 +1,5 @@
+// The figure model's builders (figures.h): what each figure of a sweep shows,
+// decided once for the report's gnuplot and the web view's SVG.
 #include "analysis/figures.h"
 
 #include <fmt/format.h>
@@ -43,10 +45,12 @@ Figure& Figure::points(std::vector<double> xs, std::vector<double> ys, std::stri
   return *this;
 }
 
-Figure& Figure::interval(double x, double y, double lo, double hi, std::string colour, double dx) {
+Figure& Figure::interval(double x, double y, double lo, double hi, std::string colour, double dx,
+                         std::string label) {
   FigureLayer l;
   l.kind = FigureLayer::Kind::interval;
   l.xs = {x}, l.ys = {y}, l.lo = {lo}, l.hi = {hi}, l.colour = std::move(colour), l.dx = dx;
+  l.label = std::move(label);
   layers.push_back(std::move(l));
   return *this;
 }
@@ -67,10 +71,29 @@ Figure& Figure::vline(double x, std::string colour, std::string label, bool dash
   return *this;
 }
 
+Figure& Figure::span(double from, double to, std::string colour, std::string label) {
+  FigureLayer l;
+  l.kind = FigureLayer::Kind::span;
+  if (from <= to) l.xs = {from, to};  // NaN or from > to: legend only
+  l.colour = std::move(colour), l.label = std::move(label);
+  layers.push_back(std::move(l));
+  return *this;
+}
+
+std::vector<const FigureLayer*> legend_entries(const Figure& f) {
+  std::vector<const FigureLayer*> out;
+  for (const auto& l : f.layers) {
+    if (l.label.empty() || l.kind == FigureLayer::Kind::band) continue;
+    if (std::none_of(out.begin(), out.end(), [&](const FigureLayer* e) { return e->label == l.label; }))
+      out.push_back(&l);
+  }
+  return out;
+}
+
 bool Figure::empty() const {
   using K = FigureLayer::Kind;
   for (const auto& l : layers) {
-    if (l.kind == K::hline || l.kind == K::vline) continue;
+    if (l.kind == K::hline || l.kind == K::vline || l.kind == K::span) continue;
     for (size_t i = 0; i < l.xs.size(); ++i) {
       if (!std::isfinite(l.xs[i])) continue;
       if (l.kind == K::band) return false;
@@ -240,19 +263,23 @@ std::optional<Figure> interaction_figure(const SweepAnalysis& a) {
   f.caption = fmt::format("The deltas, their sum and the interaction I with {} t intervals (I's bootstrap interval "
                           "beside it; published values as diamonds)",
                           pct);
+  // Every mark is labelled, so each has its legend entry (the deltas share one).
   std::vector<double> px, py;
   for (size_t i = 0; i < rows.size(); ++i) {
     f.categories.push_back(rows[i].label);
-    f.interval(static_cast<double>(i), rows[i].est, rows[i].lo, rows[i].hi, i == 4 ? "#d62728" : "#1f77b4");
+    const bool is_i = i == 4;
+    f.interval(static_cast<double>(i), rows[i].est, rows[i].lo, rows[i].hi, is_i ? "#d62728" : "#1f77b4", 0,
+               is_i ? fmt::format("interaction I: mean over seeds, {} t interval", pct)
+                    : fmt::format("deltas: mean over seeds, {} t interval", pct));
     px.push_back(static_cast<double>(i) + 0.18);
     py.push_back(rows[i].published);
   }
-  if (r.has_bootstrap) f.interval(4, r.estimate, r.bootstrap.low, r.bootstrap.high, "#ff7f0e", -0.18);
-  f.hline(0, "#1d2330", "zero", /*dashed=*/false);
-  f.line({}, {}, "#1f77b4", fmt::format("ours: mean over seeds, {} t interval", pct));
+  if (r.has_bootstrap)
+    f.interval(4, r.estimate, r.bootstrap.low, r.bootstrap.high, "#ff7f0e", -0.18,
+               fmt::format("I: {} bootstrap interval", pct));
   if (std::any_of(py.begin(), py.end(), [](double v) { return std::isfinite(v); }))
     f.points(px, py, "#2ca02c", "published (paper)", false, "diamond");
-  if (r.has_bootstrap) f.line({}, {}, "#ff7f0e", fmt::format("{} bootstrap interval of I", pct));
+  f.hline(0, "#1d2330", "zero", /*dashed=*/false);
   return f;
 }
 
@@ -261,24 +288,74 @@ std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequence
   Figure f;
   f.name = "sequences";
   f.title = fmt::format("each claim's anytime-valid {:g}% confidence sequence over seeds", level * 100);
-  f.x_label = "seeds looked at";
+  f.x_label = "seeds looked at (n)";
   f.y_label = "val loss difference (nats), + = better";
   f.caption = "Each claim's confidence sequence (t-mixture; valid however the seed count was chosen, also when "
-              "seeds were added after looking) narrowing as seeds are added; settled where its band leaves zero";
+              "seeds were added after looking) narrowing as seeds are added; shaded to the frame while it is "
+              "unbounded; settled where its band leaves zero";
+  f.integer_x = true;
+  // The ranges: every look, and every finite number with zero, padded so that
+  // zero (the line a claim must leave) is never on the frame.
+  size_t n_lo = std::numeric_limits<size_t>::max(), n_hi = 0;
+  double y_lo = 0, y_hi = 0;
+  auto widen = [&](double v) {
+    if (std::isfinite(v)) y_lo = std::min(y_lo, v), y_hi = std::max(y_hi, v);
+  };
+  for (const auto& seq : sequences)
+    for (const auto& look : seq.looks) {
+      n_lo = std::min(n_lo, look.n), n_hi = std::max(n_hi, look.n);
+      widen(look.estimate);
+      if (look.bounded()) widen(look.lower), widen(look.upper);
+    }
+  if (n_hi == 0) n_lo = n_hi = 1;  // no looks yet
+  f.x_range = std::make_pair(static_cast<double>(n_lo) - 0.5, static_cast<double>(n_hi) + 0.5);
+  const double span = y_hi - y_lo > 0 ? y_hi - y_lo : 0.01;
+  f.y_range = std::make_pair(y_lo - 0.08 * span, y_hi + 0.08 * span);
+  // The looks before a claim's first bounded one hold the whole line: shaded
+  // to the frame, one grey span per distinct stretch (claims sharing it share
+  // the span, so the shading darkens only where more claims are unbounded).
+  const std::string shade = "#5a6475";
+  std::vector<std::pair<double, double>> unbounded_spans;
   for (size_t c = 0; c < sequences.size(); ++c) {
     const ClaimSequence& seq = sequences[c];
-    std::vector<double> xs, lo, hi, est;
+    // The running intersection: once bounded, every later look is bounded too.
+    std::vector<double> xs, lo, hi, est, band_xs;
+    std::optional<size_t> bounded_from;
     for (const auto& look : seq.looks) {
       xs.push_back(static_cast<double>(look.n));
       est.push_back(look.estimate);
-      const bool bounded = std::isfinite(look.lower) && std::isfinite(look.upper);
-      lo.push_back(bounded ? look.lower : std::nan(""));
-      hi.push_back(bounded ? look.upper : std::nan(""));
+      if (!look.bounded()) continue;
+      if (!bounded_from) bounded_from = look.n;
+      band_xs.push_back(static_cast<double>(look.n));
+      lo.push_back(look.lower);
+      hi.push_back(look.upper);
     }
-    f.band(xs, lo, hi, figure_colour(c));
-    f.line(xs, est, figure_colour(c),
-           seq.settled_at ? fmt::format("{} (settled at {} seeds)", seq.claim, *seq.settled_at)
-                          : fmt::format("{} (not settled)", seq.claim));
+    const std::string colour = figure_colour(c);
+    if (!seq.looks.empty() && (!bounded_from || *bounded_from > seq.looks.front().n)) {
+      const std::pair<double, double> stretch{static_cast<double>(seq.looks.front().n) - 0.5,
+                                              bounded_from ? static_cast<double>(*bounded_from) : f.x_range->second};
+      if (std::find(unbounded_spans.begin(), unbounded_spans.end(), stretch) == unbounded_spans.end())
+        unbounded_spans.push_back(stretch);
+    }
+    if (!band_xs.empty()) f.band(band_xs, lo, hi, colour);
+    std::string unbounded;
+    if (!seq.looks.empty() && !bounded_from)
+      unbounded = seq.looks.size() == 1 ? fmt::format("unbounded at n = {}", seq.looks.front().n)
+                                        : fmt::format("unbounded at every n, {}..{}", seq.looks.front().n,
+                                                      seq.looks.back().n);
+    else if (bounded_from && *bounded_from > seq.looks.front().n)
+      unbounded = fmt::format("unbounded until n = {}", *bounded_from);
+    const std::string settled =
+        seq.settled_at ? fmt::format("settled at n = {}", *seq.settled_at) : std::string("not settled");
+    f.line(xs, est, colour,
+           fmt::format("{} ({}{})", seq.claim, unbounded.empty() ? "" : unbounded + "; ", settled));
+  }
+  if (!unbounded_spans.empty()) {
+    // Behind everything: drawn first.
+    Figure spans;
+    for (const auto& [from, to] : unbounded_spans) spans.span(from, to, shade);
+    f.layers.insert(f.layers.begin(), spans.layers.begin(), spans.layers.end());
+    f.span(std::nan(""), std::nan(""), shade, "shaded to the frame: no finite bound yet");
   }
   f.hline(0, "#1d2330", "zero", /*dashed=*/false);
   return f;

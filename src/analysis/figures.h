@@ -2,10 +2,14 @@
 // writes each as a gnuplot script with its data (gnuplot_figure.h), `egm
 // serve` as inline SVG (src/serve/svg.h). A figure is a title, axis labels,
 // axis scales and ranges, and an ordered list of layers (shaded bands, lines,
-// points, vertical intervals, reference lines, region labels); the builders
-// below decide what is drawn, the renderers only how. So the report's PNG
-// and the page's SVG show the same curves, bands, intervals, reference lines
-// and ranges, with the same titles and legends.
+// points, vertical intervals, reference lines, full-height spans, region
+// labels); the builders below decide what is drawn, the renderers only how.
+// So the report's PNG and the page's SVG show the same curves, bands,
+// intervals, reference lines and ranges, with the same titles and legends.
+//
+// The legend is every labelled layer but bands (`legend_entries`), each label
+// once: a figure labels every layer that a reader must tell apart (an
+// interval is labelled as much as a line), so nothing drawn goes unexplained.
 #pragma once
 
 #include <optional>
@@ -24,9 +28,12 @@ namespace egm::analysis {
 std::string figure_colour(size_t index);
 
 struct FigureLayer {
-  enum class Kind { band, line, points, interval, hline, vline };
+  enum class Kind { band, line, points, interval, hline, vline, span };
   Kind kind = Kind::line;
-  std::vector<double> xs, ys, lo, hi;  // band: xs, lo, hi; line/points: xs, ys; interval: one x, y, lo, hi
+  // band: xs, lo, hi; line/points: xs, ys; interval: one x, y, lo, hi; span:
+  // xs = {from, to}, shaded over the frame's whole height (what has no finite
+  // bound). A line, points or span without xs is a legend entry only.
+  std::vector<double> xs, ys, lo, hi;
   std::string colour;                  // "#rrggbb"
   std::string label;                   // legend entry; empty: none
   bool dashed = false;
@@ -41,6 +48,7 @@ struct Figure {
   std::string x_label, y_label;
   std::string caption;  // one sentence under the figure (report index, page)
   bool log_x = false, log_y = false;
+  bool integer_x = false;  // x ticks at whole numbers only (a count: seeds looked at)
   std::vector<std::string> categories;  // category labels at x = 0, 1, ... instead of numeric ticks
   // Fixed ranges; without one the renderer fits the data (with a margin).
   std::optional<std::pair<double, double>> x_range, y_range;
@@ -53,11 +61,18 @@ struct Figure {
                bool dashed = false);
   Figure& points(std::vector<double> xs, std::vector<double> ys, std::string colour, std::string label,
                  bool hollow = false, std::string shape = "circle");
-  Figure& interval(double x, double y, double lo, double hi, std::string colour, double dx = 0);
+  Figure& interval(double x, double y, double lo, double hi, std::string colour, double dx = 0,
+                   std::string label = "");
   Figure& hline(double y, std::string colour, std::string label, bool dashed = true);
   Figure& vline(double x, std::string colour, std::string label, bool dashed = true);
+  // from > to or NaN: a legend entry only.
+  Figure& span(double from, double to, std::string colour, std::string label = "");
   bool empty() const;  // no finite data point in any data layer
 };
+
+// The layers the legend lists, in layer order: every labelled layer but
+// bands, a label that an earlier entry already has left out.
+std::vector<const FigureLayer*> legend_entries(const Figure& figure);
 
 // Val loss per variant: mean over seeds with the min..max band. The y range
 // is chosen for the end of training, where the variants differ: from the
@@ -83,9 +98,13 @@ std::optional<Figure> omega_sigma_figure(const std::vector<MopeRun>& runs, const
 std::optional<Figure> interaction_figure(const SweepAnalysis& analysis);
 
 // Each claim's anytime-valid confidence sequence narrowing over the seeds
-// (sequences.h): per claim its bounds as a band (unbounded looks left out)
-// and its running estimate as a line, over the number of seeds looked at,
-// with zero. A claim is settled where its band leaves zero. nullopt without
+// (sequences.h): per claim its bounds as a band over the bounded looks, the
+// looks before them (the whole line) as a span to the frame in the claim's
+// colour, and its running estimate as a line, over the number of seeds
+// looked at (whole-number ticks), with zero. The legend says per claim until
+// which n it was unbounded and where it settled. The y range holds every
+// finite bound, every estimate and zero, padded, so zero never sits on the
+// frame. A claim is settled where its band leaves zero. nullopt without
 // claims.
 std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequences, double level);
 

@@ -1,3 +1,5 @@
+// gnuplot: finding and running it (no shell), and a figure (figures.h) as a
+// script with its data file, drawn as PNG and SVG.
 #include "analysis/gnuplot.h"
 
 #include <fcntl.h>
@@ -5,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cmath>
@@ -106,18 +109,38 @@ int point_type(const FigureLayer& l) {
   return l.hollow ? 6 : 7;
 }
 
-std::string title_of(const FigureLayer& l) { return l.label.empty() ? "notitle" : "title " + gp_quote(l.label); }
+// The x tic step of a count axis: a whole 1, 2, 5 x 10^k giving at most about 10 tics.
+int integer_xtic_step(const Figure& f) {
+  double lo = 0, hi = 1;
+  if (f.x_range) {
+    lo = f.x_range->first, hi = f.x_range->second;
+  } else {
+    for (const auto& l : f.layers)
+      for (double x : l.xs)
+        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+  }
+  const double raw = (hi - lo) / 10;
+  for (int mag = 1;; mag *= 10)
+    for (int m : {1, 2, 5})
+      if (m * mag >= raw || mag > 100000000) return m * mag;
+}
 
 }  // namespace
 
 GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
   using K = FigureLayer::Kind;
+  // The legend's rule (figures.h): these layers have a title, every other one `notitle`.
+  const std::vector<const FigureLayer*> legend = legend_entries(f);
+  auto title_of = [&](const FigureLayer& l) {
+    return std::find(legend.begin(), legend.end(), &l) == legend.end() ? std::string("notitle")
+                                                                       : "title " + gp_quote(l.label);
+  };
   GnuplotFigure out;
   const std::string dat = f.name + ".dat";
   out.data = fmt::format("# {}: the data of {}.gp, one block per layer (gnuplot index)\n", f.title, f.name);
   std::string body = "set title " + gp_quote(f.title) + "\n";
   body += "set xlabel " + gp_quote(f.x_label) + "\nset ylabel " + gp_quote(f.y_label) + "\n";
-  body += "set grid\nset key outside right top\nset style fill transparent solid 0.18 noborder\n";
+  body += "set grid\nset key outside right top Left reverse\nset style fill transparent solid 0.18 noborder\n";
   body += f.log_x ? "set logscale x\n" : "unset logscale x\n";
   body += f.log_y ? "set logscale y\n" : "unset logscale y\n";
   if (!f.categories.empty()) {
@@ -125,6 +148,12 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
     for (size_t i = 0; i < f.categories.size(); ++i)
       tics += fmt::format("{}{} {}", i ? ", " : "", gp_quote(f.categories[i]), i);
     body += "set xtics (" + tics + ")\n";
+    // Turned when the longest label would not fit its share of the plot's
+    // width (about 70% of the image; 10-point sans, about 7 px a character).
+    size_t longest = 0;
+    for (const auto& c : f.categories) longest = std::max(longest, c.size());
+    if (7.0 * static_cast<double>(longest) > 0.7 * width / static_cast<double>(f.categories.size()) - 10)
+      body += "set xtics rotate by -30 right\n";
     body += fmt::format("set xrange [-0.6:{}]\n", static_cast<double>(f.categories.size()) - 0.4);
     body += "set offsets 0, 0, graph 0.08, graph 0.08\n";  // keep markers off the frame
   } else if (f.x_range) {
@@ -132,6 +161,7 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
   } else {
     body += "set autoscale x\n";
   }
+  if (f.categories.empty() && f.integer_x) body += fmt::format("set xtics {}\n", integer_xtic_step(f));
   if (f.y_range)
     body += fmt::format("set yrange [{}:{}]\n", gp_num(f.y_range->first), gp_num(f.y_range->second));
   else
@@ -139,10 +169,19 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
   for (const auto& [x, label] : f.top_labels)
     body += fmt::format("set label {} at {}, graph 0.97 center textcolor rgb 'gray30'\n", gp_quote(label), gp_num(x));
   std::vector<std::string> plots;
-  int index = 0;
+  int index = 0, object = 0;
   for (const auto& l : f.layers) {
     const std::string dash = l.dashed ? " dt 2" : "";
     switch (l.kind) {
+      case K::span:
+        if (l.xs.size() == 2)  // the whole height between two x values, behind the data
+          body += fmt::format("set object {} rect from {}, graph 0 to {}, graph 1 behind fc rgb '{}' "
+                              "fs transparent solid 0.08 noborder\n",
+                              ++object, gp_num(l.xs[0]), gp_num(l.xs[1]), l.colour);
+        if (title_of(l) != "notitle")
+          plots.push_back(fmt::format("keyentry with boxes fs transparent solid 0.25 noborder lc rgb '{}' {}",
+                                      l.colour, title_of(l)));
+        continue;
       case K::vline:
         body += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead{1} lc rgb '{2}'\n", gp_num(l.xs[0]),
                             dash, l.colour);
@@ -201,7 +240,7 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
   }
   body += "set samples 400\n";
   body += plots.empty() ? "plot 1/0 notitle\n" : "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
-  body += "unset arrow\nunset label\n";
+  body += "unset arrow\nunset label\nunset object\n";
 
   std::string& s = out.script;
   s = fmt::format("# Generated by egm report; run `gnuplot {}.gp` in this folder to redraw.\n", f.name);

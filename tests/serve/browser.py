@@ -4,6 +4,7 @@ W3C WebDriver HTTP API (plain urllib, no Selenium).
 
   browser.py finished URL SWEEP OUT   the pages of a finished sweep
   browser.py live URL SWEEP OUT       a running sweep's page updating itself
+  browser.py figures OUT URL...       every plot on these pages, measured (below)
 
 `live` handshakes with the calling script through files in OUT: it writes
 `ready` once the browser runs, waits for `go` (the sweep is frozen at a known
@@ -11,6 +12,15 @@ point), loads the page, checks it and writes `loaded` with the steps it shows,
 then watches the page (reloaded by its meta refresh, never by us) until it
 shows more steps done. Screenshots go to OUT/*.png. Exit 0: every check
 passed; 1: a check failed (each failure printed); 77: no chromium/chromedriver.
+
+`figures` lays out each `svg.plot` of each page (egm serve's pages, the
+gallery of hard cases that egm_svg_gallery writes) and measures what
+Chromium drew, in the SVG's own units: every text inside the viewBox (the
+legend not clipped); no two texts overlapping (tick labels, category labels,
+legend lines, title; turned labels as the quadrilaterals they are); every
+colour a data mark is drawn in (lines, points, intervals, bands, spans) on a
+legend swatch (every legend complete); on a count axis (the sequences) only
+whole-number ticks. Each plot is saved as OUT/ID.png.
 """
 import base64
 import json
@@ -229,7 +239,108 @@ def live(b, url, sweep, out):
     b.screenshot(os.path.join(out, "live-updated.png"))
 
 
+# Per plot: its viewBox, every text as a quadrilateral in the SVG's units
+# (its box through its transform), the legend entries' boxes, and the colours
+# of the data marks and of the legend swatches.
+MEASURE_JS = """
+const corners = (el) => {
+  const b = el.getBBox(), m = el.getCTM(), svg = el.ownerSVGElement, p = svg.createSVGPoint();
+  return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]].map(([x, y]) => {
+    p.x = x; p.y = y; const q = p.matrixTransform(m); return [q.x, q.y];
+  });
+};
+const colour = (el) => {
+  const f = el.getAttribute('fill'), s = el.getAttribute('stroke');
+  return (f && f !== 'none') ? f : s;
+};
+return Array.from(document.querySelectorAll('svg.plot')).map((svg) => ({
+  id: svg.id,
+  view: [svg.viewBox.baseVal.width, svg.viewBox.baseVal.height],
+  texts: Array.from(svg.querySelectorAll('text')).filter((t) => t.textContent.trim() !== '').map((t) => ({
+    cls: t.getAttribute('class') || '', text: t.textContent, quad: corners(t)})),
+  entries: Array.from(svg.querySelectorAll('.legend-entry')).map((g) => ({text: g.textContent, quad: corners(g)})),
+  marks: Array.from(svg.querySelectorAll('.line, .point, .interval, .band, .span')).map(colour),
+  swatches: Array.from(svg.querySelectorAll('.swatch')).map(colour),
+  xticks: Array.from(svg.querySelectorAll('text.xtick')).map((t) => t.textContent),
+}));
+"""
+
+
+def separated(a, b, slack=0.5):
+    """Two convex quadrilaterals do not overlap by more than `slack` (separating axis theorem)."""
+    for quad in (a, b):
+        for i in range(4):
+            (x1, y1), (x2, y2) = quad[i], quad[(i + 1) % 4]
+            nx, ny = y2 - y1, x1 - x2
+            norm = (nx * nx + ny * ny) ** 0.5
+            if norm == 0:
+                continue
+            pa = [(x * nx + y * ny) / norm for x, y in a]
+            pb = [(x * nx + y * ny) / norm for x, y in b]
+            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= slack:
+                return True
+    return False
+
+
+def check_plot(plot, page, integer_x):
+    where = f"{page} {plot['id']}"
+    w, h = plot["view"]
+    if not plot["texts"]:
+        fail(f"{where}: no text at all")
+    for t in plot["texts"] + [dict(e, cls="legend-entry") for e in plot["entries"]]:
+        xs, ys = [p[0] for p in t["quad"]], [p[1] for p in t["quad"]]
+        if min(xs) < -0.5 or min(ys) < -0.5 or max(xs) > w + 0.5 or max(ys) > h + 0.5:
+            fail(f"{where}: {t['cls']} {t['text']!r} reaches outside the {w:g}x{h:g} viewBox: "
+                 f"x {min(xs):.1f}..{max(xs):.1f}, y {min(ys):.1f}..{max(ys):.1f}")
+    texts = plot["texts"]
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if not separated(texts[i]["quad"], texts[j]["quad"]):
+                fail(f"{where}: {texts[i]['cls']} {texts[i]['text']!r} overlaps {texts[j]['cls']} {texts[j]['text']!r}")
+    missing = sorted(set(plot["marks"]) - set(plot["swatches"]))
+    if missing:
+        fail(f"{where}: marks drawn in {missing} have no legend entry (legend: "
+             f"{[e['text'] for e in plot['entries']]})")
+    if integer_x:
+        for tick in plot["xticks"]:
+            if not tick.lstrip("-").isdigit():
+                fail(f"{where}: x tick {tick!r} on a count axis")
+
+
+def figures(b, out, urls):
+    measured = 0
+    for url in urls:
+        b.open(url)
+        plots = b.js(MEASURE_JS)
+        if not plots:
+            fail(f"{url}: no plots")
+        for plot in plots:
+            check_plot(plot, url, integer_x="sequences" in plot["id"])
+            eid = b.call("POST", f"/session/{b.session}/element", {"using": "css selector", "value": "#" + plot["id"]})
+            eid = next(iter(eid.values()))
+            png = base64.b64decode(b.call("GET", f"/session/{b.session}/element/{eid}/screenshot"))
+            name = (url.rstrip("/").split("/")[-1].split("?")[0] or "page").replace(".html", "")
+            with open(os.path.join(out, f"{name}-{plot['id']}.png"), "wb") as f:
+                f.write(png)
+            measured += 1
+            print(f"{url} {plot['id']}: {len(plot['texts'])} texts, {len(plot['entries'])} legend entries, "
+                  f"viewBox {plot['view'][0]:g}x{plot['view'][1]:g}", flush=True)
+    print(f"{measured} plots measured", flush=True)
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "figures":
+        if not shutil.which("chromium") or not shutil.which("chromedriver"):
+            print("SKIP: no chromium/chromedriver (scripts/test.sh installs them)")
+            return 77
+        out = sys.argv[2]
+        os.makedirs(out, exist_ok=True)
+        b = Browser()
+        try:
+            figures(b, out, sys.argv[3:])
+        finally:
+            b.close()
+        return 1 if failures else 0
     if len(sys.argv) != 5 or sys.argv[1] not in ("finished", "live"):
         print(__doc__)
         return 2

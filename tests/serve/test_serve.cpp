@@ -13,6 +13,7 @@
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "analysis/figures.h"
@@ -467,6 +468,77 @@ TEST(ServeSvg, DrawsLayersAndSkipsWhatALogAxisCannotShow) {
   egm::analysis::Figure empty;
   EXPECT_TRUE(empty.empty());
   EXPECT_NE(egm::serve::render_svg(empty, "e").find("no data yet"), std::string::npos);
+}
+
+// Every match of `re` in `svg`, its first group.
+std::vector<std::string> svg_matches(const std::string& svg, const std::string& re) {
+  std::vector<std::string> out;
+  const std::regex r(re);
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), r); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+TEST(ServeSvg, CountAxesTickWholeNumbers) {
+  egm::analysis::Figure f;
+  f.integer_x = true;
+  f.line({1, 2, 3, 4}, {0.1, 0.2, 0.1, 0.3}, "#000", "l");
+  const auto ticks = svg_matches(egm::serve::render_svg(f, "p"), "class=\"xtick\"[^>]*>([^<]*)<");
+  EXPECT_EQ(ticks, (std::vector<std::string>{"1", "2", "3", "4"}));
+  f.integer_x = false;
+  const auto fractional = svg_matches(egm::serve::render_svg(f, "p"), "class=\"xtick\"[^>]*>([^<]*)<");
+  EXPECT_NE(std::find(fractional.begin(), fractional.end(), "1.5"), fractional.end()) << "the control";
+}
+
+TEST(ServeSvg, LegendListsIntervalsSpansAndDiamondsAsDrawn) {
+  egm::analysis::Figure f;
+  f.categories = {"a", "b"};
+  f.interval(0, 1, 0.5, 1.5, "#111111", 0, "ours");
+  f.interval(1, 1, 0.5, 1.5, "#111111", 0, "ours");  // listed once
+  f.points({0.2}, {1.2}, "#222222", "published", false, "diamond");
+  f.span(-0.5, 0.5, "#333333", "unbounded");
+  const std::string svg = egm::serve::render_svg(f, "p");
+  EXPECT_EQ(svg_matches(svg, "<text class=\"legend\"[^>]*><tspan[^>]*>([^<]*)<").size(), 3u) << svg;
+  EXPECT_NE(svg.find("<path class=\"swatch\" d=\"M"), std::string::npos) << "an interval's swatch is an interval";
+  EXPECT_NE(svg.find("l5,5l-5,5l-5,-5z\" fill=\"#222222\""), std::string::npos) << "a diamond's swatch is a diamond";
+  EXPECT_NE(svg.find("<rect class=\"swatch\""), std::string::npos);
+  EXPECT_NE(svg.find("<rect class=\"span\""), std::string::npos);
+}
+
+TEST(ServeSvg, CategoryLabelsThatWouldTouchAreWrappedOrTurned) {
+  egm::analysis::Figure f;
+  for (const char* c : {"delta(ega)", "delta(mope)", "sum of parts", "delta(ega_mope)", "interaction I"})
+    f.categories.push_back(c);
+  for (size_t i = 0; i < f.categories.size(); ++i)
+    f.interval(static_cast<double>(i), 0.1, 0, 0.2, "#111111", 0, "twenty characters ok");
+  // About 96 px per category: "delta(ega_mope)" (about 103 px) goes on two lines, at its parenthesis.
+  const std::string wrapped = egm::serve::render_svg(f, "p");
+  EXPECT_EQ(svg_matches(wrapped, ">delta</tspan><tspan x=\"[0-9.]+\" dy=\"13\">(\\(ega_mope\\))</tspan>").size(), 1u)
+      << wrapped;
+  EXPECT_EQ(svg_matches(wrapped, ">(sum of parts)</tspan></text>").size(), 1u) << "fits on one line" << wrapped;
+  EXPECT_EQ(wrapped.find("rotate(-35)"), std::string::npos);
+  // A word wider than its share is never cut: the labels are turned instead.
+  f.categories[3] = "delta(ega_causal_rope_only)";
+  const std::string turned = egm::serve::render_svg(f, "p");
+  EXPECT_EQ(svg_matches(turned, "class=\"xtick\" transform=\"translate\\([^)]*\\) (rotate\\(-35\\))").size(), 5u)
+      << turned;
+  // Short labels stay as they are.
+  for (auto& c : f.categories) c = "a";
+  EXPECT_EQ(svg_matches(egm::serve::render_svg(f, "p"), "(<tspan)").size(), 5u + 1u) << "one line each, and the legend";
+}
+
+TEST(ServeSvg, ALegendTallerThanTheFigureMakesItTaller) {
+  egm::analysis::Figure f;
+  for (int i = 0; i < 30; ++i)
+    f.line({0, 1}, {0, 1}, egm::analysis::figure_colour(static_cast<size_t>(i)),
+           "variant number " + std::to_string(i) + " with a name long enough to wrap onto a second line");
+  const std::string svg = egm::serve::render_svg(f, "p", 720, 380);
+  const auto heights = svg_matches(svg, "<svg [^>]* height=\"([0-9]+)\"");
+  ASSERT_EQ(heights.size(), 1u);
+  EXPECT_GT(std::stoi(heights[0]), 30 * 2 * 13) << "thirty entries of two lines each";
+  // Every legend line starts inside and is at most as long as the column allows (by the renderer's estimate).
+  for (const std::string& line : svg_matches(svg, "<tspan x=\"[0-9.]+\" dy=\"[0-9]+\">([^<]*)</tspan>"))
+    EXPECT_LE(line.size(), 44u) << line;
 }
 
 }  // namespace
