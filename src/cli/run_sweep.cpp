@@ -18,10 +18,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/sweep_until.h"
@@ -40,6 +42,7 @@
 #include "train/step_benchmark.h"
 #include "model/gpt.h"
 #include "util/error.h"
+#include "util/json_limits.h"
 #include "util/log.h"
 #include "util/process_info.h"
 #include "util/stop_signal.h"
@@ -251,17 +254,57 @@ void require_memory_fits(const spec::ExperimentSpec& spec, const DeviceName& dev
               worst.summary(), cuda ? ", lower runs_per_gpu" : "");
 }
 
+// A run config without its seed, as text: what cells of one configuration share.
+std::string config_without_seed(nlohmann::json config) {
+  if (config.contains("train") && config["train"].is_object()) config["train"].erase("seed");
+  return config.dump();
+}
+
+// Wall seconds of the done attempts in `db_path` (when it exists), by run
+// configuration without the seed: what a cell of that configuration took here before.
+std::map<std::string, std::vector<double>> measured_seconds(const std::string& db_path) {
+  std::map<std::string, std::vector<double>> seconds;
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) return seconds;
+  db::ResultsDb db = db::open_for_reading(db_path);
+  db::CellFilter done;
+  done.statuses = {db::to_string(db::CellStatus::done)};
+  done.include_superseded = true;
+  std::map<int64_t, std::string> config_of;  // cell id -> its configuration
+  for (const db::CellRow& c : db.list_cells(done)) {
+    try {
+      config_of[c.id] = config_without_seed(parse_json(c.config_json, JsonLimits::user(), "cells.config_json"));
+    } catch (const JsonError&) {  // a cell egm cannot read does not count
+    }
+  }
+  db::CellFilter runs;
+  runs.statuses = {db::to_string(db::RunStatus::done)};
+  runs.include_superseded = true;
+  for (const db::RunRow& r : db.list_runs(runs)) {
+    auto it = config_of.find(r.cell_id);
+    if (it != config_of.end() && r.ended_at && *r.ended_at > r.started_at)
+      seconds[it->second].push_back(*r.ended_at - r.started_at);
+  }
+  return seconds;
+}
+
 // --dry-run: every cell the spec expands to, with what one run of it needs
 // (train/memory_estimate.h; the model is built once per variant and grid
 // point to count its parameters) and its training compute (6 N per token plus
-// attention, step_benchmark.h, times max_steps). Nothing is written.
-void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size) {
+// attention, step_benchmark.h, times max_steps), and, where the database has
+// done cells of the same configurations, the wall time they suggest. Nothing is written.
+void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size, const std::string& db_path,
+                int workers, const std::string& what = "") {
   const bool cuda = spec.device && spec.device->is_cuda();
-  std::cout << fmt::format("sweep {}: {} (dry run: nothing trained, nothing written)\n", spec.name, size.product());
+  std::cout << fmt::format("sweep {}: {} (dry run{}: nothing trained, nothing written)\n", spec.name, size.product(),
+                           what);
   std::cout << fmt::format("  {:<28} {:>8}  {:>12}  {:>10}  {}\n", "cell", "steps", "memory/run", "FLOP/run",
                            "grid point");
   std::map<std::string, std::pair<double, double>> per_config;  // variant + point -> (MB, FLOP)
   double total_flop = 0;
+  const std::map<std::string, std::vector<double>> measured = measured_seconds(db_path);
+  double cell_seconds = 0;
+  int64_t estimated = 0, unmeasured = 0;
   for (const spec::Cell& c : spec::expand(spec)) {
     const std::string point = c.point ? c.point->label() : "";
     auto it = per_config.find(c.variant + "|" + point);
@@ -277,8 +320,27 @@ void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size) {
     total_flop += it->second.second;
     std::cout << fmt::format("  {:<28} {:>8}  {:>9.0f} MB  {:>10.3g}  {}\n", c.key, c.config.train.max_steps,
                              it->second.first, it->second.second, point);
+    auto m = measured.find(config_without_seed(to_json(c.config)));
+    if (m == measured.end() || m->second.empty()) {
+      ++unmeasured;
+      continue;
+    }
+    std::vector<double> v = m->second;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    cell_seconds += v[v.size() / 2];  // the median of what that configuration took
+    ++estimated;
   }
   std::cout << fmt::format("total: {:.3g} FLOP of training over {:.0f} cells\n", total_flop, size.cells);
+  if (estimated == 0) {
+    std::cout << fmt::format("wall time: no done cell of these configurations in {} to estimate from\n", db_path);
+    return;
+  }
+  const int w = std::max(1, std::min(workers, static_cast<int>(size.cells)));
+  std::cout << fmt::format(
+      "wall time: about {} with {} worker{} ({} of {} cells priced at the median of the done cells of their "
+      "configuration in {}{})\n",
+      db::format_duration(cell_seconds / w * (estimated + unmeasured) / estimated), w, w == 1 ? "" : "s", estimated,
+      estimated + unmeasured, db_path, unmeasured ? "; the others counted at their average" : "");
 }
 
 }  // namespace
@@ -300,7 +362,19 @@ void run_sweep(SweepOptions o) {
                 "--until runs the sweep several times and looks in between; it has no single command to print "
                 "(--until none runs the spec's seeds as one launch)");
   }
-  if (o.dry_run) return list_cells(spec, size);
+  if (o.dry_run) {
+    const std::string db_path = o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path;
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int workers = o.workers > 0 ? o.workers : std::min(cores, cells);
+    if (!until.active()) return list_cells(spec, size, db_path, workers);
+    // A sequential sweep: its worst case, every seed of the budget run.
+    spec::ExperimentSpec worst = spec;
+    uint64_t next = worst.seeds.empty() ? 0 : *std::max_element(worst.seeds.begin(), worst.seeds.end()) + 1;
+    while (static_cast<int64_t>(worst.seeds.size()) < until.max_seeds) worst.seeds.push_back(next++);
+    return list_cells(worst, spec::sweep_size(worst), db_path, workers,
+                      fmt::format(", the worst case of --until {}: all {} seeds of the budget", until.claims,
+                                  until.max_seeds));
+  }
   if (!o.print_command) std::cout << fmt::format("sweep {}: {}", spec.name, size.product()) << std::endl;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A data-parallel cell takes that many workers at once (coordinator/README.md).

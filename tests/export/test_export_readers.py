@@ -316,6 +316,21 @@ def check_notebook(a, db):
         check(sorted((v, n) for v, n, _ in rel) == sorted((v, len(x)) for v, x in want.items()), f"duckdb {rel}")
     check("duck_types" in ns and ns["duck_types"]["final_val"] == "DOUBLE" and ns["duck_types"]["seed"] == "BIGINT",
           f"duckdb types {ns.get('duck_types')}")
+    # A sweep without a grid: grid_point and grid_json are NULL in every row, and keep their types.
+    other = {}
+    for i, block in enumerate(blocks[:2]):
+        code = re.sub(r'^SWEEP = ".*"', 'SWEEP = "other"', block, flags=re.M)
+        try:
+            exec(compile(code, f"README.md Notebooks block {i + 1} (sweep other)", "exec"), other)
+        except Exception as e:
+            check(False, f"README block {i + 1} on a sweep without a grid raised {type(e).__name__}: {e}")
+    if "cells" in other and "pl_cells" in other:
+        c, s = other["cells"], other["pl_cells"].schema
+        check(len(c) == 1 and c["grid_point"].isna().all(), f"pandas cells of other: {len(c)} rows")
+        check(str(c["grid_point"].dtype) == "Int64" and str(c["grid_json"].dtype) == "string",
+              f"pandas all-NULL columns typed {dict(c.dtypes)}")
+        check(s["grid_point"] == pl.Int64 and s["grid_json"] == pl.String and s["final_val"] == pl.Float64,
+              f"polars all-NULL columns typed {s}")
     if "params" in ns:
         p = ns["params"]
         check(len(p) == 19 and str(p["value"].dtype) == "float64" and str(p["layer"].dtype) == "int64",
