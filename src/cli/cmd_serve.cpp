@@ -2,7 +2,7 @@
 // the database is opened SQLITE_OPEN_READONLY per request, so it is safe while
 // a coordinator writes; a file that does not exist yet is waited for (egm
 // serve may start before the sweep), and nothing is ever created. Binds 127.0.0.1 unless --host says otherwise; on a cluster,
-// reach it through an SSH tunnel (README, "Browse results").
+// reach it through an SSH tunnel (README, "Browse"; src/serve/README.md).
 #include <fmt/format.h>
 
 #include <csignal>
