@@ -446,7 +446,14 @@ void run_sweep(SweepOptions o) {
     return;
   }
   log::debug("running {}", line);
-  // One sequence per sweep (sweep_until.h): held from here to the loop's end.
+  // A sequential sweep's refusals first (read-only: nothing written when they refuse) ...
+  std::vector<uint64_t> seeds = spec.seeds;
+  if (until.active()) {
+    if (!o.launch.new_sweep) seeds = seeds_so_far(l.options.db_path, spec);
+    if (!o.launch.new_sweep) require_same_sequence(until, l.options.db_path, spec.name);
+    require_budget(until, seeds, spec, l.options.db_path);
+  }
+  // ... then one sequence per sweep (sweep_until.h): held from here to the loop's end.
   std::optional<SequenceLock> sequence_lock;
   if (until.active()) sequence_lock.emplace(l.options.db_path, spec.name);
   // A sweep running elsewhere is refused here, in one line, before mpirun
@@ -462,9 +469,7 @@ void run_sweep(SweepOptions o) {
   // settled or the budget is spent. A run of the same command resumes from the
   // seeds the sweep already has.
   const std::string original_spec = o.launch.spec_path;
-  const std::vector<uint64_t> seeds = o.launch.new_sweep ? spec.seeds : seeds_so_far(l.options.db_path, spec);
-  if (!o.launch.new_sweep) require_same_sequence(until, l.options.db_path, spec.name);
-  require_budget(until, seeds, spec, l.options.db_path);
+  if (!o.launch.new_sweep) seeds = seeds_so_far(l.options.db_path, spec);  // again, under the lock
   if (seeds != spec.seeds) {
     l.options.spec_path = write_spec_with_seeds(original_spec, seeds, l.options.db_path, spec.name);
     l.options.extend = true;

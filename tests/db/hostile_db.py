@@ -435,6 +435,20 @@ def main():
         else:
             r.every_verb("hot_journal", db, expect="hot journal", verbs=["merge", "status"])
 
+    if case("locked"):
+        # A writer holding its lock past egm's 10 s busy timeout: "locked", never "not an egm database".
+        db = crafted(base, a.work, "locked")
+        holder = subprocess.Popen([sys.executable, "-c",
+                                   "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+                                   "c.execute('BEGIN EXCLUSIVE'); c.execute('UPDATE cells SET updated_at = updated_at'); "
+                                   "print('locked', flush=True); time.sleep(40)", db], stdout=subprocess.PIPE)
+        holder.stdout.readline()
+        try:
+            r.every_verb("locked", db, expect="locked by another process", verbs=["merge", "status"])
+        finally:
+            holder.kill()
+            holder.wait()
+
     if case("read_only_fs"):
         read_only_fs(a, base, r)
 

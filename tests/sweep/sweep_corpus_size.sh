@@ -21,10 +21,11 @@ sha_other=$(sha256sum "$OTHER" | cut -d' ' -f1)
 # ---- size -------------------------------------------------------------------------
 run "dry run" 0 "$EGM" sweep "$EXPERIMENTS/tiny.json" --dry-run --db "$WORK/dry.sqlite" --runs-dir "$WORK/dry_runs"
 echo "$out" | sed 's/^/    | /'
-expect_in "dry run: the product" "4 variants x 2 seeds = 8 cells (dry run: nothing trained, nothing written)" "$out"
-expect_eq "dry run: one line per cell" 8 "$(grep -cE '^  (base|ega|mope|ega_mope)-s[0-9]+ ' <<<"$out")"
+expect_in "dry run: the product" "4 variants x 3 seeds = 12 cells (dry run: nothing trained, nothing written)" "$out"
+expect_eq "dry run: one line per cell" 12 "$(grep -cE '^  (base|ega|mope|ega_mope)-s[0-9]+ ' <<<"$out")"
 expect_in "dry run: memory per run" " MB " "$out"
-expect_in "dry run: compute" "FLOP of training over 8 cells" "$out"
+expect_in "dry run: compute" "FLOP of training over 12 cells" "$out"
+expect_in "dry run: no wall time without done cells" "wall time: no done cell of these configurations in $WORK/dry.sqlite" "$out"
 [ -e "$WORK/dry.sqlite" ] && fail "dry run created the database"
 [ -e "$WORK/dry_runs" ] && fail "dry run created the runs folder"
 

@@ -50,6 +50,14 @@ JSON
 expect_eq "a bad until field: exit status" 2 $?
 expect_in "a bad until field: the line" "no variant 'bogus' in sweep seq" "$(cat "$WORK/err")"
 [ -e "$DB" ] && fail "a bad until field: wrote $DB"
+# Seeds the budget would add past 2^53 - 1, the largest a spec may hold: refused before anything runs.
+cat >"$WORK/bigseed.json" <<'JSON'
+{"name": "seqbig", "preset": "tiny", "variants": ["base", "ega"], "seeds": [9007199254740990], "steps": 10}
+JSON
+"$EGM" sweep "$WORK/bigseed.json" --db "$DB" --runs-dir "$RUNS" --until ega --max-seeds 5 --alpha 0.3 >"$WORK/out" 2>"$WORK/err"
+expect_eq "seeds past 2^53-1: exit status" 2 $?
+expect_in "seeds past 2^53-1: the line" "past the largest seed a spec may hold (9007199254740991)" "$(cat "$WORK/err")"
+[ -e "$DB" ] || [ -e "$DB.until-seqbig.lock" ] && fail "seeds past 2^53-1: wrote $DB or its lock"
 cat >"$WORK/grid.json" <<'JSON'
 {"name": "seqgrid", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1], "steps": 10,
  "grid": {"train.lr": [0.001, 0.002]}}
