@@ -7,32 +7,45 @@
 #                 root file system (no Open MPI, no ssh, no compilers), as CI does
 #   here:         scripts/device_check.sh --device cpu --out DIR  (the build folder's binaries)
 #
-# --budget SECONDS (default 480) bounds the whole call. The parts run one after
-# another in the order of what their result is worth; each gets the smaller of
-# its cap and the time left (less a reserve for the last report), and one that
-# cannot get its minimum is recorded as not run. report.json and report.md are
-# rewritten before and after every part (running / done / failed with its last
-# log lines / not run for lack of time), and logs.tgz after every part, so a
-# call killed from outside still leaves the report of everything before.
+# --budget SECONDS (default 420) bounds the whole call; the documented call gives the
+# device tool a timeout_s of 480, so a second call (a rerun) still fits in the 15
+# minutes a lent machine has, its start included. The parts run one after another in
+# the order of what their result is worth; each gets the smaller of its cap and the
+# time left (less a reserve for the last report), and one that cannot get its minimum
+# is recorded as not run. report.json and report.md are rewritten before and after
+# every part (running / done / failed with its last log lines / not run for lack of
+# time), and logs.tgz after every part, so a call killed from outside still leaves the
+# report of everything before.
 # What comes back (--out): report.md, report.json, logs.tgz, profile_summary.txt.
 #
 # The parts, in order (cuda: the paper preset; cpu: the tiny one, few steps):
-#   preflight        ldd of every carried binary and library (a "not found" is a
-#                    broken bundle: exit 2), nvidia-smi, whether ssh exists, a tiny bench
-#   gpu_tests        tests/gpu on CUDA against the CPU; under --device cuda a skipped test fails
-#   bench_base_*     egm bench, base, bf16 then fp32
+#   preflight        ldd of every carried binary and library (a "not found" is a broken
+#                    bundle: exit 2; glibc/libstdc++ "version not found" lines listed apart;
+#                    no ldd said so by itself), nvidia-smi, whether ssh exists, a tiny bench,
+#                    whose matrix-product rate the packed runs reuse
+#   bench_base_bf16  egm bench, base, bf16: the paper preset's step time
+#   peer_eager_sdpa  PyTorch 2.11 eager with SDPA, base (tests/bench/pytorch_step.py), same GPU
+#   bench_*_bf16     ega, ega_causal, mope, ega_mope
+#   gpu_tests        tests/gpu on CUDA against the CPU, and at the paper's shapes; under
+#                    --device cuda a skipped test fails
 #   graphs           base bf16 again with train.cuda_graphs (the captured step) and with
 #                    today's path (attention kernels, LibTorch's AdamW) beside the default
 #                    (SDPA + fused AdamW); cpu: not run (CUDA only), said so
+#   sdpa_no_cudnn    base and ega bf16 again with TORCH_CUDNN_SDPA_DEPRIORITIZED=1 (LibTorch
+#                    then prefers flash / memory-efficient to cuDNN); cpu: not run, said so
 #   profile          one profiled base bf16 step: kernels (cuda) or ATen ops per step, GPU-busy share
-#   bench_*_bf16     ega, ega_causal, mope, ega_mope
+#   peer_compile     the eager peer under torch.compile, mode default then reduce-overhead
+#                    (CUDA graphs: the fair peer of train.cuda_graphs)
 #   nccl             test_nccl_link under mpirun with 1 rank (collectives on the GPU) and
 #                    2 ranks on one GPU (must be refused cleanly, on every rank alike)
 #   packing          1, 2 and 4 concurrent base bf16 benchmarks on one GPU: steps/s in total
-#   bench_*_fp32     ega, ega_causal, mope, ega_mope
 #   sweep_rpg4       the quick sweep with runs_per_gpu 4 (egm sweep: mpirun without ssh)
-#   peer_eager_sdpa  PyTorch 2.11 eager with SDPA, base (tests/bench/pytorch_step.py), same GPU
-#   peer_compile     the same under torch.compile
+#   bench_base_fp32  egm bench, base, fp32
+# Every egm bench row records the SDPA backend its attention ran on (sdpa_backend);
+# under --device cuda a row with peak_gpu_mb 0 fails its part (the CUDA paths are not in
+# the build). Launches are hardened for a machine nobody has configured: Open MPI with
+# pml ob1, vader's single-copy mechanism off and no binding; NCCL_DEBUG=WARN on the
+# loopback socket; Triton's and Inductor's caches in the work folder; Python unbuffered.
 # EGM_DEVICE_CHECK_STALL=PART (tests only) makes that part hang after its work, as a
 # hung GPU run would: the budget must still leave a report.
 # Exit status: 0 every part done; 1 a part failed or did not run; 2 bad input
@@ -44,7 +57,7 @@ cd "$SRC"
 
 usage="usage: scripts/device_check.sh --out DIR [--device cuda|cpu] [--bundle TARBALL|DIR] [--budget SECONDS]"
 die() { echo "device_check: error: $*" >&2; exit 2; }
-OUT="" DEVICE=cuda BUNDLE="" BUDGET=480
+OUT="" DEVICE=cuda BUNDLE="" BUDGET=420
 while [ $# -gt 0 ]; do
   case "$1" in
     --out|--device|--bundle|--budget) [ $# -ge 2 ] || die "$1 needs a value ($usage)" ;;&
@@ -57,7 +70,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ "$BUDGET" =~ ^[0-9]+$ ]] && [ "$BUDGET" -gt 0 ] ||
-  die "--budget $BUDGET: expected a positive whole number of seconds (default 480)"
+  die "--budget $BUDGET: expected a positive whole number of seconds (default 420)"
 case "$DEVICE" in cuda|cpu) ;; *) die "--device $DEVICE: expected cuda or cpu" ;; esac
 [ -n "$OUT" ] || die "--out DIR is required ($usage)"
 { mkdir -p "$OUT" && touch "$OUT/.device_check_probe" && rm -f "$OUT/.device_check_probe"; } 2>/dev/null ||
@@ -93,12 +106,12 @@ now() { date +%s; }
 log() { echo "[device_check $(( $(now) - STARTED ))s] $*" | tee -a "$LOGS/device_check.log"; }
 
 # ---- the parts: name, cap (s), minimum worth starting with (s) --------------------
+# Caps and minimums: tests/gpu/README.md ("The device check's order and budgets").
 PART_LIST=(
-  "preflight 60 10" "gpu_tests 150 20" "bench_base_bf16 60 15" "bench_base_fp32 60 15" "graphs 90 20" "profile 60 15"
-  "bench_ega_bf16 60 15" "bench_ega_causal_bf16 60 15" "bench_mope_bf16 60 15" "bench_ega_mope_bf16 60 15"
-  "nccl 90 15" "packing 150 30"
-  "bench_ega_fp32 60 15" "bench_ega_causal_fp32 60 15" "bench_mope_fp32 60 15" "bench_ega_mope_fp32 60 15"
-  "sweep_rpg4 240 45" "peer_eager_sdpa 120 20" "peer_compile 240 45"
+  "preflight 60 10" "bench_base_bf16 50 15" "peer_eager_sdpa 75 20"
+  "bench_ega_bf16 45 15" "bench_ega_causal_bf16 45 15" "bench_mope_bf16 45 15" "bench_ega_mope_bf16 45 15"
+  "gpu_tests 90 20" "graphs 60 20" "sdpa_no_cudnn 60 20" "profile 45 15" "peer_compile 180 45"
+  "nccl 60 15" "packing 90 30" "sweep_rpg4 150 45" "bench_base_fp32 45 15"
 )
 
 write_report() {
@@ -165,6 +178,17 @@ EGM=$BIN/egm
 TEST_GPU=$BIN/test_gpu; [ -x "$TEST_GPU" ] || TEST_GPU=$WORK/test_gpu
 TEST_NCCL=$BIN/test_nccl_link; [ -x "$TEST_NCCL" ] || TEST_NCCL=$WORK/test_nccl_link
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader GTEST_COLOR=no
+# Open MPI on a machine nobody configured, for every mpirun (the NCCL part's and egm
+# sweep's): the ob1 messaging layer over self/vader (never UCX), vader without a
+# single-copy mechanism (CMA and XPMEM need ptrace rights or a kernel module a
+# container may lack), and no binding of ranks to cores (packed runs share them).
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none
+# NCCL: warnings only, bootstrapped over the loopback interface (one machine).
+export NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=lo
+# Python: lines reach the logs as they are printed (a part cut by its cap keeps its
+# last lines); torch.compile's caches in the work folder, not in a home that may be
+# read-only or shared.
+export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=$WORK/triton_cache TORCHINDUCTOR_CACHE_DIR=$WORK/inductor_cache
 export EGM_DATA=${EGM_DATA:-$SRC/../shared/data/tinyshakespeare/input.txt}
 if [ ! -f "$EGM_DATA" ]; then
   # Timing and the sweep need text, not Shakespeare: a fixed synthetic corpus.
@@ -184,7 +208,10 @@ export SRC DEVICE PRESET PY EGM EGM_LD BIN TEST_GPU TEST_NCCL WORK LOGS RESULTS 
 # ---- the parts' work (each runs in its own bash under `timeout`) ----------------------
 # emit PART JSON...: appends result rows (one JSON object per argument) for the report.
 emit() { local part=$1; shift; for j in "$@"; do echo "$j" >>"$RESULTS/$part.jsonl"; done; }
-# egm_bench PART VARIANT PRECISION [more egm bench flags]: one egm bench, its JSON as a result row.
+# egm_bench PART VARIANT PRECISION [more egm bench flags]: one egm bench, its JSON as a
+# result row (with $SETTING, when set, saying what the row varies). Under --device cuda
+# a row without GPU memory (the CUDA paths missing from the build) or, on the sdpa
+# path, without the SDPA backend it ran on fails.
 egm_bench() {
   local part=$1 variant=$2 precision=$3
   shift 3
@@ -192,32 +219,56 @@ egm_bench() {
   env LD_LIBRARY_PATH="$EGM_LD" "$EGM" bench --preset "$PRESET" --variant "$variant" --device "$DEVICE" \
     --threads "$THREADS" --set "train.precision=$precision" --warmup "$WARMUP" --timed-steps "$TIMED" --json "$@" \
     >"$out" || return 1
-  "$PY" - "$out" "$part" "$precision" >>"$RESULTS/$part.jsonl" <<'PY' || return 1
+  "$PY" - "$out" "$part" "$precision" "$DEVICE" "${SETTING:-}" >>"$RESULTS/$part.jsonl" <<'PY' || return 1
 import json, sys
-d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-d["part"], d["precision"] = sys.argv[2], d.get("precision", sys.argv[3])
+path, part, precision, device, setting = sys.argv[1:]
+d = json.loads(open(path).read().strip().splitlines()[-1])
+d["part"], d["precision"] = part, d.get("precision", precision)
+if setting:
+    d["setting"] = setting
 print(json.dumps(d))
+if device == "cuda" and not (d.get("peak_gpu_mb") or 0) > 0:
+    sys.exit(f"{part}: peak_gpu_mb is {d.get('peak_gpu_mb')}: the run allocated no GPU memory "
+             "(is this egm built with its CUDA paths?)")
+if device == "cuda" and d.get("attention_path") == "sdpa" and not d.get("sdpa_backend"):
+    sys.exit(f"{part}: the sdpa path ran but no SDPA backend was recorded")
 PY
 }
 part_preflight() {
-  local files=() missing="" f
+  local files=() missing="" versions="" f problems ldd_state=checked
   for f in "$BIN"/* ${BDIR:+"$BDIR"/lib/*}; do [ -f "$f" ] && files+=("$f"); done
   if [ -d "${BDIR:-}/openmpi" ]; then
     while IFS= read -r f; do files+=("$f"); done < <(find "$BDIR/openmpi" -type f \( -name '*.so*' -o -perm -u+x \) )
   fi
-  # One ldd per ELF file, as many at once as there are cores: "FILE needs LIB ...".
-  missing=$(printf '%s\0' "${files[@]}" | LD_LIBRARY_PATH=$EGM_LD ROOT=${BDIR:-$BIN} xargs -0 -n 8 -P "$(nproc)" bash -c '
-    for f in "$@"; do
-      [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d " ")" = 177ELF ] || continue
-      out=$(ldd "$f" 2>&1 | grep "not found" | awk "{print \$1}" | sort -u | paste -sd " ")
-      [ -z "$out" ] || echo "${f#"$ROOT"/} needs $out"
-    done' ldd_check | sort)
-  [ -z "$missing" ] || missing+=$'\n'
-  echo "ldd: ${#files[@]} files checked"
+  if ! command -v ldd >/dev/null; then
+    # Not a broken bundle: nothing here can say. The tiny bench below shows whether egm loads.
+    ldd_state=none
+    echo "no ldd: the bundle's ${#files[@]} binaries and libraries were not checked"
+  else
+    # One ldd per ELF file, as many at once as there are cores. "missing FILE needs LIB ..."
+    # for a library not found; "version FILE: LIB: version \`GLIBC_2.38' not found" for a
+    # C or C++ runtime older than the bundle's build (listed apart: not a missing library).
+    problems=$(printf '%s\0' "${files[@]}" | LD_LIBRARY_PATH=$EGM_LD ROOT=${BDIR:-$BIN} xargs -0 -n 8 -P "$(nproc)" bash -c '
+      for f in "$@"; do
+        [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d " ")" = 177ELF ] || continue
+        out=$(ldd "$f" 2>&1)
+        miss=$(grep "=> not found" <<<"$out" | awk "{print \$1}" | sort -u | paste -sd " ")
+        [ -z "$miss" ] || echo "missing ${f#"$ROOT"/} needs $miss"
+        grep "version .* not found" <<<"$out" | sed -E "s/^[[:space:]]+//; s/ \(required by [^)]*\)$//" | sort -u |
+          while IFS= read -r v; do echo "version ${f#"$ROOT"/}: $v"; done
+      done' ldd_check | sort)
+    missing=$(sed -n 's/^missing //p' <<<"$problems")
+    versions=$(sed -n 's/^version //p' <<<"$problems")
+    echo "ldd: ${#files[@]} files checked"
+  fi
+  if [ -n "$versions" ]; then
+    printf '%s\n' "$versions" >"$WORK/version_mismatches.txt"
+    printf 'older C/C++ runtime here than the bundle was built against ("version not found"):\n%s\n' "$versions"
+  fi
   if [ -n "$missing" ]; then
-    printf '%s' "$missing" >"$WORK/missing_libraries.txt"
-    printf 'missing libraries:\n%s' "$missing"
-    emit preflight "$("$PY" -c 'import json,sys; print(json.dumps({"part":"preflight","missing":sys.argv[1].strip().splitlines()}))' "$missing")"
+    printf '%s\n' "$missing" >"$WORK/missing_libraries.txt"
+    printf 'missing libraries:\n%s\n' "$missing"
+    emit preflight "$("$PY" -c 'import json,sys; print(json.dumps({"part":"preflight","missing":sys.argv[1].strip().splitlines(),"version_mismatches":sys.argv[2].strip().splitlines()}))' "$missing" "$versions")"
     return 3
   fi
   local smi ssh mpirun
@@ -229,11 +280,17 @@ part_preflight() {
   ssh=$(command -v ssh || command -v rsh || echo none)
   mpirun=$(command -v mpirun || echo none)
   echo "nvidia-smi: $smi"; echo "ssh: $ssh"; echo "mpirun: $mpirun"
+  emit preflight "$("$PY" -c 'import json,sys; print(json.dumps({"part":"preflight","files_checked":int(sys.argv[1]),"ldd":sys.argv[5],"nvidia_smi":sys.argv[2],"ssh":sys.argv[3],"mpirun":sys.argv[4],"version_mismatches":sys.argv[6].strip().splitlines()}))' "${#files[@]}" "$smi" "$ssh" "$mpirun" "$ldd_state" "$versions")"
   if [ "$DEVICE" = cuda ] && [[ "$smi" == none* ]]; then echo "no GPU: nvidia-smi failed"; return 1; fi
-  emit preflight "$("$PY" -c 'import json,sys; print(json.dumps({"part":"preflight","files_checked":int(sys.argv[1]),"nvidia_smi":sys.argv[2],"ssh":sys.argv[3],"mpirun":sys.argv[4]}))' "${#files[@]}" "$smi" "$ssh" "$mpirun")"
   local saved_preset=$PRESET saved_timed=$TIMED
-  PRESET=tiny TIMED=3 egm_bench preflight base fp32 || return 1
+  if ! PRESET=tiny TIMED=3 egm_bench preflight base fp32; then
+    [ -z "$versions" ] || { echo "egm does not run here: the C/C++ runtime is older than the bundle needs (above)"; return 5; }
+    return 1
+  fi
   PRESET=$saved_preset TIMED=$saved_timed
+  # The device's matrix-product rate, measured alone: the packed runs take it for their MFU.
+  "$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["matmul_gflops"])' \
+    "$RESULTS/preflight.jsonl" >"$WORK/matmul_gflops" || rm -f "$WORK/matmul_gflops"
 }
 part_gpu_tests() {
   [ -x "$TEST_GPU" ] || { echo "no test_gpu binary"; return 1; }
@@ -259,8 +316,17 @@ PY
 part_bench() { egm_bench "$PART" "$1" "$2"; }
 part_graphs() {
   if [ "$DEVICE" != cuda ]; then echo "CUDA graphs capture GPU kernels: not run on $DEVICE"; return 0; fi
-  egm_bench graphs base bf16 --set train.cuda_graphs=true || return 1
-  egm_bench graphs base bf16 --set model.attention_path=kernels --set train.optimizer_path=libtorch
+  SETTING=cuda_graphs egm_bench graphs base bf16 --set train.cuda_graphs=true || return 1
+  SETTING="kernels path, LibTorch AdamW" egm_bench graphs base bf16 --set model.attention_path=kernels \
+    --set train.optimizer_path=libtorch
+}
+part_sdpa_no_cudnn() {
+  if [ "$DEVICE" != cuda ]; then echo "cuDNN's SDPA is a CUDA backend: not run on $DEVICE"; return 0; fi
+  local v ok=0
+  for v in base ega; do
+    TORCH_CUDNN_SDPA_DEPRIORITIZED=1 SETTING="TORCH_CUDNN_SDPA_DEPRIORITIZED=1" egm_bench sdpa_no_cudnn "$v" bf16 || ok=1
+  done
+  return $ok
 }
 part_profile() {
   egm_bench profile base bf16 --profile "$LOGS/profile_trace.json" --count-ops || return 1
@@ -280,7 +346,8 @@ part_nccl() {
   command -v mpirun >/dev/null || { echo "no mpirun (neither in the bundle nor on the PATH)"; return 1; }
   local np rc ok=0
   for np in 1 2; do
-    env LD_LIBRARY_PATH="$EGM_LD" mpirun --mca plm isolated --oversubscribe -np "$np" \
+    env LD_LIBRARY_PATH="$EGM_LD" mpirun --mca plm isolated --mca pml ob1 --mca btl_vader_single_copy_mechanism none \
+      --bind-to none --oversubscribe -np "$np" \
       bash -c 'exec "$0" --gtest_output="json:$1/nccl_np'"$np"'_rank${OMPI_COMM_WORLD_RANK}.json"' "$TEST_NCCL" "$WORK"
     rc=$?
     "$PY" - "$WORK" "$np" "$rc" "$DEVICE" >>"$RESULTS/nccl.jsonl" <<'PY' || ok=1
@@ -316,13 +383,15 @@ PY
   return $ok
 }
 part_packing() {
-  local n i pids ok=0
+  local n i pids ok=0 rate=""
+  [ -s "$WORK/matmul_gflops" ] && rate=$(cat "$WORK/matmul_gflops")
   for n in 1 2 4; do
     pids=()
     # On a GPU the n runs share the host's cores too (egm bench --threads 0 would give each all of them).
     [ "$DEVICE" = cuda ] && THREADS=$(( $(nproc) / n > 0 ? $(nproc) / n : 1 ))
     for ((i = 0; i < n; i++)); do
-      PART=packing_$n egm_bench "packing_$n" base bf16 >"$LOGS/packing_${n}_$i.log" 2>&1 &
+      # The preflight's rate: a GEMM loop at each run's end would overlap the others' timed steps.
+      PART=packing_$n egm_bench "packing_$n" base bf16 ${rate:+--matmul-gflops "$rate"} >"$LOGS/packing_${n}_$i.log" 2>&1 &
       pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p" || ok=1; done
@@ -336,7 +405,8 @@ except OSError:
     rows = []
 ms = [r["ms_per_step"] for r in rows]
 print(json.dumps({"part": "packing", "runs": n, "finished": len(rows), "ms_per_step": ms,
-                  "steps_per_s_total": sum(1000.0 / m for m in ms) if len(ms) == n else None}))
+                  "steps_per_s_total": sum(1000.0 / m for m in ms) if len(ms) == n else None,
+                  "matmul_from_preflight": bool(rows) and all(r.get("matmul_measured") is False for r in rows)}))
 sys.exit(0 if len(ms) == n else 1)
 PY
     rm -f "$RESULTS/packing_$n.jsonl"
@@ -374,25 +444,32 @@ print(json.dumps({"part": "sweep_rpg4", "runs_per_gpu": 4, "workers": int(worker
 PY
   return $rc
 }
+# part_peer 0: eager; part_peer 1: torch.compile, mode default then reduce-overhead.
 part_peer() {
-  local compile=$1 threads=$THREADS flags=() cc
+  local compile=$1 threads=$THREADS flags=() cc mode modes=(none) ok=0
   [ "$threads" = 0 ] && threads=$(nproc)
   # What a PyTorch user who wants speed writes on a GPU: AdamW's fused kernel.
   [ "$DEVICE" = cuda ] && flags+=(--fused-adamw)
   if [ "$compile" = 1 ]; then
-    flags+=(--compile)
+    modes=(default reduce-overhead)
     for cc in cc gcc clang; do command -v "$cc" >/dev/null && break; cc=""; done
     # Exit 4: skipped where that is no failure (the CPU rehearsal's bare root), failed on a GPU.
     [ -n "$cc" ] || { echo "no C compiler here: torch.compile (inductor, triton) needs one"; return 4; }
   fi
-  "$PY" "$SRC/tests/bench/pytorch_step.py" --preset "$PRESET" --variant base --style sdpa --device "$DEVICE" \
-    --precision bf16 --threads "$threads" --warmup "$PEER_WARMUP" --timed-steps "$PEER_TIMED" "${flags[@]}" \
-    >"$WORK/peer_$compile.json" || return 1
-  cat "$WORK/peer_$compile.json"
-  "$PY" -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1]); d["part"]=sys.argv[2]; print(json.dumps(d))' \
-    "$WORK/peer_$compile.json" "$PART" >>"$RESULTS/$PART.jsonl"
+  for mode in "${modes[@]}"; do
+    local extra=() out="$WORK/peer_${compile}_$mode.json"
+    [ "$mode" = none ] || extra=(--compile --compile-mode "$mode")
+    "$PY" "$SRC/tests/bench/pytorch_step.py" --preset "$PRESET" --variant base --style sdpa --device "$DEVICE" \
+      --precision bf16 --threads "$threads" --warmup "$PEER_WARMUP" --timed-steps "$PEER_TIMED" "${flags[@]}" \
+      "${extra[@]}" >"$out" || { ok=1; continue; }
+    cat "$out"
+    "$PY" -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1]); d["part"]=sys.argv[2]; print(json.dumps(d))' \
+      "$out" "$PART" >>"$RESULTS/$PART.jsonl"
+  done
+  return $ok
 }
-export -f emit egm_bench part_preflight part_gpu_tests part_bench part_graphs part_profile part_nccl part_packing part_sweep part_peer
+export -f emit egm_bench part_preflight part_gpu_tests part_bench part_graphs part_sdpa_no_cudnn part_profile part_nccl \
+  part_packing part_sweep part_peer
 
 # run_part NAME CAP MIN COMMAND...: COMMAND (a part_ function and its arguments) under
 # the smaller of CAP and the time left; recorded before and after.
@@ -428,6 +505,8 @@ run_part() {
                record "$name" failed "$secs" "$t" "timed out after ${t}s (its cap)"
              fi ;;
     3) record "$name" failed "$secs" "$t" "the bundle lacks libraries (ldd: not found)"; BROKEN_BUNDLE=1 ;;
+    5) record "$name" failed "$secs" "$t" "egm does not run: this machine's C/C++ runtime is older than the bundle's (version not found)"
+       BROKEN_BUNDLE=1 ;;
     4) if [ "$DEVICE" = cpu ]; then record "$name" skipped "$secs" "$t" "$(tail -n 1 "$LOGS/$name.log")"
        else record "$name" failed "$secs" "$t" "$(tail -n 1 "$LOGS/$name.log")"; fi ;;
     *) record "$name" failed "$secs" "$t" "exit $rc" ;;
@@ -446,6 +525,7 @@ for p in "${PART_LIST[@]}"; do
     gpu_tests) run_part "$name" "$cap" "$min" part_gpu_tests ;;
     profile) run_part "$name" "$cap" "$min" part_profile ;;
     graphs) run_part "$name" "$cap" "$min" part_graphs ;;
+    sdpa_no_cudnn) run_part "$name" "$cap" "$min" part_sdpa_no_cudnn ;;
     nccl) run_part "$name" "$cap" "$min" part_nccl ;;
     packing) run_part "$name" "$cap" "$min" part_packing ;;
     sweep_rpg4) run_part "$name" "$cap" "$min" part_sweep ;;
@@ -457,7 +537,9 @@ done
 write_report
 pack_logs
 log "done in $(( $(now) - STARTED ))s of ${BUDGET}s; report in $OUT/report.md"
-if [ -n "$BROKEN_BUNDLE" ]; then
+if [ -n "$BROKEN_BUNDLE" ] && [ -s "$WORK/missing_libraries.txt" ]; then
   die "the bundle lacks libraries: $(head -n 1 "$WORK/missing_libraries.txt")$([ "$(wc -l <"$WORK/missing_libraries.txt")" -gt 1 ] && echo "; report.md lists every one")"
+elif [ -n "$BROKEN_BUNDLE" ]; then
+  die "egm does not run here: this machine's C/C++ runtime is older than the bundle's: $(head -n 1 "$WORK/version_mismatches.txt" 2>/dev/null)"
 fi
 "$PY" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["ok"] else 1)' "$OUT/report.json"

@@ -61,6 +61,17 @@ def fmt(x, spec=".2f"):
     return "" if x is None else format(x, spec)
 
 
+def attention(row):
+    """The attention path of a bench row, with the SDPA backend it ran on and any refusals."""
+    text = row.get("attention_path", "")
+    if row.get("sdpa_backend"):
+        text += f" ({row['sdpa_backend']}"
+        if row.get("sdpa_refused"):
+            text += f"; {', '.join(row['sdpa_refused'])} refused"
+        text += ")"
+    return text
+
+
 def markdown(report):
     parts, res = report["parts"], report["results"]
     counts = {}
@@ -80,24 +91,34 @@ def markdown(report):
         if "missing" in r:
             md += ["", "## The bundle lacks libraries (ldd: not found)", "", *[f"- {m}" for m in r["missing"]]]
         elif "nvidia_smi" in r:
-            md += ["", f"Preflight: {r['files_checked']} binaries and libraries resolve (ldd); nvidia-smi: "
-                   f"{r['nvidia_smi']}; ssh: {r['ssh']}; mpirun: {r['mpirun']}."]
+            checked = (f"{r['files_checked']} binaries and libraries resolve (ldd)" if r.get("ldd") != "none" else
+                       f"no ldd here: the {r['files_checked']} binaries and libraries were not checked")
+            md += ["", f"Preflight: {checked}; nvidia-smi: {r['nvidia_smi']}; ssh: {r['ssh']}; mpirun: {r['mpirun']}."]
+        if r.get("version_mismatches"):
+            md += ["", "## This machine's C/C++ runtime is older than the bundle's (ldd: version not found)", "",
+                   "Not missing libraries: the ones here are older than those the bundle was built against.", "",
+                   *[f"- {m}" for m in r["version_mismatches"]]]
     for r in res.get("gpu_tests", []):
         md += ["", f"GPU tests: exit {r['exit']}, {r['tests']} tests, {len(r['failed'])} failed, "
                f"{len(r['skipped'])} skipped" + (f" ({', '.join(r['failed'])})" if r["failed"] else "") + "."]
 
-    benches = [r for p in parts if p["name"].startswith("bench_") or p["name"] == "preflight"
+    benches = [r for p in parts
+               if p["name"].startswith("bench_") or p["name"] in ("preflight", "graphs", "sdpa_no_cudnn")
                for r in res.get(p["name"], []) if "ms_per_step" in r]
     if benches:
         md += ["", "## egm bench", "",
-               "| part | variant | preset | precision | ms/step | tokens/s | MFU | peak GPU MB | peak RSS MB |",
-               "|---|---|---|---|---|---|---|---|---|"]
+               "| part | variant | preset | precision | setting | attention (SDPA backend) | ms/step | tokens/s | MFU "
+               "| peak GPU MB | peak RSS MB |",
+               "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in benches:
             md.append(f"| {r['part']} | {r['variant']} | {r.get('preset', '')} | {r['precision']} | "
+                      f"{r.get('setting', '')} | {attention(r)} | "
                       f"{fmt(r['ms_per_step'])} | {fmt(r['tokens_per_s'], '.0f')} | {fmt(100 * r['mfu'], '.1f')}% | "
                       f"{fmt(r.get('peak_gpu_mb'), '.0f')} | {fmt(r.get('peak_rss_mb'), '.0f')} |")
         md += ["", "MFU: model FLOPs per second over the dense matrix-product rate measured in the same "
-               "process (bf16 on CUDA, sgemm on the CPU)."]
+               "process (bf16 on CUDA, sgemm on the CPU; the packed runs take the preflight's). The SDPA "
+               "backend is the one LibTorch ran the model's attention on (flash, efficient, cudnn or math); "
+               "a backend that refused the model's calls is named after it."]
     for r in res.get("profile", []):
         if "kernels" in r:
             busy = r.get("gpu_busy_share")
@@ -130,7 +151,8 @@ def markdown(report):
                "| impl | ms/step | tokens/s | egm's step / this | compile s |", "|---|---|---|---|---|"]
         for r in peers:
             ratio = egm_base["ms_per_step"] / r["ms_per_step"] if egm_base else None
-            md.append(f"| {r['impl']} | {fmt(r['ms_per_step'])} | {fmt(r['tokens_per_s'], '.0f')} | {fmt(ratio)} | "
+            impl = r["impl"] + (f" ({r['compile_mode']})" if r.get("compile_mode") else "")
+            md.append(f"| {impl} | {fmt(r['ms_per_step'])} | {fmt(r['tokens_per_s'], '.0f')} | {fmt(ratio)} | "
                       f"{fmt(r.get('warmup_s') if r.get('compile_mode') else None, '.0f')} |")
     bad = [p for p in parts if p["status"] in ("failed", "running")]
     if bad:

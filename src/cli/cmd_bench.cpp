@@ -1,5 +1,6 @@
 // egm bench: its flags (the work: run_bench.cpp, in egm-torch; torch_verbs.h).
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/torch_verbs.h"
@@ -17,6 +18,16 @@ void register_bench_command(CLI::App& app) {
   cmd->add_flag("--count-ops", a->count_ops,
                 "after the timed steps, count the ATen operators one more step dispatches (a proxy for CUDA kernel "
                 "launches)");
+  cmd->add_option("--matmul-gflops", a->matmul_gflops,
+                  "take this matrix-product rate (GFLOP/s) for MFU instead of measuring it for a second at the end "
+                  "(concurrent runs on one GPU: measure it once, alone)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            double x = 0;
+            return CLI::detail::lexical_cast(v, x) && x > 0 ? std::string()
+                                                            : "expected a positive rate in GFLOP/s, got " + v;
+          },
+          "GFLOP/S"));
   cmd->callback([a] { run_bench(*a); });
 }
 

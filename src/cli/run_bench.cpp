@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <fmt/ranges.h>
+
 #include "cli/torch_verbs.h"
 #include "data/corpus.h"
 #include "train/step_benchmark.h"
@@ -28,7 +30,8 @@ void run_bench(const BenchArgs& a) {
   }();
   config.model.vocab_size = corpus.vocab_size();
   config.train.max_steps = std::max<int64_t>(config.train.max_steps, a.warmup + a.timed + 1);
-  StepBenchmark b = benchmark_steps(config, runtime, corpus, a.warmup, a.timed, a.profile, a.count_ops);
+  StepBenchmark b = benchmark_steps(config, runtime, corpus, a.warmup, a.timed, a.profile, a.count_ops,
+                                    a.matmul_gflops > 0 ? std::optional<double>(a.matmul_gflops) : std::nullopt);
   if (a.json) {
     nlohmann::json j = {{"variant", b.variant}, {"preset", b.preset}, {"threads", b.threads},
                         {"ms_per_step", b.ms_per_step}, {"ms_per_step_min", b.ms_per_step_min},
@@ -39,7 +42,11 @@ void run_bench(const BenchArgs& a) {
                         {"device", runtime.device.str()}, {"steps", b.steps}, {"blas_core", b.blas_core},
                         {"precision", b.precision}, {"peak_gpu_mb", b.peak_gpu_mb},
                         {"gpu_total_mb", b.gpu_total_mb}, {"estimate_mb", b.estimate.total_mb()},
-                        {"attention_path", b.attention_path}, {"optimizer_path", b.optimizer_path}};
+                        {"attention_path", b.attention_path}, {"optimizer_path", b.optimizer_path},
+                        {"matmul_measured", b.matmul_measured}};
+    // The backend(s) SDPA ran the model's attention on (null off the sdpa path).
+    j["sdpa_backend"] = b.sdpa_backends.empty() ? nlohmann::json(nullptr) : nlohmann::json(fmt::format("{}", fmt::join(b.sdpa_backends, ",")));
+    j["sdpa_refused"] = b.sdpa_refused;
     if (b.ops)
       j["ops"] = {{"dispatched", b.ops->dispatched}, {"top_level", b.ops->top_level}, {"kernels", b.ops->kernels},
                   {"kernels_by_name", b.ops->kernels_by_name}, {"dispatched_by_name", b.ops->dispatched_by_name}};
@@ -49,6 +56,11 @@ void run_bench(const BenchArgs& a) {
   std::printf("%s @ %s on %s (%s), %d thread(s), %lld parameters\n", b.variant.c_str(), b.preset.c_str(),
               runtime.device.str().c_str(), b.precision.c_str(), b.threads, static_cast<long long>(b.parameters));
   std::printf("attention %s, optimizer %s\n", b.attention_path.c_str(), b.optimizer_path.c_str());
+  if (!b.sdpa_backends.empty()) {
+    std::string line = fmt::format("SDPA backend {}", fmt::join(b.sdpa_backends, ", "));
+    if (!b.sdpa_refused.empty()) line += fmt::format(" ({} refused the model's calls)", fmt::join(b.sdpa_refused, ", "));
+    std::printf("%s\n", line.c_str());
+  }
   std::printf("%.2f ms/step (median of %lld, min %.2f)\n", b.ms_per_step, static_cast<long long>(b.steps),
               b.ms_per_step_min);
   std::printf("%.0f tokens/s\n", b.tokens_per_s);

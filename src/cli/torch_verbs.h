@@ -47,6 +47,7 @@ struct BenchArgs {
   bool json = false;
   std::string profile;
   bool count_ops = false;
+  double matmul_gflops = 0.0;  // > 0: MFU against this rate, not measured
 };
 void run_bench(const BenchArgs& args);
 

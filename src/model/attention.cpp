@@ -47,17 +47,24 @@ bool AttentionImpl::kernels_apply(const torch::Tensor& a, const torch::Tensor& b
 
 torch::Tensor AttentionImpl::sdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                   const AttentionContext& ctx, const torch::Tensor& extra_bias) {
-  const double p = attn_dropout->is_training() ? attn_dropout->options.p() : 0.0;
-  if (!extra_bias.defined() && !ctx.alibi_bias.defined())  // the causal mask alone: SDPA's flash kernels
-    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/std::nullopt, p, /*is_causal=*/true, scale_);
-  // An additive mask: score_bias holds the causal -inf (and ALiBi), repeated for every copy of the keys.
-  torch::Tensor mask = ctx.score_bias.to(q.scalar_type());  // [1 or H, T, T]
-  if (extra_bias.defined()) {
-    const int64_t copies = extra_bias.size(-1) / mask.size(-1);
-    if (copies > 1) mask = mask.repeat({1, 1, copies});
-    mask = extra_bias.to(q.scalar_type()) + mask;
+  SdpaCall call{q, k, v, std::nullopt, attn_dropout->is_training() ? attn_dropout->options.p() : 0.0,
+                /*is_causal=*/false, scale_};
+  if (!extra_bias.defined() && !ctx.alibi_bias.defined()) {
+    call.is_causal = true;  // the causal mask alone: SDPA's flash kernels
+  } else {
+    // An additive mask: score_bias holds the causal -inf (and ALiBi), repeated for every copy of the keys.
+    torch::Tensor mask = ctx.score_bias.to(q.scalar_type());  // [1 or H, T, T]
+    if (extra_bias.defined()) {
+      const int64_t copies = extra_bias.size(-1) / mask.size(-1);
+      if (copies > 1) mask = mask.repeat({1, 1, copies});
+      mask = extra_bias.to(q.scalar_type()) + mask;
+    }
+    call.mask = mask;
   }
-  return at::scaled_dot_product_attention(q, k, v, mask, p, /*is_causal=*/false, scale_);
+  SdpaResult r = run_sdpa(call);
+  torch::Tensor out = std::move(r.out);
+  if (is_training()) last_sdpa_ = std::move(r);
+  return out;
 }
 
 torch::Tensor AttentionImpl::scores(const Heads& h, const AttentionContext& ctx) const {

@@ -11,6 +11,7 @@
 
 #include "config/run_config.h"
 #include "model/attention_context.h"
+#include "model/sdpa_backend.h"
 #include "run/learned_param.h"
 
 namespace egm {
@@ -24,6 +25,9 @@ class AttentionImpl : public torch::nn::Module {
   virtual void report_params(LearnedParams& out) const { (void)out; }
   // Sets the variant's own parameters (tau, alpha, ...) to their initial values.
   virtual void reset_parameters() {}
+  // The SDPA backend this layer's last training-mode call ran on, and the backends that
+  // refused that call (model.attention_path sdpa); nullopt when it has not called SDPA.
+  const std::optional<SdpaResult>& last_sdpa() const { return last_sdpa_; }
 
   torch::nn::Linear c_attn{nullptr};  // [3d, d], no bias: rows Q | K | V, head-major within each
   torch::nn::Linear c_proj{nullptr};  // [d, d] with bias
@@ -41,7 +45,8 @@ class AttentionImpl : public torch::nn::Module {
   bool kernels_apply(const torch::Tensor& a, const torch::Tensor& b) const;
   // at::scaled_dot_product_attention: softmax(q k^T / sqrt(head) + causal mask + ALiBi
   // + extra_bias) dropout'd times v; extra_bias [B, H, T, T'] (undefined: none) is added to
-  // the scores of keys, which may be given more than once (T' = a multiple of T).
+  // the scores of keys, which may be given more than once (T' = a multiple of T). Through
+  // run_sdpa (sdpa_backend.h): the backend is recorded, a refusal falls back to the next.
   torch::Tensor sdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                      const AttentionContext& ctx, const torch::Tensor& extra_bias = {});
 
@@ -69,6 +74,7 @@ class AttentionImpl : public torch::nn::Module {
                                       const torch::Tensor& d, const torch::Tensor& v);
 
   ModelConfig config_;
+  std::optional<SdpaResult> last_sdpa_;  // without its output (which the step owns)
   int64_t layer_;
   int64_t n_head_, head_size_;
   double scale_;

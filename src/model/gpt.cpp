@@ -1,5 +1,7 @@
 #include "model/gpt.h"
 
+#include <algorithm>
+
 #include "config/variants.h"
 #include "model/attention_variants.h"
 #include "model/counter_dropout.h"
@@ -71,6 +73,20 @@ LearnedParams GPTImpl::gate_open_shares(const torch::Tensor& idx) {
   }
   train(was_training);
   return out;
+}
+
+GPTImpl::SdpaUse GPTImpl::sdpa_use() const {
+  SdpaUse use;
+  auto add = [](std::vector<std::string>& names, const char* name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+  };
+  for (const auto& block : *h) {
+    const std::optional<SdpaResult>& r = block->as<BlockImpl>()->attn->last_sdpa();
+    if (!r) continue;
+    add(use.backends, sdpa_backend_name(r->backend));
+    for (SdpaBackend b : r->refused) add(use.refused, sdpa_backend_name(b));
+  }
+  return use;
 }
 
 int64_t GPTImpl::num_parameters() const {

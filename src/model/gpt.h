@@ -31,6 +31,12 @@ class GPTImpl : public torch::nn::Module {
   // causal EGA the share is over the pairs j <= i. Empty when no layer has an EGA gate.
   LearnedParams gate_open_shares(const torch::Tensor& idx);
   int64_t num_parameters() const;
+  // The SDPA backends the layers' last training-mode calls ran on and those that refused
+  // one (each name once, in layer order; sdpa_backend.h); both empty when no layer called SDPA.
+  struct SdpaUse {
+    std::vector<std::string> backends, refused;
+  };
+  SdpaUse sdpa_use() const;
   const ModelConfig& config() const { return config_; }
   const std::string& attention_kind() const { return attention_kind_; }
   const std::string& position_kind() const { return position_kind_; }

@@ -74,7 +74,7 @@ double training_flops_per_step(const RunConfig& c, int64_t parameters) {
 
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
                               int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path,
-                              bool count_ops) {
+                              bool count_ops, std::optional<double> matmul_gflops) {
   MemorySink sink;
   RuntimeOptions rt = runtime;
   rt.out_dir.clear();  // benchmarks never checkpoint
@@ -134,10 +134,18 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   b.attention_path = resolved_attention_path(config.model, gpu >= 0);
   b.optimizer_path = resolved_optimizer_path(config.train, gpu >= 0);
   b.precision = config.train.precision;
+  const GPTImpl::SdpaUse sdpa = trainer.model().sdpa_use();
+  b.sdpa_backends = sdpa.backends;
+  b.sdpa_refused = sdpa.refused;
   b.estimate = estimate_training_memory(config, b.parameters, /*cuda=*/gpu >= 0, gpu >= 0 ? 0.0 : rss_before_model);
   if (gpu >= 0) {
     b.peak_gpu_mb = peak_cuda_memory_mb(gpu).value_or(0.0);
     b.gpu_total_mb = cuda_device_memory_mb(gpu).value_or(0.0);
+  }
+  b.matmul_measured = !matmul_gflops.has_value();
+  if (matmul_gflops) {
+    b.matmul_gflops = *matmul_gflops;
+  } else if (gpu >= 0) {
     // MFU against the dense bf16 rate, the GPU's usable peak, whatever the run's precision.
     b.matmul_gflops = measure_device_matmul_gflops(trainer.device(), torch::kBFloat16);
   } else {

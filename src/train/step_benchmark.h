@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
@@ -48,13 +49,21 @@ struct StepBenchmark {
   // with the paths the step ran on (model.attention_path, train.optimizer_path resolved).
   std::optional<OpCounts> ops;
   std::string attention_path, optimizer_path;
+  // The SDPA backends the attention layers ran the timed steps on (flash, efficient, cudnn,
+  // math; model.attention_path sdpa, egm's CUDA default) and those that refused the model's
+  // calls at run time (egm fell back, model/sdpa_backend.h); empty on the other paths.
+  std::vector<std::string> sdpa_backends, sdpa_refused;
+  bool matmul_measured = true;         // false: matmul_gflops was given (egm bench --matmul-gflops)
 };
 
 // profile_path: when set, one more step after the timed ones runs under the
 // autograd profiler and its per-op trace (Chrome trace JSON) is written there.
+// matmul_gflops: when given, MFU is taken against this rate and the one-second
+// matrix-product loop is skipped (concurrent runs on one GPU would each time the
+// others' steps with it; the device check measures the rate once, alone).
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
                               int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path = {},
-                              bool count_ops = false);
+                              bool count_ops = false, std::optional<double> matmul_gflops = std::nullopt);
 
 // The sgemm rate (GFLOP/s) of [n, n] x [n, n] products on the current threads.
 double measure_matmul_gflops(int64_t n = 512, double seconds = 1.0);

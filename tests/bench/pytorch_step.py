@@ -19,13 +19,15 @@ Both run the step egm's trainer runs: sample B random windows, forward, mean cro
 backward, global-norm clip 1.0, AdamW (0.9, 0.95, weight decay 0.1) -- and wait for the loss (.item()).
 Timing: warm-up steps, then the median (and min) of the timed steps. Output: one JSON object.
 
---compile wraps the model in torch.compile (inductor; --compile-mode default or max-autotune); the
+--compile wraps the model in torch.compile (inductor; --compile-mode default, reduce-overhead (its
+kernels replayed as CUDA graphs: the fair peer of egm's train.cuda_graphs) or max-autotune); the
 warm-up steps include the compilation, whose wall time is reported as warmup_s.
 
 --device cuda runs the step on the GPU (the windows are sampled on the CPU and copied, as egm does);
 --precision bf16 autocasts it to bf16 as egm's train.precision=bf16 does (on CUDA, SDPA then takes
 its flash kernel); --fused-adamw asks AdamW for its fused kernel (CUDA). scripts/device_check.sh
-runs the sdpa style at the paper preset on the lent GPU, eager and compiled, next to egm's step.
+runs the sdpa style at the paper preset on the lent GPU, eager and compiled (default and
+reduce-overhead), next to egm's step.
 
 Use the PyTorch 2.11 venv of scripts/torch_env.sh:
   ~/.cache/egm/torch-2.11.0/bin/python tests/bench/pytorch_step.py --preset small --variant ega --threads 1
@@ -241,7 +243,7 @@ def main():
     ap.add_argument("--variant", default="base", choices=sorted(VARIANTS))
     ap.add_argument("--style", default="batched", choices=["batched", "per_head", "sdpa"])
     ap.add_argument("--compile", action="store_true", help="torch.compile the model (inductor)")
-    ap.add_argument("--compile-mode", default="default", choices=["default", "max-autotune"])
+    ap.add_argument("--compile-mode", default="default", choices=["default", "reduce-overhead", "max-autotune"])
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
                     help="bf16: autocast the step to bf16 (egm's train.precision=bf16)")

@@ -54,4 +54,11 @@ grep -q "NON-CAUSAL" "$work/audit.txt" || fail "ega verdict missing"
 echo "not shakespeare" > "$work/bad.txt"
 expect_error "checksum mismatch" data verify "$work/bad.txt"
 "$EGM" bench --preset tiny --variant base --warmup 1 --timed-steps 3 | grep -Eq "^[0-9.]+ tokens/s$" || fail "bench output"
+# The SDPA backend the model's attention ran on (LibTorch's CPU choice: flash for the bare
+# causal call), and a given matrix-product rate taken instead of measured.
+"$EGM" bench --preset tiny --variant base --set model.attention_path=sdpa --set model.dropout=0 --warmup 1 \
+  --timed-steps 1 --json --matmul-gflops 12.5 >"$work/bench.json" || fail "bench --json --matmul-gflops"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if (d["sdpa_backend"], d["sdpa_refused"], d["matmul_gflops"], d["matmul_measured"]) == ("flash", [], 12.5, False) else d)' \
+  "$work/bench.json" || fail "bench --json: the SDPA backend or the given rate"
+expect_error "--matmul-gflops: expected a positive rate in GFLOP/s, got 0" bench --preset tiny --matmul-gflops 0
 echo "cli train/audit/data/bench: ok"

@@ -7,7 +7,11 @@
 #   - a part that hangs (EGM_DEVICE_CHECK_STALL): killed from outside mid-part, the
 #     report on disk says what was done and what is running; with --budget 70 the
 #     hung part is cut when the budget runs out (failed, with its last lines), every
-#     later part is not run for lack of time, and the call ends inside the budget, exit 1.
+#     later part is not run for lack of time, and the call ends inside the budget, exit 1;
+#     the parts come in the order of what their result is worth;
+#   - the preflight on a machine without ldd (said so by itself; the check goes on) and
+#     with a C library older than the build's (ldd's "version not found" lines listed
+#     apart from missing libraries).
 #   device_check_inputs.sh SRC_DIR WORK_DIR      (EGM_BUILD_DIR: the build folder)
 set -uo pipefail
 SRC=$1 WORK=$2
@@ -52,65 +56,123 @@ rc=$?
   fail "a bad tarball: exit $rc, stderr '$(cat "$WORK/stderr")'"
 grep -q "did not unpack" "$WORK/out/report.md" 2>/dev/null || fail "a bad tarball: report.md does not say so"
 
-# A part that hangs (EGM_DEVICE_CHECK_STALL), as a GPU run can. First the call is
-# killed from outside while it hangs (the device tool's own limit): the report on
-# disk already says what was done and what is running.
+# A part that hangs (EGM_DEVICE_CHECK_STALL), as a GPU run can: the third part, the
+# eager PyTorch peer. First the call is killed from outside while it hangs (the device
+# tool's own limit): the report on disk already says what was done and what is running.
+STALL=peer_eager_sdpa
 rm -rf "$WORK/out" "$WORK/tmp" && mkdir -p "$WORK/out" "$WORK/tmp"
-TMPDIR=$WORK/tmp EGM_DEVICE_CHECK_STALL=gpu_tests setsid bash "$CHECK" --device cpu --out "$WORK/out" --budget 300 \
+TMPDIR=$WORK/tmp EGM_DEVICE_CHECK_STALL=$STALL setsid bash "$CHECK" --device cpu --out "$WORK/out" --budget 300 \
   >"$WORK/killed.log" 2>&1 &
 pid=$!
 running=""
-for _ in $(seq 600); do
+for _ in $(seq 900); do
   grep -q '"status": "running"' "$WORK/out/report.json" 2>/dev/null &&
-    grep -q "stalling" "$WORK/tmp"/egm-device-check.*/logs/gpu_tests.log 2>/dev/null && { running=1; break; }
+    grep -q "stalling" "$WORK/tmp"/egm-device-check.*/logs/$STALL.log 2>/dev/null && { running=1; break; }
   sleep 0.1
 done
 kill -KILL -- "-$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
-[ -n "$running" ] || fail "killed: never saw gpu_tests running and stalled ($(tail -n 3 "$WORK/killed.log"))"
-python3 - "$WORK/out/report.json" <<'PY' || fail "killed mid-part: the report on disk does not say where it was"
+[ -n "$running" ] || fail "killed: never saw $STALL running and stalled ($(tail -n 3 "$WORK/killed.log"))"
+python3 - "$WORK/out/report.json" "$STALL" <<'PY' || fail "killed mid-part: the report on disk does not say where it was"
 import json, sys
-r = json.load(open(sys.argv[1]))
+r, stall = json.load(open(sys.argv[1])), sys.argv[2]
 parts = {p["name"]: p for p in r["parts"]}
+assert [p["name"] for p in r["parts"]][:3] == ["preflight", "bench_base_bf16", stall], r["parts"][:3]
 assert parts["preflight"]["status"] == "done", parts["preflight"]
-assert parts["gpu_tests"]["status"] == "running", parts["gpu_tests"]
-assert all(p["status"] == "pending" for n, p in parts.items() if n not in ("preflight", "gpu_tests"))
+assert parts["bench_base_bf16"]["status"] == "done", parts["bench_base_bf16"]
+assert parts[stall]["status"] == "running", parts[stall]
+assert all(p["status"] == "pending" for n, p in parts.items() if n not in ("preflight", "bench_base_bf16", stall))
 assert not r["ok"]
 PY
-grep -q "| gpu_tests | running |" "$WORK/out/report.md" || fail "killed mid-part: report.md does not show gpu_tests running"
+grep -q "| $STALL | running |" "$WORK/out/report.md" || fail "killed mid-part: report.md does not show $STALL running"
 tar -tzf "$WORK/out/logs.tgz" | grep -q "logs/preflight.log" || fail "killed mid-part: logs.tgz lacks the preflight's log"
 
 # Then the budget does its job: the hung part is cut when the budget runs out,
 # everything after it is recorded as not run, and the call ends inside the budget.
 rm -rf "$WORK/out" && mkdir -p "$WORK/out"
 t0=$SECONDS
-# 70 s: the preflight (under 15 s even on a loaded machine) leaves the hung part at
-# least its 20 s minimum, so it starts, and is cut by the budget, not by its cap.
-EGM_DEVICE_CHECK_STALL=gpu_tests bash "$CHECK" --device cpu --out "$WORK/out" --budget 70 >"$WORK/budget.log" 2>"$WORK/budget.err"
+# 70 s: the preflight and the base bench (under 20 s together even on a loaded machine)
+# leave the hung part at least its 20 s minimum, so it starts, and less than its 75 s
+# cap, so it is cut by the budget, not by its cap.
+EGM_DEVICE_CHECK_STALL=$STALL bash "$CHECK" --device cpu --out "$WORK/out" --budget 70 >"$WORK/budget.log" 2>"$WORK/budget.err"
 rc=$?
 took=$((SECONDS - t0))
 [ $rc = 1 ] || fail "budget 70: exit $rc, expected 1 (a part failed)"
 [ -s "$WORK/budget.err" ] && fail "budget 70: wrote to stderr: $(head -c 300 "$WORK/budget.err")"
 [ $took -le 72 ] || fail "budget 70: took $took s"
-python3 - "$WORK/out/report.json" <<'PY' || fail "budget 70: the report does not account for every part"
+python3 - "$WORK/out/report.json" "$STALL" <<'PY' || fail "budget 70: the report does not account for every part"
 import json, sys
-r = json.load(open(sys.argv[1]))
+r, stall = json.load(open(sys.argv[1])), sys.argv[2]
 parts = r["parts"]
 assert not r["ok"] and r["elapsed_s"] <= 70, (r["ok"], r["elapsed_s"])
-assert len(parts) == 19, [p["name"] for p in parts]
-assert parts[0]["name"] == "preflight" and parts[0]["status"] == "done", parts[0]
-cut = parts[1]
-assert cut["name"] == "gpu_tests" and cut["status"] == "failed", cut
+# The order of what each result is worth (tests/gpu/README.md).
+assert [p["name"] for p in parts] == [
+    "preflight", "bench_base_bf16", "peer_eager_sdpa", "bench_ega_bf16", "bench_ega_causal_bf16", "bench_mope_bf16",
+    "bench_ega_mope_bf16", "gpu_tests", "graphs", "sdpa_no_cudnn", "profile", "peer_compile", "nccl", "packing",
+    "sweep_rpg4", "bench_base_fp32"], [p["name"] for p in parts]
+assert parts[0]["status"] == "done" and parts[1]["status"] == "done", parts[:2]
+cut = parts[2]
+assert cut["name"] == stall and cut["status"] == "failed", cut
 assert "the budget ran out" in cut["note"] and cut["timeout_s"] < cut["cap_s"], cut
 assert any("stalling" in line for line in cut["last_lines"]), cut["last_lines"]
-for p in parts[2:]:
+for p in parts[3:]:
     assert p["status"] == "not_run" and "lack of time" in p["note"], p
-print("budget 70:", ", ".join(f"{p['name']} {p['status']}" for p in parts[:3]), "...")
+print("budget 70:", ", ".join(f"{p['name']} {p['status']}" for p in parts[:4]), "...")
 PY
 grep -q "not run for lack of time" "$WORK/out/report.md" || fail "budget 70: report.md does not say what did not run"
 grep -q "stalling" "$WORK/out/report.md" || fail "budget 70: report.md lacks the cut part's last lines"
 [ -s "$WORK/out/logs.tgz" ] || fail "budget 70: no logs.tgz"
 n=$(ls "$WORK/out" | wc -l)
 [ "$n" -le 5 ] || fail "budget 70: $n files in --out: $(ls "$WORK/out")"
+
+# The preflight where ldd is missing, and where ldd says the C library is older than
+# the build's. A PATH of links to every command but ldd stands in for the first; an ldd
+# that adds glibc's "version not found" line for bin/egm for the second (egm still runs
+# here, so the preflight passes and lists the line apart from missing libraries). The
+# budget leaves room for the preflight and perhaps a part or two, not for all of them
+# (torch's import alone, for the report's header, can take 20 s on a loaded machine).
+mkdir -p "$WORK/noldd" "$WORK/oldlibc"
+for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+  for c in "$d"/*; do
+    b=${c##*/}
+    [ "$b" = ldd ] || [ -e "$WORK/noldd/$b" ] || ln -s "$c" "$WORK/noldd/$b"
+  done
+done 2>/dev/null
+{
+  echo '#!/bin/bash'
+  echo "$(command -v ldd) \"\$@\""
+  echo 'case "$1" in */bin/egm) printf "\t/lib/x86_64-linux-gnu/libc.so.6: version \x60GLIBC_9.99'"'"' not found (required by %s)\n" "$1" ;; esac'
+} >"$WORK/oldlibc/ldd"
+chmod +x "$WORK/oldlibc/ldd"
+for case_ in noldd oldlibc; do
+  rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+  if [ $case_ = noldd ]; then path=$WORK/noldd; else path=$WORK/oldlibc:$PATH; fi
+  PATH=$path bash "$CHECK" --device cpu --out "$WORK/out" --budget 40 >"$WORK/$case_.log" 2>"$WORK/$case_.err"
+  rc=$?
+  [ $rc = 1 ] || fail "$case_: exit $rc, expected 1 (only the preflight fits the budget): $(tail -n 5 "$WORK/$case_.log")"
+  python3 - "$WORK/out/report.json" "$case_" <<'PY' || fail "$case_: the preflight's report is not what it should be"
+import json, sys
+r, case = json.load(open(sys.argv[1])), sys.argv[2]
+pre = r["parts"][0]
+assert pre["name"] == "preflight" and pre["status"] == "done", pre
+rows = [x for x in r["results"]["preflight"] if "nvidia_smi" in x]
+assert rows and not any("missing" in x for x in r["results"]["preflight"]), r["results"]["preflight"]
+if case == "noldd":
+    assert rows[0]["ldd"] == "none" and rows[0]["version_mismatches"] == [], rows[0]
+else:
+    assert rows[0]["ldd"] == "checked", rows[0]
+    # Named relative to the folder checked (the build's bin/ here, the bundle's root there).
+    assert rows[0]["version_mismatches"] == [
+        "egm: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_9.99' not found"], rows[0]
+PY
+  if [ $case_ = noldd ]; then
+    grep -q "no ldd here: the .* binaries and libraries were not checked" "$WORK/out/report.md" ||
+      fail "noldd: report.md does not say there is no ldd"
+  else
+    grep -q "older than the bundle's (ldd: version not found)" "$WORK/out/report.md" ||
+      fail "oldlibc: report.md does not list the version line apart"
+    grep -q "lacks libraries" "$WORK/out/report.md" && fail "oldlibc: report.md calls a version line a missing library"
+  fi
+done
 
 finish

@@ -16,7 +16,7 @@
 # Exit 77 (ctest: skipped) with a loud banner where it cannot run here (not
 # root, no debootstrap or mirror, no overlay mounts).
 set -uo pipefail
-SRC=$1 BUILD=$2 WORK=$3 BUDGET=${4:-480}
+SRC=$1 BUILD=$2 WORK=$3 BUDGET=${4:-420}
 skip() {
   printf '\n%s\n*** DEVICE REHEARSAL SKIPPED: %s\n*** The GPU machine was NOT rehearsed: the bundle and the launch without ssh are unproven.\n%s\n\n' \
     "$(printf '*%.0s' {1..78})" "$*" "$(printf '*%.0s' {1..78})" >&2
@@ -128,14 +128,21 @@ want(pre and pre[0]["ssh"] == "none", f"preflight saw ssh: {pre}")
 want(pre and "/openmpi/usr/bin/mpirun" in pre[0]["mpirun"], f"mpirun not the bundle's: {pre}")
 want(len([x for x in res.get("preflight", []) if "ms_per_step" in x]) == 1, "no tiny bench in the preflight")
 benches = {(x["variant"], x["precision"]) for k, rows in res.items() if k.startswith("bench_") for x in rows}
-want(benches == {(v, p) for v in ["base", "ega", "ega_causal", "mope", "ega_mope"] for p in ["bf16", "fp32"]},
-     f"benches {sorted(benches)}")
+want_benches = {(v, "bf16") for v in ["base", "ega", "ega_causal", "mope", "ega_mope"]} | {("base", "fp32")}
+want(benches == want_benches, f"benches {sorted(benches)}")
+rows = [x for k, rows in res.items() if k.startswith("bench_") or k == "preflight" for x in rows if "ms_per_step" in x]
+want(all("sdpa_backend" in x for x in rows), "a bench row without its sdpa_backend")
+want(pre and pre[0].get("ldd") == "checked" and pre[0].get("version_mismatches") == [], f"preflight's ldd: {pre}")
+order = [p["name"] for p in r["parts"]]
+want(order[:3] == ["preflight", "bench_base_bf16", "peer_eager_sdpa"] and order[-1] == "bench_base_fp32",
+     f"the parts' order: {order}")
 prof = next((x for x in res.get("profile", []) if "kernels" in x), {})
 want(prof.get("cpu_ops", 0) > 100 and prof.get("kernels") == 0, f"profile {prof}")
 nccl = res.get("nccl", [])
 want([x["ranks"] for x in nccl] == [1, 2] and all(not x["problems"] for x in nccl), f"nccl {nccl}")
 packing = res.get("packing", [])
 want([x["runs"] for x in packing] == [1, 2, 4] and all(x["steps_per_s_total"] for x in packing), f"packing {packing}")
+want(all(x.get("matmul_from_preflight") for x in packing), f"packed runs measured their own matmul rate: {packing}")
 sweep = res.get("sweep_rpg4", [{}])[0]
 want(sweep.get("exit") == 0 and sweep.get("cells_done") == 12, f"sweep {sweep}")
 peer = res.get("peer_eager_sdpa", [{}])[0]

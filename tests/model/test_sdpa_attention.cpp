@@ -4,15 +4,21 @@
 // pair gate as two log-gate copies of every key, exact): the loss and every
 // parameter's gradient equal the fused CPU kernels' and the plain-ops path's at
 // dropout 0, in float32, at several shapes. The op counter (train/op_counter.h)
-// proves each path really ran.
+// proves each path really ran. Then the backend SDPA chose for the model's calls, and a
+// backend's refusal survived (sdpa_backend.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "config/run_config.h"
 #include "model/attention.h"
 #include "model/gpt.h"
+#include "model/sdpa_backend.h"
+#include "util/error.h"
 #include "train/op_counter.h"
 
 namespace {
@@ -151,6 +157,123 @@ TEST(SdpaAttention, CausalEgaWithAShutGateMatchesThePublishedClamp) {
   };
   EXPECT_TRUE(close(logits("sdpa"), logits("eager"), 1e-4, 1e-5));
   EXPECT_TRUE(close(logits("sdpa"), logits("kernels"), 1e-4, 1e-5));
+}
+
+// The backend SDPA runs the model's own calls on (sdpa_backend.h), as LibTorch 2.11
+// chooses on the CPU: its flash kernel for standard attention's bare causal call, the
+// math backend for an additive mask (EGA's [g v | g] value, causal EGA's 2T keys with a
+// mask that needs a gradient, ALiBi) and for any call with dropout.
+egm::GPT sdpa_model(const std::string& variant, double dropout) {
+  egm::ModelConfig cfg;
+  cfg.variant = variant;
+  egm::apply_variant_options(cfg);
+  cfg.n_layer = 2;
+  cfg.n_head = 2;
+  cfg.d_model = 64;  // head 32: EGA's value [g v | g] is 33 wide, padded to 40
+  cfg.block_size = 16;
+  cfg.vocab_size = 13;
+  cfg.dropout = dropout;
+  cfg.attention_path = "sdpa";
+  egm::GPT model = egm::build_model(cfg, 2);
+  model->train();
+  return model;
+}
+
+torch::Tensor train_loss(egm::GPT& model) {
+  torch::manual_seed(11);
+  torch::Tensor idx = torch::randint(13, {2, 16}, torch::kInt64);
+  torch::Tensor loss = egm::GPTImpl::loss(model->forward(idx), torch::randint(13, {2, 16}, torch::kInt64));
+  loss.backward();
+  return loss.detach();
+}
+
+TEST(SdpaBackend, TheModelsCallsRecordTheBackendTheyRanOn) {
+  egm::forget_sdpa_resolutions();
+  const std::vector<std::tuple<std::string, double, std::string>> want = {
+      {"base", 0.0, "flash"},     {"mope", 0.0, "flash"},     {"base", 0.1, "math"},  {"ega", 0.0, "math"},
+      {"ega_mope", 0.0, "math"},  {"ega_causal", 0.0, "math"}, {"alibi", 0.0, "math"}};
+  for (const auto& [variant, dropout, backend] : want) {
+    egm::GPT model = sdpa_model(variant, dropout);
+    EXPECT_TRUE(model->sdpa_use().backends.empty()) << "nothing ran yet";
+    train_loss(model);
+    const egm::GPTImpl::SdpaUse use = model->sdpa_use();
+    EXPECT_EQ(use.backends, std::vector<std::string>{backend}) << variant << " dropout " << dropout;
+    EXPECT_TRUE(use.refused.empty()) << variant;
+  }
+  // sdpa_choice is LibTorch's own answer: a mask that needs a gradient, or dropout, is math's.
+  torch::Tensor q = torch::randn({1, 2, 8, 32}, torch::requires_grad()), v = torch::randn({1, 2, 8, 40});
+  EXPECT_EQ(egm::sdpa_choice({q, q, q, std::nullopt, 0.0, true, 0.2}), egm::SdpaBackend::flash);
+  EXPECT_EQ(egm::sdpa_choice({q, q, q, std::nullopt, 0.1, true, 0.2}), egm::SdpaBackend::math);
+  EXPECT_EQ(egm::sdpa_choice({q, q, v, torch::zeros({8, 8}), 0.0, false, 0.2}), egm::SdpaBackend::math);
+}
+
+// A backend that refuses a call at run time (EGM_SDPA_REFUSE stands in for a cuDNN plan
+// that fails to build): the step runs on the next backend LibTorch would take, with one
+// warning line for the whole run, and computes the same loss and gradients.
+class SdpaRefusal : public ::testing::Test {
+ protected:
+  void SetUp() override { egm::forget_sdpa_resolutions(); }
+  void TearDown() override {
+    unsetenv("EGM_SDPA_REFUSE");
+    egm::forget_sdpa_resolutions();
+  }
+};
+
+TEST_F(SdpaRefusal, ARefusedBackendFallsBackToTheNextWithOneWarningLine) {
+  egm::GPT model = sdpa_model("base", 0.0);
+  const torch::Tensor want_loss = train_loss(model);
+  ASSERT_EQ(model->sdpa_use().backends, std::vector<std::string>{"flash"});
+  std::vector<torch::Tensor> want;
+  for (auto& p : model->parameters()) want.push_back(p.grad().clone());
+
+  egm::forget_sdpa_resolutions();
+  setenv("EGM_SDPA_REFUSE", "flash", 1);
+  egm::GPT again = sdpa_model("base", 0.0);
+  ::testing::internal::CaptureStderr();
+  const torch::Tensor got_loss = train_loss(again);  // the probe of the first call meets the refusal
+  for (auto& p : again->parameters()) p.mutable_grad() = torch::Tensor();
+  train_loss(again);  // a second step: the kind is resolved, no second warning
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("SDPA's flash backend refused q 2x2x16x32"), std::string::npos) << err;
+  EXPECT_NE(err.find("running it on the math backend instead"), std::string::npos) << err;
+  const egm::GPTImpl::SdpaUse use = again->sdpa_use();
+  EXPECT_EQ(use.backends, std::vector<std::string>{"math"});
+  EXPECT_EQ(use.refused, std::vector<std::string>{"flash"});
+  EXPECT_TRUE(close(got_loss, want_loss, 1e-6, 1e-7));
+  size_t i = 0;
+  for (auto& p : again->parameters()) EXPECT_TRUE(close(p.grad(), want[i++], 1e-5, 1e-7));
+}
+
+TEST_F(SdpaRefusal, ACallWithoutGradientsFallsBackInTheCallItself) {
+  egm::GPT model = sdpa_model("base", 0.0);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(4);
+  torch::Tensor idx = torch::randint(13, {2, 16}, torch::kInt64);
+  const torch::Tensor want = model->forward(idx);
+  egm::forget_sdpa_resolutions();
+  setenv("EGM_SDPA_REFUSE", "flash", 1);
+  ::testing::internal::CaptureStderr();
+  const torch::Tensor got = model->forward(idx);
+  model->forward(idx);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("running it on the math backend instead"), std::string::npos) << err;
+  EXPECT_TRUE(close(got, want, 1e-5, 1e-6));
+}
+
+TEST_F(SdpaRefusal, NoBackendLeftIsAnErrorThatSaysSo) {
+  setenv("EGM_SDPA_REFUSE", "flash,math", 1);
+  egm::GPT model = sdpa_model("base", 0.0);
+  ::testing::internal::CaptureStderr();
+  try {
+    train_loss(model);
+    ADD_FAILURE() << "no error";
+  } catch (const egm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SDPA's math backend failed on q 2x2x16x32"), std::string::npos) << e.what();
+  }
+  ::testing::internal::GetCapturedStderr();
 }
 
 TEST(SdpaAttention, PadsValuesToAMultipleOf8) {
