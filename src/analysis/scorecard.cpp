@@ -251,8 +251,10 @@ void score_boundary(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
     shares.push_back(static_cast<double>(run_on) / static_cast<double>(r->pairs.size()));
   }
   const stats::Summary s = stats::summarize(shares, level);
-  row.estimate = Estimate{s.mean, s.se, static_cast<double>(s.n) - 1, s.ci_low, s.ci_high, s.has_interval, s.n};
-  row.method = "per-run share of pairs on the boundary, t interval over runs";
+  // A share lies in [0, 1]; its t interval is clipped there (the verdict asks only whether it reaches 1).
+  row.estimate = Estimate{s.mean, s.se, static_cast<double>(s.n) - 1, std::max(0.0, s.ci_low),
+                          std::min(1.0, s.ci_high), s.has_interval, s.n};
+  row.method = "per-run share of pairs on the boundary, t interval over runs clipped to [0, 1]";
   row.seeds = runs.size();
   row.detail = fmt::format("{} of {} pairs on omega*sigma = {:g} (within {:g}); at init {} of {}", on, pairs,
                            c.boundary, tolerance, on0, with_init);
@@ -382,8 +384,9 @@ std::string estimate_text(const ScoreRow& r, const PaperClaim& c) {
 
 std::string bound(double x) { return std::isfinite(x) ? fmt::format("{:+.4f}", x) : (x < 0 ? "-inf" : "+inf"); }
 
-std::string sequence_text(const ScoreRow& r) {
-  if (!r.sequence) return r.sequential ? "-" : "";
+std::string sequence_text(const ScoreRow& r, const PaperClaim& c) {
+  const bool mope = c.kind == ClaimKind::mope_boundary || c.kind == ClaimKind::mope_clusters;
+  if (!r.sequence) return r.sequential && !mope && !r.sweep.empty() ? "-" : "";
   const ScoreSequence& q = *r.sequence;
   return fmt::format("[{}, {}] {} at {} seeds", bound(q.lower), bound(q.upper), q.decision, q.seeds);
 }
@@ -506,7 +509,7 @@ db::Table scorecard_display_table(const Scorecard& card) {
     if (!r.point.empty()) sweep += " (" + r.point + ")";
     t.rows.push_back({c.id + ": " + c.claim, published_text(c), sweep, r.sweep.empty() ? "-" : r.scale.text(),
                       r.sweep.empty() ? db::Value("-") : db::Value(static_cast<int64_t>(r.seeds)),
-                      estimate_text(r, c), sequence_text(r), std::string(claim_verdict_text(r.verdict, c.kind)),
+                      estimate_text(r, c), sequence_text(r, c), std::string(claim_verdict_text(r.verdict, c.kind)),
                       ar_text(r, c), note});
   }
   return t;
