@@ -160,6 +160,28 @@ void loop_look(ScoreRow& row, const Unit& u, const std::string& claim, const std
                            l.settled ? ", settled" : "");
 }
 
+// The paper's own scale (SPEC.md section 3, the `paper` preset): only there can an absolute value be compared.
+bool at_paper_scale(const Scale& s) {
+  const RunConfig p = preset_config("paper");
+  return s.known && s.n_layer == p.model.n_layer && s.n_head == p.model.n_head && s.d_model == p.model.d_model &&
+         s.context == p.model.block_size && s.batch == p.train.batch_size && s.steps == p.train.max_steps;
+}
+
+// At the paper's scale: is the published value where one more seed of ours would fall (it is one seed)?
+std::string value_check(const stats::Summary& ours, double published, double level) {
+  if (!ours.has_interval) return "";
+  const double half = ours.t_crit * ours.sd * std::sqrt(1.0 + 1.0 / static_cast<double>(ours.n));
+  const bool inside = published >= ours.mean - half && published <= ours.mean + half;
+  return fmt::format("at the paper's scale the published {} lies {} our {} prediction interval of one seed {}",
+                     human::loss(published), inside ? "inside" : "outside", percent(level),
+                     human::plain_interval(ours.mean - half, ours.mean + half));
+}
+
+void add_detail(ScoreRow& row, const std::string& text) {
+  if (text.empty()) return;
+  row.detail += (row.detail.empty() ? "" : "; ") + text;
+}
+
 bool sees_future(const std::string& variant) { return attention_sees_future(resolve_variant(variant).attention); }
 
 // value and delta claims: the variant against the claim's reference.
@@ -184,6 +206,8 @@ void score_delta(ScoreRow& row, Unit& u, const PaperClaim& c, const PaperClaims&
     decide(row, c.delta.value_or(kNaN), o.level);  // no published delta: no sign to test, not settled
     loop_look(row, u, "delta(" + c.variant + ")", c.reference);
   }
+  if (c.kind == ClaimKind::value && row.mean && at_paper_scale(row.scale))
+    add_detail(row, value_check(*row.mean, *c.value, o.level));
   if (!row.ega_family) return;
   // What the gate gains from later keys: the same numbers on the prefix-only loss.
   if (const SweepAnalysis* ar = analysis_of(u, c.reference, Metric::ar_val, std::nullopt, o)) {
@@ -420,6 +444,35 @@ nlohmann::json summary_json(const std::optional<stats::Summary>& s) {
           {"ci_high", s->has_interval ? jnum(s->ci_high) : nullptr}, {"n", s->n}};
 }
 
+// The text form: a block per claim (what it says, the published number, its note once), then a
+// line per sweep that measured it and, indented, its sequence and autoregressive loss; narrow
+// enough for a terminal, where the display table's ten columns are not.
+std::string text_blocks(const Scorecard& card) {
+  std::string s;
+  std::size_t last = card.claims.claims.size();
+  for (const ScoreRow& r : card.rows) {
+    const PaperClaim& c = card.claims.claims.at(r.claim);
+    if (r.claim != last) {
+      last = r.claim;
+      s += fmt::format("{}: {}\n  published: {}\n", c.id, c.claim, published_text(c));
+      if (!c.note.empty()) s += "  note: " + c.note + "\n";
+    }
+    const std::string verdict = claim_verdict_text(r.verdict, c.kind);
+    if (r.sweep.empty()) {
+      s += fmt::format("  {}: {}\n", verdict, r.detail);
+      continue;
+    }
+    s += fmt::format("  {}{} ({}), {} {}: {} -> {}\n", r.sweep, r.point.empty() ? "" : ", " + r.point,
+                     r.scale.text(), r.seeds,
+                     c.kind == ClaimKind::mope_boundary || c.kind == ClaimKind::mope_clusters ? "runs" : "seeds",
+                     estimate_text(r, c), verdict);
+    if (r.sequence) s += "      sequence: " + sequence_text(r, c) + "\n";
+    if (r.ega_family) s += "      autoregressive: " + ar_text(r, c) + "\n";
+    if (!r.detail.empty()) s += "      " + r.detail + "\n";
+  }
+  return s;
+}
+
 }  // namespace
 
 const char* claim_verdict_text(ClaimVerdict verdict, ClaimKind kind) {
@@ -627,16 +680,16 @@ std::string render_scorecard(const Scorecard& card, ScorecardFormat format) {
     ++verdicts[claim_verdict_text(r.verdict, card.claims.claims.at(r.claim).kind)];
   std::vector<std::string> counts;
   for (const auto& [v, n] : verdicts) counts.push_back(fmt::format("{} {}", n, v));
+  const std::string para = md ? "\n\n" : "\n";
   std::string s = md ? "# The paper's claims, measured\n\n" : "the paper's claims, measured\n";
-  s += fmt::format("published: {}; {}\n", card.claims.source, card.claims.published_scale);
+  s += fmt::format("published: {}; {}{}", card.claims.source, card.claims.published_scale, para);
   s += fmt::format("claims: {} ({} claims, {} rows: {}); {} intervals; metric {}\n", card.claims.origin,
                    card.claims.claims.size(), card.rows.size(), fmt::join(counts, ", "), percent(card.level),
                    metric_name(card.claims.metric));
-  s += md ? "\n" + markdown_table(scorecard_display_table(card)) : "\n" + db::format_table(scorecard_display_table(card), db::Format::table);
-  s += md ? "\n" : "";
-  s += "\nverdicts are on the sign of each published delta (and I); absolute values are compared only through it, "
-       "since no sweep here need run at the paper's scale. A sweep with looks is decided by its anytime-valid "
-       "sequence; the others by the fixed-n t interval. Pairs are formed within one sweep (one grid point) only.\n";
+  s += "\n" + (md ? markdown_table(scorecard_display_table(card)) + "\n" : text_blocks(card));
+  s += "\nVerdicts are on the sign of each published delta (and I); absolute values are compared only through it, "
+       "since a sweep need not run at the paper's scale. A sweep with looks is decided by its anytime-valid "
+       "sequence, the others by the fixed-n t interval. Cells pair within one sweep (one grid point) only.\n";
   for (const std::string& n : card.notes) s += (md ? "- note: " : "note: ") + n + "\n";
   return s;
 }

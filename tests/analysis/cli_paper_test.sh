@@ -23,10 +23,14 @@ before=$(sha256sum "$DB" | cut -d' ' -f1)
 run "text" 0 "$EGM" paper --db "$DB"
 expect_in "text" "the paper's claims, measured" "$out"
 expect_in "text" "claims: embedded experiments/paper_claims.json (20 claims" "$out"
-grep -E "^ega: EGA with the learned table beats the baseline +1\.3821 \(delta \+0\.0920\) +fixture .* reproduced in sign" \
-  <<<"$out" >/dev/null || fail "text: the ega row: $out"
-grep -E "^sincos: .* not measured" <<<"$out" >/dev/null || fail "text: sincos not measured: $out"
-grep -E "^mope_boundary: .* contradicted" <<<"$out" >/dev/null || fail "text: mope_boundary: $out"
+# A block per claim: what it says, the published number, a line per sweep that measured it.
+grep -A2 -E "^ega: EGA with the learned table beats the baseline$" <<<"$out" >"$WORK/ega.txt"
+expect_eq "text: the ega block" "ega: EGA with the learned table beats the baseline
+  published: 1.3821 (delta +0.0920)
+  fixture (tiny: 2 layers, 2 heads, d 32, T 32, B 8, 60 steps), 3 seeds: val 1.4200 ± 0.0657 (3); delta +0.0800 [+0.0552, +0.1048] -> reproduced in sign" "$(cat "$WORK/ega.txt")"
+grep -A3 -E "^sincos: " <<<"$out" | grep -q "^  not measured: no sweep of this database has done cells of every one of base, sincos$" ||
+  fail "text: sincos not measured: $out"
+grep -A4 -E "^mope_boundary: " <<<"$out" | grep -qE "^  fixture .*, 6 runs: .* -> contradicted$" || fail "text: mope_boundary: $out"
 
 run "markdown" 0 "$EGM" paper --db "$DB" --format markdown
 expect_eq "markdown: first line" "# The paper's claims, measured" "$(head -1 <<<"$out")"

@@ -268,7 +268,40 @@ TEST(Scorecard, GridPointsAreRowsOfTheirOwn) {
   EXPECT_EQ(p1->seeds, 3u);
   EXPECT_EQ(p1->verdict, ClaimVerdict::contradicted);
   const std::string text = render_scorecard(card, ScorecardFormat::text);
-  EXPECT_NE(text.find("lr (point 1: train.lr=0.003)"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  lr, point 1: train.lr=0.003 (tiny: "), std::string::npos) << text;
+}
+
+// Only at the paper's scale (the paper preset's width, depth, context, batch and steps) is an absolute
+// value compared, with the prediction interval of one seed (the paper ran one): mean +- t s sqrt(1 + 1/n).
+// base here is the fixture's + 0.2: 1.70 +- 4.3027 * 0.02 * 1.1547 = [1.6006, 1.7994], 1.4742 outside;
+// ega 1.42 +- 4.3027 * 0.026458 * 1.1547 = [1.2886, 1.5514], 1.3821 inside.
+TEST(Scorecard, AbsoluteValuesComparedOnlyAtThePapersScale) {
+  fx::ScratchDir dir;
+  db::ResultsDb db(dir.file("s.sqlite"), db::OpenMode::read_write_create);
+  fx::write_fixture(db);  // tiny: no value check
+  std::vector<fx::FixtureCell> cells = fx::main_cells({0, 1, 2});
+  for (fx::FixtureCell& c : cells) {
+    c.config_json = R"({"preset": "paper"})";
+    c.params = false;
+    if (c.variant == "base") *c.final_val += 0.2;
+  }
+  nlohmann::json spec = nlohmann::json::parse(fx::main_spec_json("at_paper", {0, 1, 2}));
+  spec["preset"] = "paper";
+  fx::write_cells(db, "at_paper", spec.dump(), cells);
+  const Scorecard card = build_scorecard(db, embedded_claims());
+  const ScoreRow* base = row_of(card, "base", "at_paper");
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->scale.text(), "paper: 6 layers, 8 heads, d 256, T 256, B 64, 5000 steps");
+  EXPECT_NE(base->detail.find("the published 1.4742 lies outside our 95% prediction interval of one seed "
+                              "[1.6006, 1.7994]"),
+            std::string::npos)
+      << base->detail;
+  const ScoreRow* ega = row_of(card, "ega", "at_paper");
+  EXPECT_NE(ega->detail.find("the published 1.3821 lies inside our 95% prediction interval of one seed "
+                             "[1.2886, 1.5514]"),
+            std::string::npos)
+      << ega->detail;
+  EXPECT_EQ(row_of(card, "ega", "fixture")->detail.find("paper's scale"), std::string::npos);
 }
 
 // A sweep with looks (egm sweep --until): the verdict comes from the anytime-valid sequence,
