@@ -39,6 +39,7 @@ struct Unit {
   bool sequential = false;                     // the sweep has looks
   std::map<std::string, db::LookRow> looks;    // claim -> the loop's last look of it
   std::optional<std::string> spec_baseline;    // the spec's (analysis_of replaces data.spec.baseline)
+  std::optional<Factors> spec_factors;         // the spec's 2x2, which the loop's "interaction" is on
   std::set<std::string> measured;              // variants with a done cell holding the claims' metric
   std::map<std::string, SweepAnalysis> cache;  // by reference, metric and factors
   std::map<std::string, std::string> refused;  // the same keys: why analyze_sweep refused
@@ -233,7 +234,10 @@ void score_interaction(ScoreRow& row, Unit& u, const PaperClaim& c, const PaperC
   row.seeds = a->interaction->result.n;
   if (row.sequential) row.sequence = sequence_of(*a, u, "interaction", o.level);
   decide(row, *c.value, o.level);
-  loop_look(row, u, "interaction", c.factors.base);
+  // A spec without factors has analyze_sweep's default 2x2, the paper's.
+  const Factors f = u.spec_factors.value_or(Factors{"ega", "mope", "ega_mope", "base"});
+  if (f.a == c.factors.a && f.b == c.factors.b && f.ab == c.factors.ab && f.base == c.factors.base)
+    loop_look(row, u, "interaction", c.factors.base);
   row.ega_family = sees_future(c.factors.a) || sees_future(c.factors.b) || sees_future(c.factors.ab);
   if (!row.ega_family) return;
   if (const SweepAnalysis* ar = analysis_of(u, c.factors.base, Metric::ar_val, c.factors, o);
@@ -356,6 +360,7 @@ std::vector<Unit> load_units(db::ResultsDb& db, const PaperClaims& claims, const
       u.point = std::move(point);
       u.data = std::move(d);
       u.spec_baseline = u.data.spec.baseline;
+      u.spec_factors = u.data.spec.factors;
       u.sequential = !looks.empty();
       u.looks = looks;
       for (const CellData& c : u.data.cells)

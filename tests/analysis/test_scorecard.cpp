@@ -317,6 +317,11 @@ TEST(Scorecard, SequentialSweepDecidedByItsSequence) {
       "next, method, params) VALUES (?, 1, 0, 'delta(ega)', 3, 0.08, NULL, NULL, 1, 'undecided', 0, "
       "'seed 3 added', 't-mixture', '')",
       sweep);
+  db.connection().execute(
+      "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
+      "next, method, params) VALUES (?, 1, 0, 'interaction', 3, 0.06, NULL, NULL, 1, 'undecided', 0, "
+      "'seed 3 added', 't-mixture', '')",
+      sweep);
   const Scorecard card = build_scorecard(db, embedded_claims());
   const ScoreRow* ega = row_of(card, "ega", "fixture");
   ASSERT_NE(ega, nullptr);
@@ -328,8 +333,12 @@ TEST(Scorecard, SequentialSweepDecidedByItsSequence) {
   EXPECT_EQ(ega->verdict, ClaimVerdict::not_settled);
   EXPECT_NE(ega->basis.find("anytime-valid"), std::string::npos);
   EXPECT_NE(ega->detail.find("last look (look 1, 3 seeds): undecided"), std::string::npos) << ega->detail;
-  // Every claim of the sweep is replayed, not only those the loop watched.
-  EXPECT_TRUE(row_of(card, "interaction", "fixture")->sequence.has_value());
+  // Every claim of the sweep is replayed, not only those the loop watched; the loop's look of the
+  // interaction is quoted where its 2x2 (the spec's factors) is the claim's.
+  const ScoreRow* inter = row_of(card, "interaction", "fixture");
+  EXPECT_TRUE(inter->sequence.has_value());
+  EXPECT_NE(inter->detail.find("last look (look 1, 3 seeds): undecided"), std::string::npos) << inter->detail;
+  EXPECT_EQ(row_of(card, "mope", "fixture")->detail, "") << "the loop never looked at delta(mope)";
 }
 
 // A sequential sweep whose sequence settled: base - ega = 0.05 + 0.01 * ((seed * 7) % 5 - 2) over
