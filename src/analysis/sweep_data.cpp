@@ -81,6 +81,7 @@ SpecView read_spec_view(const std::string& spec_json) {
   SpecView v;
   try {
     v.description = j.value("description", "");
+    if (j.contains("preset") && j.at("preset").is_string()) v.preset = j.at("preset").get<std::string>();
     if (j.contains("variants")) v.variants = j.at("variants").get<std::vector<std::string>>();
     if (j.contains("seeds"))
       for (const auto& s : j.at("seeds")) v.seeds.push_back(s.get<int64_t>());

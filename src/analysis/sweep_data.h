@@ -49,6 +49,7 @@ struct PublishedValues {
 // What the analysis reads from the sweep's canonical spec JSON.
 struct SpecView {
   std::string description;
+  std::string preset;                 // the spec's preset; empty when it names none
   std::vector<std::string> variants;  // spec order
   std::vector<int64_t> seeds;
   std::optional<std::string> baseline;

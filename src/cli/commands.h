@@ -21,5 +21,6 @@ void register_serve_command(CLI::App& app);    // cmd_serve.cpp: read-only HTTP 
 void register_export_command(CLI::App& app);   // cmd_export.cpp: Parquet / TensorBoard / CSV files of a sweep
 void register_merge_command(CLI::App& app);    // cmd_merge.cpp: combine sweeps of several databases
 void register_plan_command(CLI::App& app);     // cmd_plan.cpp: seeds needed per claim, from the pilot
+void register_paper_command(CLI::App& app);    // cmd_paper.cpp: the paper's scorecard from the db
 
 }  // namespace egm::cli

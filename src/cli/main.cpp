@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   register_export_command(app);
   register_merge_command(app);
   register_plan_command(app);
+  register_paper_command(app);
 
   try {
     app.parse(argc, argv);

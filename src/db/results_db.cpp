@@ -861,6 +861,19 @@ std::vector<EventRow> ResultsDb::list_events(std::optional<int64_t> sweep_id, in
   return rows;
 }
 
+std::vector<LookRow> ResultsDb::list_looks(int64_t sweep_id) {
+  if (schema_version_ < 10) return {};  // looks came with schema v10
+  Statement s = connection_.prepare(
+      "SELECT look, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, next FROM looks "
+      "WHERE sweep_id = ? ORDER BY look, id");
+  s.bind(1, sweep_id);
+  std::vector<LookRow> rows;
+  while (s.step())
+    rows.push_back({s.int64(0), s.text(1), s.int64(2), s.opt_real(3), s.opt_real(4), s.opt_real(5), s.opt_real(6),
+                    s.text(7), s.int64(8) != 0, s.text(9)});
+  return rows;
+}
+
 // ---- progress ---------------------------------------------------------------------------
 
 SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {

@@ -242,6 +242,21 @@ struct EventRow {
   std::optional<int64_t> step;  // NULL, or a file older than schema v4
 };
 
+// One look of a sequential sweep (`egm sweep --until`, table looks, schema
+// v10): a claim's anytime-valid confidence sequence after a batch of seeds.
+struct LookRow {
+  int64_t look = 0;   // 1, 2, ...: the look after each batch
+  std::string claim;  // "delta(ega)", "interaction"
+  int64_t seeds = 0;  // the seeds the sequence had seen
+  std::optional<double> estimate;
+  std::optional<double> lower;  // none: unbounded
+  std::optional<double> upper;
+  std::optional<double> p_anytime;
+  std::string decision;  // undecided | positive | negative | narrow
+  bool settled = false;
+  std::string next;      // what the sweep did after this look
+};
+
 // What one coordinator message carries; written in one transaction.
 struct RecordBatch {
   std::vector<MetricPoint> metrics;
@@ -408,6 +423,8 @@ class ResultsDb {
   int64_t record_event(const EventInput& event);
   void record_batch(const RecordBatch& batch);
   std::vector<EventRow> list_events(std::optional<int64_t> sweep_id, int limit = 100);
+  // A sweep's looks in look order (none before schema v10, or when it was not sequential).
+  std::vector<LookRow> list_looks(int64_t sweep_id);
 
   // ---- progress (one read snapshot)
   SweepProgress sweep_progress(int64_t sweep_id);

@@ -4,6 +4,7 @@
 //   page_sweep.cpp   /sweep/NAME           one sweep: progress, the analysis, figures, cells
 //   page_cell.cpp    /sweep/NAME/cell/KEY  one cell: results, curves, parameters, attempts
 //   page_query.cpp   /query                the read-only SQL box
+//   page_paper.cpp   /paper                the paper's scorecard (egm paper)
 // request.cpp holds the shared pieces below: the request's context (one
 // read-only snapshot of the database), its errors (an HttpError becomes a
 // 4xx page with one line), its query parameters and downloads.
@@ -96,5 +97,6 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
 Response cell_page(Context& c, const std::string& sweep_name, const std::string& key,
                    const std::string& table_segment);
 Response query_page(Context& c, const Params& params, std::optional<db::Format> format);
+Response paper_page(Context& c, std::optional<db::Format> format);
 
 }  // namespace egm::serve

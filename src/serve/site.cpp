@@ -30,6 +30,9 @@ Response handle_request(const SiteOptions& options, const std::string& method, c
     if (parts.size() == 1 && parts[0] == "query") return query_page(c, parse_query(query, {"sql"}, "/query"), std::nullopt);
     if (parts.size() == 1 && (parts[0] == "query.csv" || parts[0] == "query.json"))
       return query_page(c, parse_query(query, {"sql"}, "/" + parts[0]), download_name(parts[0])->second);
+    if (parts.size() == 1 && parts[0] == "paper") return paper_page(c, (no_params("/paper"), std::nullopt));
+    if (parts.size() == 1 && (parts[0] == "paper.csv" || parts[0] == "paper.json"))
+      return paper_page(c, (no_params("/" + parts[0]), download_name(parts[0])->second));
     if (parts[0] == "sweep" && (parts.size() == 2 || parts.size() == 3))
       return sweep_page(c, parts[1], parts.size() == 3 ? parts[2] : "",
                         parse_query(query, {"metric", "point"}, "/sweep/NAME"));
@@ -37,7 +40,7 @@ Response handle_request(const SiteOptions& options, const std::string& method, c
       no_params("/sweep/NAME/cell/KEY");
       return cell_page(c, parts[1], parts[3], parts.size() == 5 ? parts[4] : "");
     }
-    fail(404, fmt::format("no page at '{}'; pages: /, /sweep/NAME, /sweep/NAME/cell/KEY, /query", path));
+    fail(404, fmt::format("no page at '{}'; pages: /, /sweep/NAME, /sweep/NAME/cell/KEY, /query, /paper", path));
   } catch (const HttpError& e) {
     return error_page(options, e.status, e.what(), plain);
   } catch (const DbError& e) {

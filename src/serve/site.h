@@ -14,6 +14,8 @@
 //   /sweep/NAME/cell/KEY/TABLE.csv|json  attempts, events, metrics, params
 //   /query                             the read-only SQL box                   (?sql=)
 //   /query.csv|json?sql=
+//   /paper                             the paper's scorecard (egm paper)
+//   /paper.csv|json
 // Anything else is a 4xx HTML page (or plain text for .csv/.json targets)
 // with a one-line message: 400 malformed query string / bad parameter /
 // writing SQL, 404 unknown path, sweep, cell or table, 405 another method.

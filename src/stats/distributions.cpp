@@ -1,5 +1,6 @@
 #include "stats/distributions.h"
 
+#include <boost/math/distributions/beta.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
@@ -35,6 +36,17 @@ double t_quantile(double p, double df) {
 double t_critical(double level, double df) {
   require_level(level);
   return t_quantile(0.5 + level / 2.0, df);
+}
+
+ProportionInterval binomial_interval(std::size_t k, std::size_t n, double level) {
+  require_level(level);
+  EGM_REQUIRE(n > 0 && k <= n, ConfigError, "a proportion needs 0 <= k <= n and n > 0, got {} of {}", k, n);
+  const double tail = (1.0 - level) / 2.0;
+  const double kk = static_cast<double>(k), nn = static_cast<double>(n);
+  ProportionInterval out;
+  out.low = k == 0 ? 0.0 : bm::quantile(bm::beta_distribution<double>(kk, nn - kk + 1.0), tail);
+  out.high = k == n ? 1.0 : bm::quantile(bm::beta_distribution<double>(kk + 1.0, nn - kk), 1.0 - tail);
+  return out;
 }
 
 double t_two_sided_p(double t, double df) {

@@ -122,13 +122,16 @@ std::map<std::string, int64_t> write_cells(db::ResultsDb& db, const std::string&
   std::vector<db::CellInput> inputs;
   for (const auto& c : cells) {
     db::CellInput in;
-    in.key = fmt::format("{}-s{}", c.variant, c.seed);
+    in.key = c.grid_point ? fmt::format("{}-s{}-g{}", c.variant, c.seed, *c.grid_point)
+                          : fmt::format("{}-s{}", c.variant, c.seed);
     in.variant = c.variant;
     in.seed = c.seed;
-    in.config_json = "{}";
+    in.config_json = c.config_json;
     in.config_hash = "config-" + in.key;
     in.max_steps = 100;
     in.max_attempts = c.outcome == Outcome::failed_retry ? 2 : 1;
+    in.grid_point = c.grid_point;
+    in.grid_json = c.grid_json;
     inputs.push_back(in);
   }
   const std::vector<int64_t> ids = db.ensure_cells(sweep, inputs);

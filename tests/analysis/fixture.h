@@ -63,6 +63,9 @@ struct FixtureCell {
   std::optional<db::RunInfo> resumed_from;
   bool curves = true;
   bool params = true;
+  std::string config_json = "{}";  // the cell's run config as stored (the scale egm paper reports)
+  std::optional<int64_t> grid_point;     // a grid sweep's point, and its values ({"train.lr": 0.001})
+  std::optional<std::string> grid_json;
 };
 
 db::RunInfo single_rank();  // world 1, backend none

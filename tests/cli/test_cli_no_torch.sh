@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `egm` loads no LibTorch for the read-only verbs (src/cli/README.md): its
 # binary needs none of LibTorch's libraries, and the dynamic loader's trace
-# (LD_DEBUG=libs) of status, runs, query, analyze, report, merge, serve (a
+# (LD_DEBUG=libs) of status, runs, query, analyze, report, merge, paper, serve (a
 # sweep page served) and export (every
 # format: Parquet loads Arrow from egm-parquet.so, never LibTorch) on a small
 # database, of `egm submit --dry-run`, and of `egm --help` / `egm train --help`,
@@ -65,6 +65,7 @@ loaded "egm query" no "$EGM" query "SELECT count(*) FROM cells" --db "$DB"
 loaded "egm analyze" no "$EGM" analyze demo --db "$DB"
 loaded "egm report" no "$EGM" report demo --db "$DB" --out "$WORK/report"
 loaded "egm merge" no "$EGM" merge "$WORK/merged.sqlite" "$DB"
+loaded "egm paper" no "$EGM" paper --db "$DB"
 # egm serve: a sweep page served (the analysis and its figures built), then the server stopped.
 rm -f "$WORK"/ld.*
 LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/ld" "$EGM" serve --db "$DB" --port 0 >"$WORK/serve.out" 2>&1 &

@@ -344,6 +344,33 @@ TEST(Metrics, BatchIsOneTransaction) {
   EXPECT_FALSE(events.front().step);
 }
 
+// A sequential sweep's looks, typed (egm paper reads them): in look order, NULL bounds as none,
+// and only the sweep's own; another sweep has none.
+TEST(Readers, LooksInLookOrderWithUnboundedAsNone) {
+  ScratchDir dir;
+  ResultsDb db(dir.file("l.sqlite"), OpenMode::read_write_create);
+  const int64_t a = db.create_or_load_sweep("a", "{}", "h", false).sweep.id;
+  const int64_t b = db.create_or_load_sweep("b", "{}", "h2", false).sweep.id;
+  const char* insert =
+      "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
+      "next, method, params) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 't-mixture', '')";
+  db.connection().execute(insert, a, 2, "delta(ega)", 4, 0.05, 0.01, 0.09, 0.01, "positive", 1, "stopped");
+  db.connection().execute(insert, a, 1, "delta(ega)", 2, 0.04, nullptr, nullptr, 1.0, "undecided", 0,
+                          "seeds 2-3 added");
+  EXPECT_TRUE(db.list_looks(b).empty());
+  const std::vector<egm::db::LookRow> looks = db.list_looks(a);
+  ASSERT_EQ(looks.size(), 2u);
+  EXPECT_EQ(looks[0].look, 1);
+  EXPECT_EQ(looks[0].seeds, 2);
+  EXPECT_FALSE(looks[0].lower.has_value());
+  EXPECT_FALSE(looks[0].settled);
+  EXPECT_EQ(looks[0].next, "seeds 2-3 added");
+  EXPECT_EQ(looks[1].claim, "delta(ega)");
+  EXPECT_EQ(*looks[1].lower, 0.01);
+  EXPECT_EQ(looks[1].decision, "positive");
+  EXPECT_TRUE(looks[1].settled);
+}
+
 TEST(Readers, SeeNoResultOrTheWholeResult) {
   ScratchDir dir;
   const std::string path = dir.file("r.sqlite");

@@ -233,6 +233,46 @@ TEST_F(Serve, TheSqlBoxReadsAndRefusesToWrite) {
   EXPECT_EQ(get("/query.csv").status, 400) << "a download needs ?sql=";
 }
 
+// /paper: egm paper's scorecard (src/analysis/scorecard.h) with the built-in claims: each claim's
+// row per sweep that measured it, the sweep linked, "not measured" rows for what the fixture lacks,
+// the CSV and JSON forms, and every name from the database escaped.
+TEST_F(Serve, PaperPageScoresEveryPublishedClaim) {
+  {  // a sweep whose name is markup, measuring the same claims
+    egm::db::ResultsDb db(path_, egm::db::OpenMode::read_write);
+    egm::testing::FixtureOptions o;
+    o.name = "<script>x</script>";
+    egm::testing::write_fixture(db, o);
+    db.connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  snapshot();
+  const Response r = get("/paper");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(has(r.body, "<table id=\"scorecard\">"));
+  // delta(ega) = 0.08 [0.055, 0.105] over 3 seeds against a published +0.092 (test_scorecard.cpp).
+  EXPECT_TRUE(has(r.body, "<tr data-claim=\"ega\" data-verdict=\"reproduced in sign\"><td>ega: EGA with the "
+                          "learned table beats the baseline</td><td>1.3821 (delta +0.0920)</td><td><a "
+                          "href=\"/sweep/fixture\">fixture</a></td>"))
+      << r.body;
+  EXPECT_TRUE(has(r.body, "<tr data-claim=\"ega\" data-verdict=\"not settled\">")) << "one_seed: no interval";
+  EXPECT_TRUE(has(r.body, "<tr data-claim=\"sincos\" data-verdict=\"not measured\">"));
+  EXPECT_TRUE(has(r.body, "<tr data-claim=\"mope_four_clusters\" data-verdict=\"reproduced\">"));
+  EXPECT_TRUE(has(r.body, "href=\"/sweep/%3Cscript%3Ex%3C%2Fscript%3E\">&lt;script&gt;x&lt;/script&gt;</a>"));
+  EXPECT_FALSE(has(r.body, "<script>x"));
+  const Response csv = get("/paper.csv");
+  ASSERT_EQ(csv.status, 200);
+  EXPECT_EQ(csv.content_type, "text/csv; charset=utf-8");
+  EXPECT_EQ(csv.filename, "paper.csv");
+  EXPECT_EQ(csv.body.rfind("claim,kind,variant,reference,published_value,published_delta,delta_quoted,sweep,", 0), 0u);
+  const Response json = get("/paper.json");
+  ASSERT_EQ(json.status, 200);
+  EXPECT_EQ(json.filename, "paper.json");
+  const auto j = nlohmann::json::parse(json.body);
+  EXPECT_EQ(j["rows"].size(), static_cast<size_t>(std::count(csv.body.begin(), csv.body.end(), '\n') - 1));
+  EXPECT_EQ(j["claims_file"], "embedded experiments/paper_claims.json");
+  EXPECT_EQ(get("/paper?metric=best_val").status, 400) << "the page takes no parameters";
+  EXPECT_EQ(get("/paper/x").status, 404);
+}
+
 TEST_F(Serve, BadRequestsGetA4xxPageWithAClearMessage) {
   snapshot();
   struct Case {

@@ -38,6 +38,22 @@ TEST(Distributions, TwoSidedPValues) {
   EXPECT_THROW(t_quantile(1.0, 3.0), egm::ConfigError);
 }
 
+// Clopper-Pearson at the ends in closed form: 0 of n has upper 1 - (alpha/2)^(1/n),
+// n of n lower (alpha/2)^(1/n); 3 of 10 at 95% is [0.066739, 0.652453] (the textbook value).
+TEST(Distributions, BinomialIntervalExact) {
+  const ProportionInterval none = binomial_interval(0, 5, 0.95);
+  EXPECT_EQ(none.low, 0.0);
+  EXPECT_NEAR(none.high, 1.0 - std::pow(0.025, 1.0 / 5.0), 1e-12);
+  const ProportionInterval all = binomial_interval(5, 5, 0.95);
+  EXPECT_NEAR(all.low, std::pow(0.025, 1.0 / 5.0), 1e-12);
+  EXPECT_EQ(all.high, 1.0);
+  const ProportionInterval three = binomial_interval(3, 10, 0.95);
+  EXPECT_NEAR(three.low, 0.066739, 1e-6);
+  EXPECT_NEAR(three.high, 0.652453, 1e-6);
+  EXPECT_THROW(binomial_interval(1, 0, 0.95), egm::ConfigError);
+  EXPECT_THROW(binomial_interval(6, 5, 0.95), egm::ConfigError);
+}
+
 TEST(Summary, HandComputedFiveSeeds) {
   // By hand: mean 1.40; deviations 0, .02, -.02, .01, -.01 -> SS = 0.001,
   // var = 0.00025, sd = 0.0158113883, se = sd / sqrt(5) = 0.0070710678;
