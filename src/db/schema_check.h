@@ -17,8 +17,9 @@ namespace egm::db {
 //    a virtual table) with each of egm's columns and its declared type (a
 //    column more is left alone: egm names the columns it reads);
 //  - every view egm has is egm's, SQL text for SQL text;
-//  - no trigger at all (egm makes none).
-// Tables and views egm does not know are left alone: egm never reads them.
+//  - no trigger at all (egm makes none), and no other view that calls egm's own
+//    SQL functions (param_values, param_pack_*): those run only in egm's views.
+// Other tables and views egm does not know are left alone: egm never reads them.
 // The first difference is a DbError: "LABEL: table sweeps is a view, not
 // egm's table ...". `label` names the file in the message.
 void check_egm_schema(Connection& connection, const std::string& schema, int version, const std::string& label);

@@ -278,6 +278,12 @@ def main():
             CREATE VIEW cells AS SELECT c.* FROM cells_real c, param_values(
               (SELECT layout FROM param_layouts ORDER BY id DESC LIMIT 1), x'00000000');""")
         r.every_verb("view_param_values", db, expect="refused")
+    if case("extra_view_calls_egm"):
+        # A view of its own that calls egm's table-valued function on a 100,000-deep layout: never run.
+        db = crafted(base, a.work, "extra_view_calls_egm", sql=f"""
+            INSERT INTO param_layouts (layout) VALUES ('{deep(100000)}');
+            CREATE VIEW spy AS SELECT v.* FROM param_layouts l, param_values(l.layout, x'00000000') v;""")
+        r.every_verb("extra_view_calls_egm", db, expect="its view spy calls egm's own SQL function param_values")
     if case("trigger"):
         db = crafted(base, a.work, "trigger", sql="""
             CREATE TABLE log (x); CREATE TRIGGER spy AFTER INSERT ON events BEGIN INSERT INTO log VALUES (1); END;""")
