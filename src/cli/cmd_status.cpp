@@ -17,7 +17,6 @@
 
 #include "cli/commands.h"
 #include "db/results_db.h"
-#include "db/sqlite.h"
 #include "db/table_format.h"
 #include "slurm/slurm_commands.h"
 #include "util/terminal_text.h"
@@ -47,31 +46,6 @@ std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   if (const size_t trace = line.find("Exception raised from "); trace != std::string::npos) line.resize(trace);
   return line;
-}
-
-// A sequential sweep's claims at its last look (egm sweep --until, schema v10).
-struct LastLook {
-  int64_t look = 0;
-  std::string claim;
-  int64_t seeds = 0;
-  std::optional<double> estimate, lower, upper;
-  std::string decision;
-  bool settled = false;
-  std::string next;
-};
-
-std::vector<LastLook> last_looks(db::ResultsDb& results, int64_t sweep_id) {
-  std::vector<LastLook> looks;
-  if (results.schema_version() < 10) return looks;
-  db::Statement s = results.connection().prepare(
-      "SELECT look, claim, seeds, estimate, lower, upper, decision, settled, next FROM looks WHERE sweep_id = ?1 "
-      "AND look = (SELECT max(look) FROM looks WHERE sweep_id = ?1) ORDER BY id");
-  s.bind(1, sweep_id);
-  auto real = [&](int col) { return s.is_null(col) ? std::nullopt : std::optional<double>(s.real(col)); };
-  while (s.step())
-    looks.push_back({s.int64(0), s.text(1), s.int64(2), real(3), real(4), real(5), s.text(6), s.int64(7) != 0,
-                     s.text(8)});
-  return looks;
 }
 
 // A 'running' sweep without a heartbeat for a while has lost its coordinator:
@@ -117,7 +91,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   // A sequential sweep (egm sweep --until, schema v10): each claim at its last look.
   {
     std::string next;
-    for (const LastLook& l : last_looks(results, sweep.id)) {
+    for (const db::LookRow& l : results.last_look(sweep.id)) {
       auto bound = [](const std::optional<double>& v, const char* none) {
         return v ? fmt::format("{:+.4f}", *v) : std::string(none);
       };
@@ -189,7 +163,7 @@ nlohmann::json sweep_json(db::ResultsDb& results, const db::SweepRow& sweep) {
   j["steps_to_run"] = p.steps_total - p.steps_given_up;
   j["eta_s"] = opt(p.eta_s);
   j["looks"] = nlohmann::json::array();
-  for (const LastLook& l : last_looks(results, sweep.id))
+  for (const db::LookRow& l : results.last_look(sweep.id))
     j["looks"].push_back({{"look", l.look}, {"claim", l.claim}, {"seeds", l.seeds}, {"estimate", opt(l.estimate)},
                           {"lower", opt(l.lower)}, {"upper", opt(l.upper)}, {"decision", l.decision},
                           {"settled", l.settled}, {"next", l.next}});

@@ -59,7 +59,7 @@ std::optional<SequenceStart> sequence_start(const std::string& db_path, const st
   if (!std::filesystem::exists(db_path, ec)) return std::nullopt;
   db::ResultsDb db(db_path, db::OpenMode::read_only);
   const std::optional<db::SweepRow> sweep = db.find_sweep(sweep_name);
-  if (!sweep || db.schema_version() < 10) return std::nullopt;
+  if (!sweep) return std::nullopt;
   // The params each look records: "alpha=... prior_sd=1 adjustment=bonferroni
   // family_alpha=0.05 half_width=0[ new_sequence=1]" (look_and_decide).
   auto field = [](const std::string& params, const std::string& name) -> std::optional<double> {
@@ -71,16 +71,13 @@ std::optional<SequenceStart> sequence_start(const std::string& db_path, const st
     const double v = std::strtod(begin, &end);
     return end == begin ? std::nullopt : std::optional<double>(v);
   };
-  db::Statement s = db.connection().prepare("SELECT look, params FROM looks WHERE sweep_id = ? ORDER BY look, id");
-  s.bind(1, sweep->id);
   std::optional<SequenceStart> start;
-  while (s.step()) {
-    const std::string params = s.text(1);
-    const bool restart = field(params, "new_sequence").value_or(0) == 1;
+  for (const db::LookRow& l : db.list_looks(sweep->id)) {
+    const bool restart = field(l.params, "new_sequence").value_or(0) == 1;
     if (start && !restart) continue;
-    const std::optional<double> alpha = field(params, "family_alpha");
+    const std::optional<double> alpha = field(l.params, "family_alpha");
     if (!alpha) continue;  // "no paired contrasts yet": no parameters recorded
-    start = SequenceStart{s.int64(0), *alpha, field(params, "half_width").value_or(0)};
+    start = SequenceStart{l.look, *alpha, field(l.params, "half_width").value_or(0)};
   }
   return start;
 }
@@ -171,50 +168,26 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
 
   // The look, recorded whole (one transaction), then printed.
   const db::SweepRow sweep = *db.find_sweep(spec.name);
-  db::Connection& c = db.connection();
-  db::Transaction t(c, db::Transaction::Kind::immediate);
-  int64_t look = 1;
+  db::Transaction t(db.connection(), db::Transaction::Kind::immediate);
   // The last look stands when nothing ran since it (no cell of the sweep
   // changed after it) and it judged the same claims: a rerun of a finished
   // sequence, or one killed between a look and its launch, records no second
   // look over the same data; where the decision now differs (a larger
   // budget), the last look's `next` says so instead.
-  std::optional<std::string> standing_next;
-  {
-    db::Statement s = c.prepare(
-        "SELECT l.look, l.next, min(l.time), group_concat(l.claim, ',') FROM looks l WHERE l.sweep_id = ?1 AND "
-        "l.look = (SELECT max(look) FROM looks WHERE sweep_id = ?1) GROUP BY l.look, l.next HAVING "
-        "min(l.time) >= coalesce((SELECT max(updated_at) FROM cells WHERE sweep_id = ?1), 0)");
-    s.bind(1, sweep.id);
-    if (s.step() && !s.is_null(0)) {
-      const int64_t last = s.int64(0);
-      const std::string last_next = s.text(1);
-      std::vector<std::string> judged;
-      std::string list = s.text(3);
-      for (size_t at = 0; at <= list.size();) {
-        const size_t comma = std::min(list.find(',', at), list.size());
-        judged.push_back(list.substr(at, comma - at));
-        at = comma + 1;
-      }
-      std::vector<std::string> wanted = claims;
-      std::sort(judged.begin(), judged.end());
-      std::sort(wanted.begin(), wanted.end());
-      if (judged == wanted && !s.step() && !o.new_sequence) {
-        look = last;
-        standing_next = last_next;
-      }
-    }
-    if (!standing_next) {
-      db::Statement n = c.prepare("SELECT coalesce(max(look), 0) + 1 FROM looks WHERE sweep_id = ?");
-      n.bind(1, sweep.id);
-      if (n.step()) look = n.int64(0);
-    }
-  }
-  if (standing_next) {
-    if (*standing_next != next)
-      c.execute("UPDATE looks SET next = ? WHERE sweep_id = ? AND look = ?", next, sweep.id, look);
+  const std::vector<db::LookRow> last = db.last_look(sweep.id);
+  const int64_t look = last.empty() ? 1 : last.front().look + 1;
+  double changed = 0;  // the sweep's last cell update
+  for (const auto& c : data.cells) changed = std::max(changed, c.row.updated_at);
+  std::vector<std::string> judged, wanted = claims;
+  for (const db::LookRow& l : last) judged.push_back(l.claim);
+  std::sort(judged.begin(), judged.end());
+  std::sort(wanted.begin(), wanted.end());
+  const bool stands = !last.empty() && !o.new_sequence && judged == wanted &&
+                      std::all_of(last.begin(), last.end(), [&](const db::LookRow& l) { return l.time >= changed; });
+  if (stands) {
+    if (last.front().next != next) db.set_look_next(sweep.id, last.front().look, next);
     t.commit();
-    std::cout << fmt::format("egm sweep --until: look {} stands (nothing ran since it): {}\n", look,
+    std::cout << fmt::format("egm sweep --until: look {} stands (nothing ran since it): {}\n", last.front().look,
                              out.stop ? "stopped: " + out.why : "not settled: " + out.why + "; the sweep goes on")
               << std::flush;
     return out;
@@ -223,6 +196,7 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
   std::string text = fmt::format("egm sweep --until: look {} after {} seed{} (alpha {:g}, {} over {} claim{}):\n",
                                  look, have, have == 1 ? "" : "s", o.alpha, stats::adjustment_name(so.adjustment),
                                  sequences.size(), sequences.size() == 1 ? "" : "s");
+  std::vector<db::LookRow> recorded;
   for (const Row& r : rows) {
     const stats::SequenceLook* l = r.seq && !r.seq->looks.empty() ? &r.seq->looks.back() : nullptr;
     const std::string decision = r.seq ? stats::decision_name(r.seq->decision) : "undecided";
@@ -232,20 +206,16 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
                             stats::adjustment_name(so.adjustment), so.alpha, so.half_width,
                             o.new_sequence ? " new_sequence=1" : "")
               : std::string("no paired contrasts yet");
-    auto real = [](const stats::SequenceLook* l, double x) {
-      return l && std::isfinite(x) ? std::optional<double>(x) : std::nullopt;
-    };
-    c.execute(
-        "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
-        "next, method, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        sweep.id, look, now, r.claim, static_cast<int64_t>(l ? l->n : 0), real(l, l ? l->estimate : NAN),
-        real(l, l ? l->lower : NAN), real(l, l ? l->upper : NAN), real(l, l ? l->p_anytime : NAN), decision,
-        static_cast<int64_t>(settled ? 1 : 0), next, std::string(stats::t_mixture_method_name()), params);
+    auto real = [&](double x) { return l && std::isfinite(x) ? std::optional<double>(x) : std::nullopt; };
+    recorded.push_back({look, r.claim, static_cast<int64_t>(l ? l->n : 0), real(l ? l->estimate : NAN),
+                        real(l ? l->lower : NAN), real(l ? l->upper : NAN), real(l ? l->p_anytime : NAN), decision,
+                        settled, next, now, std::string(stats::t_mixture_method_name()), params});
     text += l ? fmt::format("  {:<18} {:+.4f}  sequence [{}, {}]  {}{}\n", r.claim, l->estimate, bound(l->lower),
                             bound(l->upper), decision,
                             settled ? fmt::format(", settled at {} seeds", *r.seq->settled_at) : "")
               : fmt::format("  {:<18} no paired contrasts yet\n", r.claim);
   }
+  db.record_look(sweep.id, recorded);
   t.commit();
   text += "  " + (out.stop ? "stopped: " + out.why : "not settled: " + out.why + "; the sweep goes on") + "\n";
   std::cout << text << std::flush;
@@ -287,9 +257,8 @@ void amend_last_look(const std::string& db_path, const std::string& sweep_name, 
   db::ResultsDb db(db_path, db::OpenMode::read_write);
   const std::optional<db::SweepRow> sweep = db.find_sweep(sweep_name);
   if (!sweep) return;
-  db.connection().execute(
-      "UPDATE looks SET next = ? WHERE sweep_id = ? AND look = (SELECT max(look) FROM looks WHERE sweep_id = ?)", next,
-      sweep->id, sweep->id);
+  const std::vector<db::LookRow> last = db.last_look(sweep->id);
+  if (!last.empty()) db.set_look_next(sweep->id, last.front().look, next);
 }
 
 namespace {

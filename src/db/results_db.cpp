@@ -864,14 +864,39 @@ std::vector<EventRow> ResultsDb::list_events(std::optional<int64_t> sweep_id, in
 std::vector<LookRow> ResultsDb::list_looks(int64_t sweep_id) {
   if (schema_version_ < 10) return {};  // looks came with schema v10
   Statement s = connection_.prepare(
-      "SELECT look, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, next FROM looks "
-      "WHERE sweep_id = ? ORDER BY look, id");
+      "SELECT look, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, next, time, method, params "
+      "FROM looks WHERE sweep_id = ? ORDER BY look, id");
   s.bind(1, sweep_id);
   std::vector<LookRow> rows;
   while (s.step())
     rows.push_back({s.int64(0), s.text(1), s.int64(2), s.opt_real(3), s.opt_real(4), s.opt_real(5), s.opt_real(6),
-                    s.text(7), s.int64(8) != 0, s.text(9)});
+                    s.text(7), s.int64(8) != 0, s.text(9), s.real(10), s.text(11), s.text(12)});
   return rows;
+}
+
+std::vector<LookRow> ResultsDb::last_look(int64_t sweep_id) {
+  std::vector<LookRow> rows = list_looks(sweep_id);
+  if (rows.empty()) return rows;
+  const int64_t last = rows.back().look;  // ordered by look
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const LookRow& r) { return r.look != last; }), rows.end());
+  return rows;
+}
+
+void ResultsDb::record_look(int64_t sweep_id, const std::vector<LookRow>& rows) {
+  require_writable("record_look");
+  Transaction tx(connection_);
+  for (const LookRow& r : rows)
+    connection_.execute(
+        "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
+        "next, method, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        sweep_id, r.look, r.time, r.claim, r.seeds, r.estimate, r.lower, r.upper, r.p_anytime, r.decision,
+        static_cast<int64_t>(r.settled ? 1 : 0), r.next, r.method, r.params);
+  tx.commit();
+}
+
+void ResultsDb::set_look_next(int64_t sweep_id, int64_t look, const std::string& next) {
+  require_writable("set_look_next");
+  connection_.execute("UPDATE looks SET next = ? WHERE sweep_id = ? AND look = ?", next, sweep_id, look);
 }
 
 // ---- progress ---------------------------------------------------------------------------

@@ -255,6 +255,9 @@ struct LookRow {
   std::string decision;  // undecided | positive | negative | narrow
   bool settled = false;
   std::string next;      // what the sweep did after this look
+  double time = 0;       // when it was taken (UNIX s)
+  std::string method;    // the sequence, as stats::t_mixture_method_name()
+  std::string params;    // its parameters: "alpha=... family_alpha=... half_width=..."
 };
 
 // What one coordinator message carries; written in one transaction.
@@ -425,6 +428,13 @@ class ResultsDb {
   std::vector<EventRow> list_events(std::optional<int64_t> sweep_id, int limit = 100);
   // A sweep's looks in look order (none before schema v10, or when it was not sequential).
   std::vector<LookRow> list_looks(int64_t sweep_id);
+  // The rows of the sweep's last look (every claim it judged); empty without looks.
+  std::vector<LookRow> last_look(int64_t sweep_id);
+  // Records one look, every claim's row, in one transaction (`look` set in each row).
+  void record_look(int64_t sweep_id, const std::vector<LookRow>& rows);
+  // Sets what the sweep did after look `look` (every claim's row): the look's
+  // decision, amended when something else happened (a stop signal, a larger budget).
+  void set_look_next(int64_t sweep_id, int64_t look, const std::string& next);
 
   // ---- progress (one read snapshot)
   SweepProgress sweep_progress(int64_t sweep_id);
