@@ -140,11 +140,8 @@ std::string describe_row(const Statement& s, const TableKey& k) {
   return text;
 }
 
-std::string excerpt(std::string text) {
-  for (char& ch : text)
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
-  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
-}
+// A value in a message, cut short (egm's error line escapes its control bytes).
+std::string excerpt(const std::string& text) { return text.size() > 40 ? text.substr(0, 37) + "..." : text; }
 
 }  // namespace
 

@@ -168,7 +168,7 @@ Statement& Statement::bind(int index, std::nullptr_t) {
 }
 
 bool Statement::step() {
-  if (deadline_) deadline_->start();
+  if (deadline_ && deadline_->limit_s > 0) deadline_->start();  // the writer's steps (no limit) read no clock
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -357,7 +357,7 @@ Statement Connection::prepare(std::string_view sql) {
 void Connection::exec(std::string_view sql) {
   std::string copy(sql);  // sqlite3_exec needs a NUL-terminated string
   char* message = nullptr;
-  deadline_->start();
+  if (deadline_->limit_s > 0) deadline_->start();
   int rc = sqlite3_exec(db_, copy.c_str(), nullptr, nullptr, &message);
   if (rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errstr(rc);
