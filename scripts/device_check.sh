@@ -226,7 +226,9 @@ d = json.loads(open(path).read().strip().splitlines()[-1])
 d["part"], d["precision"] = part, d.get("precision", precision)
 if setting:
     d["setting"] = setting
-print(json.dumps(d))
+# One write for the line and its newline: packed runs append to one file at once, and the check's
+# unbuffered Python would write them apart (print's two writes interleave into an unreadable line).
+sys.stdout.write(json.dumps(d) + "\n")
 if device == "cuda" and not (d.get("peak_gpu_mb") or 0) > 0:
     sys.exit(f"{part}: peak_gpu_mb is {d.get('peak_gpu_mb')}: the run allocated no GPU memory "
              "(is this egm built with its CUDA paths?)")
@@ -399,14 +401,27 @@ part_packing() {
     "$PY" - "$RESULTS/packing_$n.jsonl" "$n" >>"$RESULTS/packing.jsonl" <<'PY' || ok=1
 import json, sys
 path, n = sys.argv[1], int(sys.argv[2])
+# Always one row, whatever the runs left behind: a run that failed or a line that does not parse is
+# counted and named here, so the report says which of the n runs is missing and why.
+rows, bad = [], []
 try:
-    rows = [json.loads(l) for l in open(path) if l.strip()]
-except OSError:
-    rows = []
+    lines = [l for l in open(path) if l.strip()]
+except OSError as e:
+    lines, bad = [], [f"no results file: {e.strerror}"]
+for l in lines:
+    try:
+        r = json.loads(l)
+        if float(r["ms_per_step"]) > 0:
+            rows.append(r)
+        else:
+            bad.append(f"ms_per_step {r['ms_per_step']}")
+    except (ValueError, KeyError, TypeError) as e:
+        bad.append(f"unreadable row ({type(e).__name__}): {l[:120]!r}")
 ms = [r["ms_per_step"] for r in rows]
 print(json.dumps({"part": "packing", "runs": n, "finished": len(rows), "ms_per_step": ms,
                   "steps_per_s_total": sum(1000.0 / m for m in ms) if len(ms) == n else None,
-                  "matmul_from_preflight": bool(rows) and all(r.get("matmul_measured") is False for r in rows)}))
+                  "matmul_from_preflight": bool(rows) and all(r.get("matmul_measured") is False for r in rows),
+                  **({"problems": bad} if bad else {})}))
 sys.exit(0 if len(ms) == n else 1)
 PY
     rm -f "$RESULTS/packing_$n.jsonl"

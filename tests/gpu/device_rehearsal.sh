@@ -103,7 +103,15 @@ in_root "bash /egm/src/scripts/device_check.sh --bundle /egm/bundle/device-bundl
 rc=$?
 wall=$((SECONDS - t0))
 tail -n 40 "$WORK/check.txt"
-[ $rc = 0 ] || fail "device_check.sh exited $rc in the bare root (report: $WORK/out/report.md)"
+# A failed part's own log, so that a failure seen once (in CI) can be explained from its output alone.
+show_failed_part_logs() {
+  local x="$WORK/out_logs" part
+  rm -rf "$x" && mkdir -p "$x" && tar -xzf "$WORK/out/logs.tgz" -C "$x" 2>/dev/null || return 0
+  for part in $(python3 -c 'import json,sys; print(" ".join(p["name"] for p in json.load(open(sys.argv[1]))["parts"] if p["status"] == "failed"))' "$WORK/out/report.json" 2>/dev/null); do
+    find "$x" -name "$part*.log" | sort | while read -r f; do echo "--- ${f#"$x"/} (last 30 lines)"; tail -n 30 "$f"; done
+  done
+}
+[ $rc = 0 ] || { show_failed_part_logs; fail "device_check.sh exited $rc in the bare root (report: $WORK/out/report.md)"; }
 [ -f "$WORK/out/report.md" ] && sed -n '1,40p' "$WORK/out/report.md"
 python3 - "$WORK/out" "$BUDGET" <<'PY' || fail "the report is not what the rehearsal expects"
 import json, os, sys
