@@ -79,6 +79,17 @@ expect_eq "final losses equal to the bit" "$(q "$WORK/full.sqlite" "SELECT group
   "$(q "$DB" "SELECT group_concat(key || '=' || quote(final_val) || quote(full_val) || quote(ar_val), ' ') AS v FROM
   (SELECT c.* FROM cells c JOIN sweeps s ON s.id = c.sweep_id WHERE s.name = 'reuse_causal' ORDER BY key)")"
 
+# ---- a merged database keeps its links, and its runs are reused like any
+run "egm merge" 0 "$EGM" merge "$WORK/merged.sqlite" "$DB"
+expect_eq "merged: the links kept, each naming a run of its own config" "4|0" "$(q "$WORK/merged.sqlite" "SELECT
+  count(*) || '|' || sum(o.id IS NULL OR oc.config_hash != c.config_hash) AS v FROM runs r JOIN cells c ON c.id = r.cell_id
+  LEFT JOIN runs o ON o.id = r.reused_run LEFT JOIN cells oc ON oc.id = o.cell_id WHERE r.reused_from IS NOT NULL")"
+sed 's/"name": "reuse_causal"/"name": "causal_again"/' "$SPECS/reuse_causal.json" >"$WORK/causal_again.json"
+run "the causal 2x2 again, on the merged database" 0 sweep "$WORK/causal_again.json" --db "$WORK/merged.sqlite"
+expect_eq "a merged database's runs reused: nothing trained" "0|8" \
+  "$(q "$WORK/merged.sqlite" "SELECT count(*) FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON
+  s.id = c.sweep_id WHERE s.name = 'causal_again' AND r.reused_from IS NULL")|$(reused_count "$WORK/merged.sqlite" causal_again)"
+
 # ---- by identity only: one cell (one_cell.json) under other names
 python3 - "$SPECS/one_cell.json" "$WORK" <<'PY'
 import json, sys
