@@ -14,6 +14,8 @@
 
 #include "coordinator/record_mapping.h"
 #include "coordinator/summary.h"
+#include "config/run_config.h"
+#include "db/reuse.h"
 #include "db/sqlite.h"
 #include "egm/version_info.h"
 #include "launch/gpu_placement.h"
@@ -88,6 +90,15 @@ class PassTransaction {
   std::chrono::steady_clock::time_point begun_;
 };
 
+// "base-s0, mope-s0, ... (12 more)": the cells a start linked, for its one line.
+std::string reused_keys(const std::vector<db::ReuseLink>& links) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < links.size() && i < 8; ++i) keys.push_back(links[i].key);
+  std::string s = fmt::format("{}", fmt::join(keys, ", "));
+  if (links.size() > keys.size()) s += fmt::format(" ({} more)", links.size() - keys.size());
+  return s;
+}
+
 }  // namespace
 
 std::string describe_signal(int sig) { return describe_stop_signal(sig); }
@@ -153,6 +164,9 @@ void Coordinator::setup() {
     if (const auto size = std::filesystem::file_size(corpus_path_, ec); !ec) corpus.bytes = static_cast<int64_t>(size);
     opening.corpus = corpus;
   }
+  if (!options_.no_reuse)
+    opening.reuse = spec::SweepOpening::Reuse{device_kind(device_), kNumericsVersion,
+                                              db::check_reuse_sources(options_.reuse_from, options_.db_path)};
   setup_ = std::make_unique<spec::SweepSetup>(spec::open_sweep(
       std::move(spec), options_.db_path, spec::changed_spec(options_.new_sweep, options_.extend), opening));
   const db::SweepRow& sweep = setup_->sweep.sweep;
@@ -165,6 +179,12 @@ void Coordinator::setup() {
     say(fmt::format("sweep {}: {}", sweep_name_, *setup_->took_over));
   }
   if (setup_->corpus_note) say("warning: " + *setup_->corpus_note);
+  for (const std::string& note : setup_->reuse_notes) say(note);
+  if (!setup_->reused.empty())
+    say(fmt::format("sweep {}: {} cell{} reused finished runs of the same identity instead of training (--no-reuse "
+                    "trains them): {}",
+                    sweep_name_, setup_->reused.size(), setup_->reused.size() == 1 ? "" : "s",
+                    reused_keys(setup_->reused)));
   if (setup_->sweep.superseded_as)
     say(fmt::format("the previous sweep '{}' is kept as '{}' (--new-sweep)", sweep_name_, *setup_->sweep.superseded_as));
 
@@ -658,6 +678,9 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   // What the compute statement counts: each rank's intra-op threads, and on a
   // GPU its name (the leader's; a group's ranks share a node type).
   info.threads = options_.threads_per_worker;
+  // Part of the run's identity (db/reuse.h): known when the worker is this
+  // build; a worker of another commit may compute other numbers.
+  if (leader.hello.git_commit == EGM_GIT_COMMIT) info.numerics_version = kNumericsVersion;
   if (const DeviceName& d = leader.device; d.is_cuda() && d.index >= 0 &&
       d.index < static_cast<int>(leader.hello.gpu_names.size()) && !leader.hello.gpu_names[d.index].empty())
     info.gpu_name = leader.hello.gpu_names[d.index];

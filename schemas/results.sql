@@ -305,3 +305,19 @@ CREATE TABLE looks (
   params    TEXT NOT NULL
 );
 CREATE INDEX looks_by_sweep ON looks (sweep_id, look);
+-- @migration 11: finished runs reused by identity
+-- A run's identity (config/run_config.h, "what makes two runs the same"): its
+-- cell's config_hash, its sweep's corpus_sha256, its device kind and world
+-- size (runs.device, world_size) and the numerics version of the egm that
+-- trained it, stored here; NULL: not recorded (an older run, or one whose
+-- worker was another build), and such a run is reused by nothing.
+-- A cell whose identity matches a finished run elsewhere in the file is not
+-- trained: egm sweep links it (src/db/reuse.h) with a runs row of its own,
+-- status 'done', no wall time (started_at = ended_at), what ran the original
+-- (host, device, commit, ...), reused_run naming the original and reused_from
+-- saying where it came from; the cell takes the original's results, metrics
+-- and parameter snapshots. reused_from NULL: trained by this attempt.
+ALTER TABLE runs ADD COLUMN numerics_version INTEGER;
+ALTER TABLE runs ADD COLUMN reused_run INTEGER REFERENCES runs(id) ON DELETE SET NULL;
+ALTER TABLE runs ADD COLUMN reused_from TEXT;
+CREATE INDEX cells_by_config_hash ON cells (config_hash);

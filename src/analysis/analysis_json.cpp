@@ -198,6 +198,14 @@ json to_json(const SweepAnalysis& a) {
     provenance.push_back({{"comparisons", m.comparisons}, {"groups", std::move(groups)}});
   }
   j["provenance"] = provenance;
+  // Only when some cell reused a run, so a sweep that trained every cell reads as before.
+  if (!a.reused.empty()) {
+    json reused = json::array();
+    for (const db::ReusedCell& r : a.reused)
+      reused.push_back({{"cell", r.key}, {"variant", r.variant}, {"from", r.from},
+                        {"original_run", r.original_run ? json(*r.original_run) : json()}});
+    j["reused"] = reused;
+  }
 
   json mope = json::array();
   for (const auto& r : a.params.mope) {

@@ -1,11 +1,13 @@
 #include "analysis/compute.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "analysis/sweep_analysis.h"
+#include "db/reuse.h"
 #include "util/error.h"
 
 namespace egm::analysis {
@@ -35,6 +37,9 @@ void ComputeTotals::add(const ComputeTotals& o) {
   core_seconds += o.core_seconds;
   for (const auto& [name, s] : o.gpu_seconds) gpu_seconds[name] += s;
   runs_without_threads += o.runs_without_threads;
+  reused += o.reused;
+  saved_core_seconds += o.saved_core_seconds;
+  for (const auto& [name, sec] : o.saved_gpu_seconds) saved_gpu_seconds[name] += sec;
 }
 
 std::vector<Claim> claims_of(const SweepAnalysis& a) {
@@ -54,17 +59,30 @@ ComputeStatement compute_statement(db::ResultsDb& db, const std::string& sweep, 
   const bool v7 = db.schema_version() >= 7;
   db::Statement s = db.connection().prepare(
       std::string("SELECT c.id, c.variant, r.device, r.world_size, r.started_at, r.ended_at, ") +
-      (v7 ? "r.threads, r.gpu_name" : "NULL, NULL") +
+      (v7 ? "r.threads, r.gpu_name, " : "NULL, NULL, ") +
+      (db.schema_version() >= 11 ? "r.reused_from IS NOT NULL" : "0") +
       " FROM cells c JOIN runs r ON r.cell_id = c.id WHERE c.sweep_id = ?1 ORDER BY c.position, r.attempt");
   s.bind(1, row->id);
   ComputeStatement out;
   out.sweep = sweep;
   std::map<std::string, ComputeTotals> by_variant;
+  std::map<int64_t, db::ReusedCell> reused;
+  for (db::ReusedCell& r : db::reused_cells(db, row->id)) reused.emplace(r.cell_id, std::move(r));
   while (s.step()) {
     ComputeTotals t;
     const std::string variant = s.text(1);
     const std::optional<double> ended = s.opt_real(5);
-    if (!ended) {
+    if (s.int64(8) != 0) {
+      t.reused = 1;
+      if (auto it = reused.find(s.int64(0)); it != reused.end() && it->second.original_seconds) {
+        const db::ReusedCell& r = it->second;
+        const double cost = std::max(0.0, *r.original_seconds) * static_cast<double>(r.original_world_size);
+        if (r.original_device.rfind("cuda", 0) == 0)
+          t.saved_gpu_seconds[r.original_gpu_name.value_or("GPU")] = cost;
+        else
+          t.saved_core_seconds = cost * static_cast<double>(r.original_threads.value_or(1));
+      }
+    } else if (!ended) {
       t.running = 1;
     } else {
       const double seconds = std::max(0.0, *ended - s.real(4));
@@ -103,6 +121,15 @@ std::string compute_line(const ComputeTotals& t) {
     s += fmt::format(" ({} CPU run{} without a recorded thread count, counted at 1 thread)", t.runs_without_threads,
                      t.runs_without_threads == 1 ? "" : "s");
   if (t.running > 0) s += fmt::format("; {} still running, not counted", t.running);
+  if (t.reused > 0) {
+    std::vector<std::string> saved;
+    for (const auto& [name, seconds] : t.saved_gpu_seconds)
+      saved.push_back(fmt::format("{} GPU-hours on {}", hours_text(seconds), name));
+    if (t.saved_core_seconds > 0 || t.saved_gpu_seconds.empty())
+      saved.push_back(fmt::format("{} core-hours of CPU", hours_text(t.saved_core_seconds)));
+    s += fmt::format("; {} reused from earlier runs, not counted (reuse saved {})", t.reused,
+                     fmt::format("{}", fmt::join(saved, "; ")));
+  }
   return s;
 }
 

@@ -5,7 +5,9 @@
 // (runs.threads; 1 for runs recorded before schema v7, and said so). Summed
 // per cell, per variant, per claim (a delta against the baseline counts the
 // cells of both variants; the 2x2 interaction the cells of its four) and for
-// the sweep. Attempts still running are counted apart, not added.
+// the sweep. Attempts still running are counted apart, not added. A cell that
+// reused a finished run elsewhere (db/reuse.h) costs nothing here: the
+// statement counts it apart and says what reuse saved.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,12 @@ struct ComputeTotals {
   double core_seconds = 0;                     // CPU: seconds x world_size x threads
   std::map<std::string, double> gpu_seconds;   // by GPU name: seconds x world_size
   int64_t runs_without_threads = 0;            // CPU attempts counted at 1 thread (no thread count recorded)
+  // Cells that took a finished run of their identity instead of training
+  // (db/reuse.h): not counted above (their original is, where it was trained);
+  // what training them again would have cost, from their originals.
+  int64_t reused = 0;
+  double saved_core_seconds = 0;
+  std::map<std::string, double> saved_gpu_seconds;
   void add(const ComputeTotals& other);
 };
 

@@ -261,6 +261,12 @@ std::vector<Section> sections(const SweepAnalysis& a) {
                    "one), LibTorch versions or devices trained the cells of these comparisons: a difference may be "
                    "the code's, not the model's.",
                    provenance_table(a), 5, "provenance"});
+  if (!a.reused.empty())
+    out.push_back({"Cells reused from earlier runs",
+                   "These cells were not trained by this sweep: each took the results, curves and parameters of a "
+                   "finished run of the same identity (run config, corpus, device kind, world size, numerics "
+                   "version) elsewhere in the database. `egm sweep --no-reuse` trains them.",
+                   reused_table(a), 5, "reused"});
   if (!a.params.mope.empty()) {
     out.push_back({"MoPE (omega, sigma) per run",
                    fmt::format("Sigma regions: below 1, character [1,6), word [6,20), clause [20,55), sentence >= 55. "
@@ -330,6 +336,8 @@ std::string render_main_table(const SweepAnalysis& a) {
                      "(--allow-mixed-world-size, --allow-mixed-device)\n",
                      a.setup_conflicts.size());
   for (const ProvenanceMix& m : a.provenance) s += "  WARNING: trained by different code: " + m.text() + "\n";
+  if (const std::string line = db::reuse_line(a.reused, static_cast<int64_t>(a.cells_total)); !line.empty())
+    s += "  " + line + " (egm runs --sweep " + a.sweep + " says which)\n";
   return s;
 }
 

@@ -524,6 +524,7 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   if (mixed_world && !o.allow_mixed_setups) EGM_THROW(ConfigError, "{}", setup_refusal(a.setup_conflicts));
   if (mixed_device && !o.allow_mixed_devices) EGM_THROW(ConfigError, "{}", device_refusal(a.setup_conflicts));
   a.provenance = provenance_mixes(data, a);
+  a.reused = data.reused;
 
   if (o.analyse_params) {
     a.params = params.get();

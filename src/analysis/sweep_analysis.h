@@ -154,6 +154,7 @@ struct SweepAnalysis {
   std::vector<SetupConflict> setup_conflicts;  // only when allowed; otherwise analyze_sweep throws
   std::vector<ProvenanceMix> provenance;       // comparisons whose cells different code trained (a warning)
   std::vector<std::string> notes;              // what was not computed, and why
+  std::vector<db::ReusedCell> reused;          // cells that reused a finished run (SweepData::reused)
   ParamAnalysis params;
   std::uint64_t rng_seed = 0;
   const VariantSummary* find_variant(const std::string& name) const;

@@ -323,6 +323,7 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
     }
     data.cells.push_back(std::move(d));
   }
+  data.reused = db::reused_cells(results, sweep->id);
 
   db::Statement curves = results.connection().prepare(
       "SELECT m.cell_id, m.step, m.loss FROM metrics m JOIN cells c ON c.id = m.cell_id "

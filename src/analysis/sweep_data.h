@@ -18,6 +18,7 @@
 
 #include "db/param_pack.h"
 #include "db/results_db.h"
+#include "db/reuse.h"
 
 namespace egm::analysis {
 
@@ -151,6 +152,9 @@ struct SweepData {
   // module's last step with a value, by step ascending (what the analysis
   // reads; the evals between are not loaded)
   std::map<int64_t, std::vector<ParamSnapshot>> params;
+  // Cells that took a finished run of their identity instead of training
+  // (db/reuse.h), spec order: where each came from.
+  std::vector<db::ReusedCell> reused;
 };
 
 // Reads sweep `name` (a superseded one by its NAME@ID). ConfigError naming the

@@ -164,6 +164,14 @@ db::Table setup_conflict_table(const SweepAnalysis& a) {
   return t;
 }
 
+db::Table reused_table(const SweepAnalysis& a) {
+  db::Table t;
+  t.columns = {"cell", "variant", "from", "original_run"};
+  for (const db::ReusedCell& r : a.reused)
+    t.rows.push_back({r.key, r.variant, r.from, r.original_run ? db::Value(*r.original_run) : db::Value()});
+  return t;
+}
+
 db::Table provenance_table(const SweepAnalysis& a) {
   db::Table t;
   t.columns = {"comparisons", "egm", "diff_sha256", "libtorch", "device", "cells"};

@@ -29,6 +29,8 @@ db::Table excluded_table(const SweepAnalysis& a);
 db::Table setup_conflict_table(const SweepAnalysis& a);
 // One row per comparison group and provenance (SweepAnalysis::provenance).
 db::Table provenance_table(const SweepAnalysis& a);
+// The cells that reused a finished run (db/reuse.h): cell, variant, from, original_run.
+db::Table reused_table(const SweepAnalysis& a);
 // MoPE: one row per run (regions, boundary shares, movement, chosen k).
 db::Table mope_run_table(const SweepAnalysis& a);
 // MoPE: one row per pair and run (init and learned omega, sigma, region, boundary, movement).

@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 
 #include "cli/commands.h"
 #include "db/results_db.h"
+#include "db/reuse.h"
 #include "db/table_format.h"
 #include "util/error.h"
 #include "util/json_limits.h"
@@ -66,11 +68,18 @@ db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Forma
   // The grid columns only when a listed cell has a grid point: without grids the table is as before.
   bool grid = false;
   for (const auto& c : cells) grid = grid || c.grid_point.has_value();
+  // Where a reused cell's run came from (db/reuse.h); the column only when a listed cell has one.
+  std::map<int64_t, std::string> reused;
+  std::set<int64_t> sweeps;
+  for (const auto& c : cells)
+    if (sweeps.insert(c.sweep_id).second)
+      for (const db::ReusedCell& r : db::reused_cells(results, c.sweep_id)) reused[r.cell_id] = r.from;
   db::Table t;
   t.columns = {"sweep", "cell", "variant", "seed"};
   if (grid) t.columns.insert(t.columns.end(), {"grid_point", "grid"});
   t.columns.insert(t.columns.end(), {"status", "attempts", "failures", "step", "final_val", "best_val", "full_val",
                                      "ar_val", "ar_ref_val", "last_error"});
+  if (!reused.empty()) t.columns.push_back("reused_from");
   for (const auto& c : cells) {
     const std::optional<int64_t> step = c.status == db::CellStatus::done && c.final_step ? c.final_step : c.latest_step;
     std::vector<db::Value> row{c.sweep_name, c.key, c.variant, c.seed};
@@ -82,6 +91,10 @@ db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Forma
                            opt(c.results.final_val), opt(c.results.best_val), opt(c.results.full_val),
                            opt(c.results.ar_val), opt(c.results.ar_ref_val),
                            c.last_error ? db::Value(shorten(*c.last_error, format)) : db::Value()});
+    if (!reused.empty()) {
+      const auto it = reused.find(c.id);
+      row.push_back(it == reused.end() ? db::Value() : db::Value(it->second));
+    }
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -91,7 +104,11 @@ db::Table attempts_table(db::ResultsDb& results, const db::CellFilter& f, db::Fo
   db::Table t;
   t.columns = {"sweep", "cell", "variant", "seed", "attempt", "status", "host", "device", "world_size",
                "backend", "started_utc", "duration_s", "resumed_from_step", "git_commit", "source_diff", "error"};
-  for (const auto& r : results.list_runs(f)) {
+  const std::vector<db::RunRow> runs = results.list_runs(f);
+  // A reused cell's link (db/reuse.h): the column only when a listed attempt is one.
+  const bool reused = std::any_of(runs.begin(), runs.end(), [](const db::RunRow& r) { return r.reused_from.has_value(); });
+  if (reused) t.columns.push_back("reused_from");
+  for (const auto& r : runs) {
     t.rows.push_back({r.sweep_name, r.cell_key, r.variant, r.seed, int64_t{r.attempt},
                       std::string(db::to_string(r.status)), r.info.host, r.info.device.str(), int64_t{r.info.world_size},
                       std::string(to_string(r.info.backend)), db::format_utc(r.started_at),
@@ -103,6 +120,7 @@ db::Table attempts_table(db::ResultsDb& results, const db::CellFilter& f, db::Fo
                                                                   : *r.info.source_diff_sha256)
                           : db::Value(),
                       r.error ? db::Value(shorten(*r.error, format)) : db::Value()});
+    if (reused) t.rows.back().push_back(r.reused_from ? db::Value(*r.reused_from) : db::Value());
   }
   return t;
 }

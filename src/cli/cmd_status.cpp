@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "db/results_db.h"
+#include "db/reuse.h"
 #include "db/table_format.h"
 #include "slurm/slurm_commands.h"
 #include "util/terminal_text.h"
@@ -88,6 +89,9 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   if (p.eta_s) eta = *p.eta_s == 0 ? "nothing left to run" : "ETA " + db::format_duration(*p.eta_s);
   print_safe("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
              eta);
+  // Cells that took a finished run of their identity instead of training (db/reuse.h).
+  if (const std::string line = db::reuse_line(db::reused_cells(results, sweep.id), p.total); !line.empty())
+    print_safe("  {}\n", line);
   // A sequential sweep (egm sweep --until, schema v10): each claim at its last look.
   {
     std::string next;
@@ -159,6 +163,10 @@ nlohmann::json sweep_json(db::ResultsDb& results, const db::SweepRow& sweep) {
   j["cells"] = {{"total", p.total},     {"done", p.done},           {"running", p.running},
                 {"pending", p.pending}, {"failed", p.failed},       {"failed_no_retries_left", p.exhausted},
                 {"interrupted", p.interrupted}};
+  j["reused_cells"] = nlohmann::json::array();
+  for (const db::ReusedCell& r : db::reused_cells(results, sweep.id))
+    j["reused_cells"].push_back({{"cell", r.key}, {"from", r.from}, {"original_run", opt(r.original_run)},
+                                 {"original_sweep", opt(r.original_sweep)}});
   j["steps_done"] = p.steps_done;
   j["steps_to_run"] = p.steps_total - p.steps_given_up;
   j["eta_s"] = opt(p.eta_s);

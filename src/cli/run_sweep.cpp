@@ -30,6 +30,7 @@
 #include "cli/torch_verbs.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
+#include "db/reuse.h"
 #include "launch/gpu_placement.h"
 #include "launch/launch_command.h"
 #include "launch/launch_options.h"
@@ -361,6 +362,14 @@ void run_sweep(SweepOptions o) {
     EGM_REQUIRE(!o.print_command, ConfigError,
                 "--until runs the sweep several times and looks in between; it has no single command to print "
                 "(--until none runs the spec's seeds as one launch)");
+  }
+  // --reuse-from's inputs: one line each, before anything runs or is written (the coordinator checks again).
+  if (!o.launch.reuse_from.empty()) {
+    EGM_REQUIRE(spec.reuse, ConfigError,
+                "--reuse-from: spec {} says \"reuse\": false; drop the flag or the field; nothing written",
+                o.launch.spec_path);
+    db::check_reuse_sources(o.launch.reuse_from,
+                            o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path);
   }
   if (o.dry_run) {
     const std::string db_path = o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path;

@@ -111,4 +111,25 @@ void validate(const RunConfig& config);
 // sha256 of the canonical JSON: the identity of a run's science.
 std::string config_hash(const RunConfig& config);
 
+// ---- what makes two runs the same (run/identity.h) ------------------------------
+// Two runs are the same run, and a sweep takes one's results for the other
+// instead of training it again (egm sweep's reuse, db/reuse.h), when all of
+// these are equal:
+//   - config_hash of the fully resolved RunConfig: the preset, variant, seed,
+//     every model and train field (precision is train.precision), and the grid
+//     point's values, which the expansion sets in the config;
+//   - the corpus's sha256;
+//   - the device kind (cpu, cuda; not the GPU's model nor the CPU's threads);
+//   - the world size (data-parallel ranks of the run);
+//   - kNumericsVersion below, of the egm that trained it.
+// A run whose corpus or numerics version is not recorded matches nothing.
+//
+// kNumericsVersion must be raised by every change to training that changes a
+// seeded loss (a kernel, an initialisation, the data order, the optimiser's
+// arithmetic), in the same commit, saying why. tests/train/test_numerics_version.cpp
+// pins the bitwise final losses of a few tiny CPU runs to it, so such a change
+// fails that test until the version is raised and the new losses are pinned.
+// Versions: 1, the first recorded (issue 38).
+inline constexpr int64_t kNumericsVersion = 1;
+
 }  // namespace egm

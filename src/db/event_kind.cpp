@@ -19,8 +19,8 @@ constexpr const char* kNames[] = {
     "interrupted_sigusr1", "interrupted_sighup",  "interrupted_signal", "attempt_started",
     "attempt_done",        "attempt_failed",      "attempt_interrupted", "checkpoint",
     "resumed",             "checkpoint_skipped",  "restart_from_scratch", "unknown_record",
-    "sweep_taken_over"};
-static_assert(std::size(kNames) == static_cast<std::size_t>(EventKind::sweep_taken_over) + 1,
+    "sweep_taken_over", "run_reused"};
+static_assert(std::size(kNames) == static_cast<std::size_t>(EventKind::run_reused) + 1,
               "one name per EventKind, in enum order");
 
 }  // namespace

@@ -40,6 +40,8 @@ enum class EventKind {
   unknown_record,        // a record of a kind this coordinator does not know (its JSON as the message)
   // ownership (schema v9, db/ownership.h)
   sweep_taken_over,      // a coordinator took the sweep from a stale owner (the message says whose and why)
+  // reuse (schema v11, db/reuse.h)
+  run_reused,            // a cell took a finished run of the same identity instead of training (the message says which)
 };
 
 const char* to_string(EventKind kind);

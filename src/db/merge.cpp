@@ -37,67 +37,6 @@ constexpr int kOldestInput = 5;
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// An input as given, opened and checked before anything is written.
-struct Input {
-  std::string given;  // as on the command line (messages)
-  std::string path;   // absolute
-  int version = 0;
-  int64_t size = 0;
-};
-
-Input check_input(const std::string& given) {
-  Input in;
-  in.given = given;
-  std::error_code ec;
-  EGM_REQUIRE(fs::is_regular_file(given, ec), ConfigError, "input {} does not exist or is not a file; nothing written",
-              given);
-  in.path = fs::absolute(given).lexically_normal().string();
-  in.size = static_cast<int64_t>(fs::file_size(given));
-  const int newest = results_schema_version();
-  try {
-    Connection c(given, OpenMode::read_only);
-    in.version = c.user_version();
-    EGM_REQUIRE(in.version != 0, ConfigError, "input {} is not an egm results database (no egm schema version); "
-                "nothing written", given);
-    EGM_REQUIRE(in.version <= newest, ConfigError,
-                "input {} has schema version {}, newer than this egm knows ({}): merge with a newer egm; nothing written",
-                given, in.version, newest);
-    EGM_REQUIRE(in.version >= kOldestInput, ConfigError,
-                "input {} has schema version {}, older than egm merge reads ({}): run the egm that wrote it once "
-                "more (any egm sweep on it upgrades it), then merge; nothing written",
-                given, in.version, kOldestInput);
-    // A damaged file is refused before any of it is copied (a b-tree page
-    // overwritten, a truncated file): SQLite's own structural check.
-    Statement check = c.prepare("PRAGMA quick_check(1)");
-    const std::string verdict = check.step() ? check.text(0) : "no answer";
-    EGM_REQUIRE(verdict == "ok", ConfigError, "input {} is damaged (SQLite's quick_check: {}); nothing written", given,
-                first_line(verdict));
-    // Its schema is egm's where merge reads it (no view, virtual table or trigger in its place).
-    // ... its values have their columns' types, and its rows name rows that exist.
-    try {
-      check_egm_schema(c, "main", in.version, "input " + given);
-      check_egm_values(c, in.version, "input " + given);
-      check_egm_references(c, in.version, "input " + given);
-      check_egm_layouts(c, in.version, "input " + given);
-    } catch (const DbError& e) {
-      EGM_THROW(ConfigError, "{}; nothing written", first_line(e.what()));
-    }
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const DbError& e) {
-    // Not SQLite at all, or damaged past opening: SQLite's own reason, on one line.
-    std::string why = first_line(e.what());
-    if (why.rfind(given + ": ", 0) == 0) why.erase(0, given.size() + 2);  // the file is named once
-    const bool damaged = why.find("malformed") != std::string::npos || why.find("corrupt") != std::string::npos;
-    // Locked, or waiting for a writer's rollback: a good database; say what it is.
-    const bool busy = why.find("locked by another process") != std::string::npos ||
-                      why.find("hot journal") != std::string::npos || why.find("write-ahead log") != std::string::npos;
-    if (busy) EGM_THROW(ConfigError, "input {}: {}; nothing written", given, why);
-    EGM_THROW(ConfigError, "input {} is {} ({}); nothing written", given,
-              damaged ? "damaged" : "not an egm results database", why);
-  }
-  return in;
-}
 
 // ---- specs ---------------------------------------------------------------------------
 
@@ -197,7 +136,7 @@ int64_t scalar(Connection& c, const std::string& sql) {
 // The input attached as schema `src` for the life of this object.
 class Attached {
  public:
-  Attached(Connection& c, const Input& in) : c_(c) {
+  Attached(Connection& c, const CheckedInput& in) : c_(c) {
     Statement s = c_.prepare("ATTACH DATABASE ? AS src");
     s.bind(1, read_only_uri(in.path));
     s.run();
@@ -265,6 +204,60 @@ std::string show(const std::optional<double>& v) { return v ? fmt::format("{}", 
 
 }  // namespace
 
+CheckedInput check_input_database(const std::string& given, const std::string& role) {
+  CheckedInput in;
+  in.given = given;
+  std::error_code ec;
+  EGM_REQUIRE(fs::is_regular_file(given, ec), ConfigError, "{} {} does not exist or is not a file; nothing written",
+              role, given);
+  in.path = fs::absolute(given).lexically_normal().string();
+  in.size = static_cast<int64_t>(fs::file_size(given));
+  const int newest = results_schema_version();
+  try {
+    Connection c(given, OpenMode::read_only);
+    in.version = c.user_version();
+    EGM_REQUIRE(in.version != 0, ConfigError, "{} {} is not an egm results database (no egm schema version); "
+                "nothing written", role, given);
+    EGM_REQUIRE(in.version <= newest, ConfigError,
+                "{} {} has schema version {}, newer than this egm knows ({}): use a newer egm; nothing written",
+                role, given, in.version, newest);
+    EGM_REQUIRE(in.version >= kOldestInput, ConfigError,
+                "{} {} has schema version {}, older than egm merge reads ({}): run the egm that wrote it once "
+                "more (any egm sweep on it upgrades it), then merge; nothing written",
+                role, given, in.version, kOldestInput);
+    // A damaged file is refused before any of it is copied (a b-tree page
+    // overwritten, a truncated file): SQLite's own structural check.
+    Statement check = c.prepare("PRAGMA quick_check(1)");
+    const std::string verdict = check.step() ? check.text(0) : "no answer";
+    EGM_REQUIRE(verdict == "ok", ConfigError, "{} {} is damaged (SQLite's quick_check: {}); nothing written", role,
+                given, first_line(verdict));
+    // Its schema is egm's where merge reads it (no view, virtual table or trigger in its place).
+    // ... its values have their columns' types, and its rows name rows that exist.
+    try {
+      check_egm_schema(c, "main", in.version, role + " " + given);
+      check_egm_values(c, in.version, role + " " + given);
+      check_egm_references(c, in.version, role + " " + given);
+      check_egm_layouts(c, in.version, role + " " + given);
+    } catch (const DbError& e) {
+      EGM_THROW(ConfigError, "{}; nothing written", first_line(e.what()));
+    }
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const DbError& e) {
+    // Not SQLite at all, or damaged past opening: SQLite's own reason, on one line.
+    std::string why = first_line(e.what());
+    if (why.rfind(given + ": ", 0) == 0) why.erase(0, given.size() + 2);  // the file is named once
+    const bool damaged = why.find("malformed") != std::string::npos || why.find("corrupt") != std::string::npos;
+    // Locked, or waiting for a writer's rollback: a good database; say what it is.
+    const bool busy = why.find("locked by another process") != std::string::npos ||
+                      why.find("hot journal") != std::string::npos || why.find("write-ahead log") != std::string::npos;
+    if (busy) EGM_THROW(ConfigError, "{} {}: {}; nothing written", role, given, why);
+    EGM_THROW(ConfigError, "{} {} is {} ({}); nothing written", role, given,
+              damaged ? "damaged" : "not an egm results database", why);
+  }
+  return in;
+}
+
 MergeSummary merge_databases(const MergeOptions& o, const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
@@ -278,10 +271,10 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
               out_dir.string());
 
   // ---- every input checked before anything is written
-  std::vector<Input> inputs;
+  std::vector<CheckedInput> inputs;
   for (const std::string& given : o.inputs) {
-    Input in = check_input(given);
-    for (const Input& other : inputs)
+    CheckedInput in = check_input_database(given, "input");
+    for (const CheckedInput& other : inputs)
       EGM_REQUIRE(!fs::equivalent(other.path, in.path, ec), ConfigError,
                   "input {} is given twice ({} and {}); nothing written", in.path, other.given, given);
     EGM_REQUIRE(!fs::exists(o.out, ec) || !fs::equivalent(o.out, in.path, ec), ConfigError,
@@ -327,7 +320,7 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
     int64_t conflicts = 0;
     std::vector<std::string> conflict_examples;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const Input& in = inputs[i];
+      const CheckedInput& in = inputs[i];
       Attached attached(out, in);
       Statement sweeps = out.prepare("SELECT * FROM src.sweeps ORDER BY id");
       std::map<std::string, int> col;
@@ -483,7 +476,7 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
     const std::string commit(source_state().commit);
     const std::vector<std::string> out_sweep_cols = table_columns(out, "main", "sweeps");
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const Input& in = inputs[i];
+      const CheckedInput& in = inputs[i];
       Attached attached(out, in);
       out.execute(
           "INSERT INTO merge_sources (path, size, schema_version, host, egm_commit, merged_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -550,7 +543,16 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
                          {"status", "CASE r.status WHEN 'running' THEN 'interrupted' ELSE r.status END"},
                          {"error", "CASE r.status WHEN 'running' THEN coalesce(r.error, 'still running in the input "
                                    "egm merge read') ELSE r.error END"},
-                         {"merge_source", merge_source}},
+                         {"merge_source", merge_source},
+                         // A reused cell's link keeps naming its original when the original comes along
+                         // (shifted as the runs are); otherwise reused_from alone says where it came from.
+                         {"reused_run", std::find(src_run_cols.begin(), src_run_cols.end(), "reused_run") !=
+                                                src_run_cols.end()
+                                            ? fmt::format("CASE WHEN r.reused_run IN (SELECT o.id FROM src.runs o "
+                                                          "WHERE o.cell_id IN (SELECT src_cell FROM temp.picked)) "
+                                                          "THEN r.reused_run + {} END",
+                                                          run_off)
+                                            : std::string()}},
                         "FROM src.runs r WHERE r.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY r.id"));
       summary.runs += out.changes();
       if (has_table(out, "src", "source_diffs"))

@@ -61,6 +61,19 @@ struct MergeSummary {
 // input missing, not an egm database, from a newer egm, damaged, a conflict, a
 // mismatched spec or corpus); nothing is written then. `progress` gets a line
 // per step.
+// A database from elsewhere, checked before anything of it is read (the input
+// checks of egm merge, used by egm sweep --reuse-from too): a regular file, an
+// egm database of schema 5 to this egm's, SQLite's quick_check, and the
+// untrusted-input checks of db/schema_check.h. Throws ConfigError with one line
+// that names it as `role` ("input", "--reuse-from") and ends "nothing written".
+struct CheckedInput {
+  std::string given;  // as on the command line (messages)
+  std::string path;   // absolute
+  int version = 0;
+  int64_t size = 0;
+};
+CheckedInput check_input_database(const std::string& given, const std::string& role);
+
 MergeSummary merge_databases(const MergeOptions& options,
                              const std::function<void(const std::string&)>& progress = {});
 

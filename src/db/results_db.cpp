@@ -173,7 +173,8 @@ std::string run_columns_for(int schema_version) {
              "r.world_size, r.backend, r.torch_version, r.git_commit, r.resumed_from_step, r.started_at, "
              "r.ended_at, r.error, ") +
          (schema_version >= 6 ? "r.source_diff_sha256, " : "NULL, ") +
-         (schema_version >= 7 ? "r.threads, r.gpu_name" : "NULL, NULL") +
+         (schema_version >= 7 ? "r.threads, r.gpu_name, " : "NULL, NULL, ") +
+         (schema_version >= 11 ? "r.numerics_version, r.reused_from" : "NULL, NULL") +
          " FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id";
 }
 
@@ -205,6 +206,8 @@ RunRow read_run(const Statement& s) {
   r.info.source_diff_sha256 = s.opt_text(18);
   r.info.threads = s.opt_int64(19);
   r.info.gpu_name = s.opt_text(20);
+  r.info.numerics_version = s.opt_int64(21);
+  r.reused_from = s.opt_text(22);
   return r;
 }
 
@@ -615,10 +618,11 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
       t, fmt::format("superseded by attempt {}", attempt), cell_id);
   connection_.execute(
       "INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
-      "started_at, resumed_from_step, source_diff_sha256, threads, gpu_name) "
-      "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "started_at, resumed_from_step, source_diff_sha256, threads, gpu_name, numerics_version) "
+      "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       cell_id, attempt, info.host, info.device.str(), info.world_size, to_string(info.backend), info.torch_version,
-      info.git_commit, t, info.resumed_from_step, info.source_diff_sha256, info.threads, info.gpu_name);
+      info.git_commit, t, info.resumed_from_step, info.source_diff_sha256, info.threads, info.gpu_name,
+      info.numerics_version);
   const int64_t run_id = connection_.last_insert_rowid();
   connection_.execute("UPDATE cells SET status = 'running', attempts = ?, updated_at = ? WHERE id = ?", attempt, t,
                       cell_id);

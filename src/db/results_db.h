@@ -168,6 +168,10 @@ struct RunInfo {
   // GPU's name for a CUDA run ("NVIDIA H200").
   std::optional<int64_t> threads;
   std::optional<std::string> gpu_name;
+  // The numerics version of the egm that trains it (config/run_config.h,
+  // kNumericsVersion; schema v11): part of the run's identity, by which a later
+  // sweep reuses it (db/reuse.h). nullopt: not known (never reused).
+  std::optional<int64_t> numerics_version;
 };
 
 // A build's source modification as stored (table source_diffs).
@@ -191,6 +195,10 @@ struct RunRow {
   double started_at = 0;
   std::optional<double> ended_at;
   std::optional<std::string> error;
+  // Schema v11 (db/reuse.h): for a cell that took a finished run of the same
+  // identity instead of training, where it came from ("run 12 of sweep
+  // 'paper_2x2', cell base-s0, trained on node-a"); nullopt: trained by this attempt.
+  std::optional<std::string> reused_from;
 };
 
 // The metrics.split column holds MetricSplit's names (run/records.h); SQL

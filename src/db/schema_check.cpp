@@ -192,6 +192,7 @@ void check_egm_references(Connection& connection, int version, const std::string
       {"looks", "sweep_id", "sweeps", "", ""},
       {"runs", "merge_source", "merge_sources", "", ""},
       {"merge_sources", "via", "merge_sources", "", ""},
+      {"runs", "reused_run", "runs", "", ""},
   };
   const auto& egm = reference(version);
   auto has_column = [&](const std::string& table, const std::string& column) {

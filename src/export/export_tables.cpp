@@ -181,7 +181,11 @@ std::vector<ExportTable> export_tables(int schema_version) {
         col("torch_version", T::text, "r.torch_version"), col("git_commit", T::text, "r.git_commit"),
         col("started_at", T::timestamp, "r.started_at"), col("ended_at", T::timestamp, "r.ended_at"),
         col("duration_s", T::float64, "r.ended_at - r.started_at"),
-        col("resumed_from_step", T::int64, "r.resumed_from_step"), col("error", T::text, "r.error")},
+        col("resumed_from_step", T::int64, "r.resumed_from_step"), col("error", T::text, "r.error"),
+        // Schema v11 (db/reuse.h): the run's numerics version, and for a cell
+        // that reused a finished run instead of training, which one.
+        col("numerics_version", T::int64, "r.numerics_version", 11), col("reused_run", T::int64, "r.reused_run", 11),
+        col("reused_from", T::text, "r.reused_from", 11)},
        "FROM runs r WHERE r.cell_id = ?1 ORDER BY r.attempt",
        true,
        "",

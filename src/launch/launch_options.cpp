@@ -37,6 +37,17 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o) {
                "heartbeat (a stopped or hung coordinator); refused while the heartbeat is fresh, and when nobody "
                "owns the sweep (coordinator/README.md, \"Ownership\")")
       ->excludes(new_sweep);
+  CLI::Option* reuse_from =
+      app.add_option("--reuse-from", o.reuse_from,
+                     "another egm database (read-only): a cell whose identity matches a finished run there takes "
+                     "it, its rows copied in as egm merge copies them; repeatable")
+          ->type_name("DB")
+          ->allow_extra_args(false);
+  app.add_flag("--no-reuse", o.no_reuse,
+               "train every cell, even one whose identity (run config, corpus, device kind, world size, numerics "
+               "version) matches a finished run elsewhere in the database; by default such a cell takes that run's "
+               "results (as the spec's \"reuse\": false)")
+      ->excludes(reuse_from);
   app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads per worker")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -62,6 +73,8 @@ std::vector<std::string> launch_flags(const LaunchOptions& o) {
   if (o.new_sweep) args.push_back("--new-sweep");
   if (o.extend) args.push_back("--extend");
   if (o.takeover) args.push_back("--takeover");
+  if (o.no_reuse) args.push_back("--no-reuse");
+  for (const auto& path : o.reuse_from) args.insert(args.end(), {"--reuse-from", path});
   if (o.threads_per_worker != d.threads_per_worker)
     args.insert(args.end(), {"--threads-per-worker", std::to_string(o.threads_per_worker)});
   if (o.device) args.insert(args.end(), {"--device", o.device->str()});

@@ -25,6 +25,8 @@ struct LaunchOptions {
   bool new_sweep = false;           // the spec changed: keep the old sweep as NAME@ID
   bool extend = false;              // the spec only adds cells: the sweep takes it, keeping its cells
   bool takeover = false;            // take the sweep from an owner that stopped beating (db/ownership.h)
+  std::vector<std::string> reuse_from;  // --reuse-from: other databases whose finished runs cells may take (db/reuse.h)
+  bool no_reuse = false;            // train every cell, even one a finished run of its identity could stand for (db/reuse.h)
   int threads_per_worker = 1;       // intra-op threads of each worker's run
   std::optional<DeviceName> device;  // --device, parsed; none: the spec's "device", else cpu
   int64_t checkpoint_interval = 0;  // 0: checkpoint at each eval (and on a stop)

@@ -15,6 +15,7 @@
 #include "analysis/grid_analysis.h"
 #include "analysis/param_analysis.h"
 #include "analysis/sweep_data.h"
+#include "db/reuse.h"
 #include "db/sqlite.h"
 #include "util/error.h"
 #include "util/json_limits.h"
@@ -106,6 +107,10 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
                       cell.attempts == 1 ? "" : "s", cell.failures, cell.max_attempts,
                       cell.latest_step ? std::to_string(*cell.latest_step) : "-", cell.max_steps);
   if (cell.last_error) body += "<p class=\"error\">last error: " + escape(first_line(*cell.last_error)) + "</p>\n";
+  // Not trained by this sweep: the finished run of the same identity it took (db/reuse.h).
+  for (const db::ReusedCell& r : db::reused_cells(c.db, sweep.id))
+    if (r.cell_id == *cell_id)
+      body += "<p class=\"note\" id=\"reused\">reused, not trained here: " + escape(r.from) + "</p>\n";
   {
     db::Table t;
     t.columns = {"final_val", "best_val", "full_val", "ar_val", "ar_ref_val", "final_step"};

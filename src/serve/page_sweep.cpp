@@ -130,7 +130,7 @@ db::Table running_table(const SweepState& st) {
 }
 
 const char* const kSweepTables[] = {"paper",      "summary",   "per_seed",      "deltas",     "interaction",
-                                    "published",  "excluded",  "conflicts",     "provenance", "mope_runs",
+                                    "published",  "excluded",  "conflicts",     "provenance", "reused",    "mope_runs",
                                     "mope_pairs", "mope_k_scores", "gates",     "gates_by_layer", "cells",
                                     "running",    "grid",      "grid_across",   nullptr};
 
@@ -150,6 +150,7 @@ db::Table analysis_table(const std::string& name, const analysis::SweepAnalysis&
   if (name == "excluded") return analysis::excluded_table(a);
   if (name == "conflicts") return analysis::setup_conflict_table(a);
   if (name == "provenance") return analysis::provenance_table(a);
+  if (name == "reused") return analysis::reused_table(a);
   if (name == "mope_runs") return analysis::mope_run_table(a);
   if (name == "mope_k_scores") return analysis::k_score_table(a);
   if (name == "mope_pairs") return analysis::mope_pair_table(a);

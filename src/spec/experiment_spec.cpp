@@ -143,6 +143,7 @@ ExperimentSpec read_fields(const json& d) {
     for (const auto& [k, v] : p["values"].items()) pub.values[k] = v.get<double>();
     s.published = pub;
   }
+  s.reuse = d.value("reuse", true);
   if (d.contains("until")) {
     const json& u = d["until"];
     Until until;

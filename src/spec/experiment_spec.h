@@ -102,6 +102,9 @@ struct ExperimentSpec {
   // How the sweep is run, not what its cells are: left out of the canonical
   // form and the hash, so changing it needs no --extend.
   std::optional<Until> until;
+  // false: train every cell, even one whose identity matches a finished run
+  // elsewhere in the database (db/reuse.h); as --no-reuse. Not hashed either.
+  bool reuse = true;
   // Grid axes (spec/grid.h): every variant x seed runs at every combination of
   // their values. Ordered by path; axes from --grid replace the spec's axis of
   // the same path. Empty: no grid (cells, keys and hashes as before grids).

@@ -72,6 +72,8 @@ SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::Chang
   std::vector<int64_t> ids;
   std::optional<db::SweepOwner> owner;
   std::optional<std::string> took_over, corpus_note;
+  std::vector<db::ReuseLink> reused;
+  std::vector<std::string> reuse_notes;
   {
     // BEGIN IMMEDIATE: the ownership check, the sweep row, its cells, its
     // corpus and the claim appear together, or (on a refusal) not at all; two
@@ -97,6 +99,16 @@ SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::Chang
                   row.corpus_path.value_or("<its corpus>"));
       }
     }
+    if (opening.reuse && opening.corpus && spec.reuse) {
+      const db::ReuseLaunch launch{opening.corpus->sha256, opening.reuse->device_kind, opening.reuse->numerics_version,
+                                   [&spec](const std::string& variant) { return spec.ranks_for(variant); }};
+      reused = db::link_reusable_cells(db, sweep.sweep.id, launch);
+      for (const db::CheckedInput& input : opening.reuse->from) {
+        db::ReuseFromResult r = db::link_from_database(db, sweep.sweep.id, launch, input);
+        reused.insert(reused.end(), r.links.begin(), r.links.end());
+        if (!r.note.empty()) reuse_notes.push_back(r.note);
+      }
+    }
     if (opening.claimant) {
       const db::Claimant& me = *opening.claimant;
       owner = db::SweepOwner{me.host, me.pid, unix_now(), me.slurm_job, std::nullopt};
@@ -106,7 +118,8 @@ SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::Chang
   }
   sweep.sweep = db.sweep(sweep.sweep.id);  // with its owner and corpus as written
   return SweepSetup{std::move(spec), std::move(cells), std::move(db), std::move(sweep), std::move(ids),
-                    std::move(owner), std::move(took_over), std::move(corpus_note)};
+                    std::move(owner), std::move(took_over), std::move(corpus_note), std::move(reused),
+                    std::move(reuse_notes)};
 }
 
 }  // namespace egm::spec

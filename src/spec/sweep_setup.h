@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "db/results_db.h"
+#include "db/reuse.h"
 #include "spec/expand.h"
 #include "spec/experiment_spec.h"
 
@@ -21,6 +22,15 @@ namespace egm::spec {
 struct SweepOpening {
   std::optional<db::Claimant> claimant;   // none: nobody claims it (egm submit)
   std::optional<db::SweepCorpus> corpus;  // none: not known here
+  // With a corpus: link each cell to run to a finished run of the same
+  // identity elsewhere in the database (db/reuse.h), in the same transaction.
+  // none: train every cell (--no-reuse; the spec's "reuse": false is applied here too).
+  struct Reuse {
+    std::string device_kind;       // "cpu" or "cuda": the sweep's device
+    int64_t numerics_version = 0;  // kNumericsVersion (config/run_config.h)
+    std::vector<db::CheckedInput> from;  // --reuse-from, checked (db::check_reuse_sources)
+  };
+  std::optional<Reuse> reuse;
 };
 
 struct SweepSetup {
@@ -32,6 +42,8 @@ struct SweepSetup {
   std::optional<db::SweepOwner> owner;   // with a claimant: the ownership it now holds
   std::optional<std::string> took_over;  // the line saying whose stale ownership it took over
   std::optional<std::string> corpus_note;  // a line about a corpus that could not be checked
+  std::vector<db::ReuseLink> reused;       // cells linked to finished runs at this opening
+  std::vector<std::string> reuse_notes;    // a --reuse-from input nothing matched in, and why
 };
 
 // Throws SpecError (bad spec: nothing touched), ConfigError (the sweep exists

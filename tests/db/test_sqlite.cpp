@@ -383,7 +383,7 @@ TEST(Migrations, VersionThreeFileEventsGetTheirStep) {
     const std::optional<int64_t> none;
     const std::vector<std::optional<int64_t>> steps = {none, 40, 40, 60, 70, none};
     for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].step, steps[i]) << events[i].message;
-    for (int i = 0; i <= static_cast<int>(EventKind::sweep_taken_over); ++i)
+    for (int i = 0; i <= static_cast<int>(EventKind::run_reused); ++i)
       EXPECT_EQ(parse_event_kind(to_string(static_cast<EventKind>(i))), static_cast<EventKind>(i));
     db.connection().execute("INSERT INTO events (time, kind, message) VALUES (2, 'no_such_kind', 'x')");
     try {

@@ -1,0 +1,321 @@
+// Reuse of finished runs: finding a cell's match by identity, writing the
+// link (runs row, results, metrics, parameter snapshots, event), and reading
+// the links back for the verbs that show them.
+#include "db/reuse.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "util/error.h"
+#include "util/process_info.h"
+#include "util/source_state.h"
+#include "util/unix_time.h"
+
+namespace egm::db {
+namespace {
+
+// A finished run that might stand for a cell, as the file holds it.
+struct Candidate {
+  int64_t run_id = 0;
+  int64_t cell_id = 0;
+  RunIdentity identity;
+  std::string sweep;
+  std::string key;
+  std::string host;
+  std::optional<int64_t> reused_run;      // set: it is itself a link
+  std::optional<std::string> reused_from;
+};
+
+// Finished runs of finished cells with this config, trained ones first.
+std::vector<Candidate> candidates(Connection& c, const std::string& config_hash, int64_t except_cell) {
+  CachedStatement s = c.cached(
+      "SELECT r.id, r.cell_id, r.device, r.world_size, r.numerics_version, s.corpus_sha256, s.name, c.key, r.host, "
+      "r.reused_run, r.reused_from "
+      "FROM cells c JOIN runs r ON r.cell_id = c.id JOIN sweeps s ON s.id = c.sweep_id "
+      "WHERE c.config_hash = ?1 AND c.status = 'done' AND r.status = 'done' AND c.id != ?2 "
+      "AND r.numerics_version IS NOT NULL "
+      "ORDER BY r.reused_from IS NOT NULL, r.id");
+  s->bind(1, config_hash);
+  s->bind(2, except_cell);
+  std::vector<Candidate> out;
+  while (s->step()) {
+    Candidate k;
+    k.run_id = s->int64(0);
+    k.cell_id = s->int64(1);
+    k.identity.config_hash = config_hash;
+    k.identity.device_kind = device_kind_of(s->opt_text(2).value_or(""));
+    k.identity.world_size = s->opt_int64(3).value_or(1);
+    k.identity.numerics_version = s->opt_int64(4).value_or(0);
+    k.identity.corpus_sha256 = s->opt_text(5).value_or("");
+    k.sweep = s->text(6);
+    k.key = s->text(7);
+    k.host = s->opt_text(8).value_or("?");
+    k.reused_run = s->opt_int64(9);
+    k.reused_from = s->opt_text(10);
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+// Writes one link: the cell `cell` takes the run `from` stands for.
+ReuseLink write_link(ResultsDb& db, const CellRow& cell, const Candidate& from, double t) {
+  Connection& c = db.connection();
+  // A link's original is what it names (none: not in this file any more).
+  const std::optional<int64_t> original = from.reused_from ? from.reused_run : std::optional<int64_t>(from.run_id);
+  const std::string text =
+      from.reused_from ? *from.reused_from
+                       : fmt::format("run {} of sweep '{}', cell {}, trained on {}", from.run_id, from.sweep, from.key,
+                                     from.host);
+  const int attempt = cell.attempts + 1;
+  c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
+            "WHERE cell_id = ? AND status = 'running'",
+            t, fmt::format("superseded by attempt {}, a reused run", attempt), cell.id);
+  // What ran the original, so the mixed-device and mixed-commit warnings and
+  // the run listings see it; no wall time of its own.
+  c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
+            "started_at, ended_at, source_diff_sha256, threads, gpu_name, numerics_version, reused_run, reused_from) "
+            "SELECT ?1, ?2, 'done', host, device, world_size, backend, torch_version, git_commit, ?3, ?3, "
+            "source_diff_sha256, threads, gpu_name, numerics_version, ?4, ?5 FROM runs WHERE id = ?6",
+            cell.id, attempt, t, original, text, from.run_id);
+  const int64_t run_id = c.last_insert_rowid();
+  c.execute("UPDATE cells SET status = 'done', attempts = ?1, final_val = o.final_val, best_val = o.best_val, "
+            "full_val = o.full_val, ar_val = o.ar_val, ar_ref_val = o.ar_ref_val, final_step = o.final_step, "
+            "updated_at = ?2 FROM (SELECT * FROM cells WHERE id = ?3) AS o WHERE cells.id = ?4",
+            attempt, t, from.cell_id, cell.id);
+  // The original's trajectory and parameters, in place of whatever an
+  // interrupted attempt here had recorded: the cell reads as the original.
+  c.execute("DELETE FROM metrics WHERE cell_id = ?", cell.id);
+  c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
+            "SELECT ?1, ?2, step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?3",
+            cell.id, run_id, from.cell_id);
+  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell.id);
+  c.execute("INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) "
+            "SELECT ?1, ?2, step, layout_id, data FROM param_snapshots WHERE cell_id = ?3 ORDER BY step",
+            cell.id, run_id, from.cell_id);
+  db.record_event({cell.sweep_id, cell.id, run_id, EventKind::run_reused,
+                   fmt::format("{} reused {} ({})", cell.key, text, from.identity.str()), t, std::nullopt});
+  return ReuseLink{cell.id, cell.key, run_id, original.value_or(0), text};
+}
+
+}  // namespace
+
+RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch) {
+  RunIdentity id;
+  id.config_hash = cell.config_hash;
+  id.corpus_sha256 = launch.corpus_sha256;
+  id.device_kind = launch.device_kind;
+  id.world_size = launch.world_size ? launch.world_size(cell.variant) : 1;
+  id.numerics_version = launch.numerics_version;
+  return id;
+}
+
+std::vector<ReuseLink> link_reusable_cells(ResultsDb& db, int64_t sweep_id, const ReuseLaunch& launch) {
+  EGM_CHECK(!db.read_only(), "link_reusable_cells needs a writable database");
+  std::vector<ReuseLink> links;
+  if (db.schema_version() < 11) return links;
+  Transaction tx(db.connection());
+  const double t = unix_now();
+  for (const CellRow& cell : db.cells_to_run(sweep_id)) {
+    const RunIdentity wanted = wanted_identity(cell, launch);
+    if (!wanted.known()) continue;
+    for (const Candidate& k : candidates(db.connection(), cell.config_hash, cell.id)) {
+      if (!same_run(k.identity, wanted)) continue;
+      links.push_back(write_link(db, cell, k, t));
+      break;
+    }
+  }
+  tx.commit();
+  return links;
+}
+
+std::vector<ReusedCell> reused_cells(ResultsDb& db, int64_t sweep_id) {
+  std::vector<ReusedCell> out;
+  if (db.schema_version() < 11) return out;
+  Statement s = db.connection().prepare(
+      "SELECT c.id, c.key, c.variant, r.reused_from, r.reused_run, o.ended_at - o.started_at, o.device, "
+      "o.world_size, o.threads, o.gpu_name, os.name "
+      "FROM cells c JOIN runs r ON r.cell_id = c.id "
+      "LEFT JOIN runs o ON o.id = r.reused_run LEFT JOIN cells oc ON oc.id = o.cell_id "
+      "LEFT JOIN sweeps os ON os.id = oc.sweep_id "
+      "WHERE c.sweep_id = ?1 AND c.status = 'done' AND r.status = 'done' AND r.reused_from IS NOT NULL "
+      "ORDER BY c.position");
+  s.bind(1, sweep_id);
+  while (s.step()) {
+    ReusedCell r;
+    r.cell_id = s.int64(0);
+    r.key = s.text(1);
+    r.variant = s.text(2);
+    r.from = s.text(3);
+    r.original_run = s.opt_int64(4);
+    r.original_seconds = s.opt_real(5);
+    r.original_device = s.opt_text(6).value_or("");
+    r.original_world_size = s.opt_int64(7).value_or(1);
+    r.original_threads = s.opt_int64(8);
+    r.original_gpu_name = s.opt_text(9);
+    r.original_sweep = s.opt_text(10);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string reuse_line(const std::vector<ReusedCell>& reused, int64_t total_cells) {
+  if (reused.empty()) return "";
+  std::vector<std::pair<std::string, int>> by_sweep;
+  for (const ReusedCell& r : reused) {
+    const std::string name = r.original_sweep ? fmt::format("sweep '{}'", *r.original_sweep) : "a run no longer here";
+    auto it = std::find_if(by_sweep.begin(), by_sweep.end(), [&](const auto& p) { return p.first == name; });
+    if (it == by_sweep.end())
+      by_sweep.emplace_back(name, 1);
+    else
+      ++it->second;
+  }
+  std::string parts;
+  for (const auto& [name, n] : by_sweep) parts += fmt::format("{}{}: {}", parts.empty() ? "" : ", ", name, n);
+  return fmt::format("{} of {} cells reused from earlier runs ({})", reused.size(), total_cells, parts);
+}
+
+}  // namespace egm::db
+
+// ---- --reuse-from ------------------------------------------------------------------
+
+namespace egm::db {
+namespace {
+
+// The merge_sources row of `input` in this file, written once per opening.
+int64_t source_row(Connection& c, const CheckedInput& input, double t) {
+  c.execute("INSERT INTO merge_sources (path, size, schema_version, host, egm_commit, merged_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            input.path, input.size, static_cast<int64_t>(input.version), process_info().host,
+            std::string(source_state().commit), t);
+  return c.last_insert_rowid();
+}
+
+// Copies run `from` (of `other`) in as the link of `cell`.
+ReuseLink copy_link(ResultsDb& db, Connection& other, const CellRow& cell, const Candidate& from,
+                    const CheckedInput& input, int64_t source, double t) {
+  Connection& c = db.connection();
+  const std::string text = fmt::format("{} in {}",
+                                       from.reused_from ? *from.reused_from
+                                                        : fmt::format("run {} of sweep '{}', cell {}, trained on {}",
+                                                                      from.run_id, from.sweep, from.key, from.host),
+                                       input.path);
+  const int attempt = cell.attempts + 1;
+  c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
+            "WHERE cell_id = ? AND status = 'running'",
+            t, fmt::format("superseded by attempt {}, a reused run", attempt), cell.id);
+  Statement r = other.prepare(
+      "SELECT host, device, world_size, backend, torch_version, git_commit, source_diff_sha256, threads, gpu_name, "
+      "numerics_version FROM runs WHERE id = ?");
+  r.bind(1, from.run_id);
+  EGM_REQUIRE(r.step(), DbError, "{}: run {} is gone", input.given, from.run_id);
+  c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
+            "started_at, ended_at, source_diff_sha256, threads, gpu_name, numerics_version, merge_source, "
+            "reused_from) VALUES (?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            cell.id, attempt, r.opt_text(0), r.opt_text(1), r.opt_int64(2), r.opt_text(3), r.opt_text(4),
+            r.opt_text(5), t, t, r.opt_text(6), r.opt_int64(7), r.opt_text(8), r.opt_int64(9), source, text);
+  const int64_t run_id = c.last_insert_rowid();
+  if (const std::optional<std::string> sha = r.opt_text(6)) {
+    Statement d = other.prepare("SELECT size, diff FROM source_diffs WHERE sha256 = ?");
+    d.bind(1, *sha);
+    if (d.step())
+      c.execute("INSERT OR IGNORE INTO source_diffs (sha256, size, diff) VALUES (?, ?, ?)", *sha, d.int64(0),
+                d.text(1));
+  }
+  Statement o = other.prepare(
+      "SELECT final_val, best_val, full_val, ar_val, ar_ref_val, final_step FROM cells WHERE id = ?");
+  o.bind(1, from.cell_id);
+  EGM_REQUIRE(o.step(), DbError, "{}: cell {} is gone", input.given, from.cell_id);
+  c.execute("UPDATE cells SET status = 'done', attempts = ?, final_val = ?, best_val = ?, full_val = ?, ar_val = ?, "
+            "ar_ref_val = ?, final_step = ?, updated_at = ? WHERE id = ?",
+            attempt, o.opt_real(0), o.opt_real(1), o.opt_real(2), o.opt_real(3), o.opt_real(4), o.opt_int64(5), t,
+            cell.id);
+  c.execute("DELETE FROM metrics WHERE cell_id = ?", cell.id);
+  Statement m = other.prepare("SELECT step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?");
+  m.bind(1, from.cell_id);
+  while (m.step())
+    c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+              cell.id, run_id, m.int64(0), m.text(1), m.opt_real(2), m.opt_real(3), m.opt_real(4), m.real(5));
+  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell.id);
+  Statement p = other.prepare(
+      "SELECT s.step, l.layout, s.data FROM param_snapshots s JOIN param_layouts l ON l.id = s.layout_id "
+      "WHERE s.cell_id = ? ORDER BY s.step");
+  p.bind(1, from.cell_id);
+  while (p.step()) {
+    const std::string layout = p.text(1), data = p.blob(2);
+    c.execute("INSERT OR IGNORE INTO param_layouts (layout) VALUES (?)", layout);
+    c.execute("INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) "
+              "VALUES (?, ?, ?, (SELECT id FROM param_layouts WHERE layout = ?), ?)",
+              cell.id, run_id, p.int64(0), layout, Blob{data});
+  }
+  db.record_event({cell.sweep_id, cell.id, run_id, EventKind::run_reused,
+                   fmt::format("{} reused {} ({})", cell.key, text, from.identity.str()), t, std::nullopt});
+  return ReuseLink{cell.id, cell.key, run_id, 0, text};
+}
+
+}  // namespace
+
+std::vector<CheckedInput> check_reuse_sources(const std::vector<std::string>& paths, const std::string& db_path) {
+  namespace fs = std::filesystem;
+  std::vector<CheckedInput> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const bool same = fs::exists(db_path, ec) && fs::exists(path, ec) ? fs::equivalent(path, db_path, ec)
+                                                                      : fs::absolute(path).lexically_normal() ==
+                                                                            fs::absolute(db_path).lexically_normal();
+    EGM_REQUIRE(!same, ConfigError,
+                "--reuse-from {} is the sweep's own database ({}): its finished runs are reused without the flag; "
+                "nothing written",
+                path, db_path);
+    out.push_back(check_input_database(path, "--reuse-from"));
+  }
+  return out;
+}
+
+ReuseFromResult link_from_database(ResultsDb& db, int64_t sweep_id, const ReuseLaunch& launch,
+                                   const CheckedInput& input) {
+  EGM_CHECK(!db.read_only(), "link_from_database needs a writable database");
+  ReuseFromResult out;
+  if (input.version < 11) {
+    out.note = fmt::format("--reuse-from {}: nothing reused; its schema ({}) predates egm's numerics version (11), "
+                           "so none of its runs has a known identity",
+                           input.given, input.version);
+    return out;
+  }
+  Connection other(input.path, OpenMode::read_only);
+  Transaction tx(db.connection());
+  const double t = unix_now();
+  std::optional<int64_t> source;
+  std::vector<std::string> corpora;  // the corpora of runs that matched but for their identity
+  for (const CellRow& cell : db.cells_to_run(sweep_id)) {
+    const RunIdentity wanted = wanted_identity(cell, launch);
+    if (!wanted.known()) continue;
+    for (const Candidate& k : candidates(other, cell.config_hash, /*except_cell=*/-1)) {
+      if (!same_run(k.identity, wanted)) {
+        if (k.identity.corpus_sha256 != wanted.corpus_sha256 &&
+            std::find(corpora.begin(), corpora.end(), k.identity.corpus_sha256) == corpora.end())
+          corpora.push_back(k.identity.corpus_sha256);
+        continue;
+      }
+      if (!source) source = source_row(db.connection(), input, t);
+      out.links.push_back(copy_link(db, other, cell, k, input, *source, t));
+      break;
+    }
+  }
+  tx.commit();
+  if (out.links.empty()) {
+    std::vector<std::string> short_shas;
+    for (const std::string& c : corpora) short_shas.push_back(c.empty() ? "unknown" : c.substr(0, 12));
+    out.note = fmt::format("--reuse-from {}: no finished run of it matches a cell to run{}", input.given,
+                           corpora.empty() ? std::string()
+                                           : fmt::format(" (it holds runs of another corpus: {})",
+                                                         fmt::join(short_shas, ", ")));
+  }
+  return out;
+}
+
+}  // namespace egm::db
