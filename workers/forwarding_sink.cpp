@@ -45,7 +45,6 @@ void ForwardingSink::flush() {
   m.records = std::move(buffer_);
   buffer_.clear();
   sweep::send_message(transport_, coordinator_, m);
-  ++messages_sent_;
 }
 
 }  // namespace egm::worker
