@@ -1,6 +1,6 @@
 #include "model/block.h"
 
-#include "model/counter_dropout.h"
+#include "model/kernels/counter_dropout.h"
 
 namespace egm {
 

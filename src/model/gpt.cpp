@@ -4,7 +4,7 @@
 
 #include "config/variants.h"
 #include "model/attention_variants.h"
-#include "model/counter_dropout.h"
+#include "model/kernels/counter_dropout.h"
 #include "model/init.h"
 #include "util/error.h"
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/variants.h"
-#include "model/flash_attention_kernels.h"
+#include "model/kernels/flash_attention_kernels.h"
 #include "model/gpt.h"
 
 namespace egm {

@@ -8,7 +8,7 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
-#include "model/cpu_blas.h"
+#include "model/kernels/cpu_blas.h"
 #include "train/cuda_memory.h"
 #include "train/metrics_sink.h"
 #include "train/trainer.h"

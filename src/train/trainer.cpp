@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "egm/version_info.h"
-#include "model/cpu_blas.h"
+#include "model/kernels/cpu_blas.h"
 #include "train/cuda_memory.h"
 #include "train/evaluation.h"
 #include "train/loss_scaler.h"

@@ -1,4 +1,4 @@
-#include "model/vector_math.h"
+#include "model/kernels/vector_math.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "model/cpu_blas.h"
+#include "model/kernels/cpu_blas.h"
 
 #include <dlfcn.h>
 #include <torch/torch.h>

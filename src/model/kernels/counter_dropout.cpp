@@ -1,4 +1,4 @@
-#include "model/counter_dropout.h"
+#include "model/kernels/counter_dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "model/parallel.h"
+#include "model/kernels/parallel.h"
 
 namespace egm {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/parallel.h"
+#include "model/kernels/parallel.h"
 
 #include <ATen/Parallel.h>
 #include <c10/util/ParallelGuard.h>
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/cpu_blas.h"
+#include "model/kernels/cpu_blas.h"
 
 namespace egm {
 namespace {
