@@ -1,3 +1,5 @@
+// The worker's sink: each record stamped with its UNIX time and buffered; a batch
+// goes out each flush interval, at 1,000 records, or at once for a status, checkpoint, final or event.
 #include "workers/forwarding_sink.h"
 
 #include <algorithm>

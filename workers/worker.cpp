@@ -1,3 +1,5 @@
+// The worker's loop: HELLO, then each ASSIGN trained (joining its group when it
+// has several ranks) and answered with RESULT or FAILED, until SHUTDOWN.
 #include "workers/worker.h"
 
 #include <fmt/format.h>
