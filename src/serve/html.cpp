@@ -1,3 +1,5 @@
+// The HTML pieces: escaping and URL coding, the page frame with its navigation
+// and refresh, tables with their download links, and the progress bar.
 #include "serve/html.h"
 
 #include <fmt/format.h>

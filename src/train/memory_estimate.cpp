@@ -1,3 +1,5 @@
+// A run's memory from its config: parameters, gradients and AdamW moments,
+// the activations a step keeps (the CPU kernels keep no [B, H, T, T]), a summary line.
 #include "train/memory_estimate.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// `egm bench`'s measurement: timed steps after a warm-up, the sgemm rate on the
+// same threads, the FLOPs a step needs, MFU and peak memory from /proc.
 #include "train/step_benchmark.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Trainer: the model, data and optimiser built from a run config, resumed from
+// a checkpoint when one is there, then the training loop with evals and records.
 #include "train/trainer.h"
 
 #include <chrono>
