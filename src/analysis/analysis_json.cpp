@@ -1,3 +1,5 @@
+// to_json: the analysis by section (variants, deltas, interaction, published,
+// provenance, learned parameters), each number under a stable key.
 #include "analysis/analysis_json.h"
 
 #include <string>

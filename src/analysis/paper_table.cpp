@@ -1,3 +1,5 @@
+// The paper's table built once (variants, deltas, published values, the
+// interaction) and written as numbers, display text, Markdown and LaTeX.
 #include "analysis/paper_table.h"
 
 #include <fmt/format.h>

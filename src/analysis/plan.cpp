@@ -1,3 +1,5 @@
+// egm plan: each claim's pilot contrasts, the seeds for its half-width and its
+// power, the cells and compute that adds, as text and tables.
 #include "analysis/plan.h"
 
 #include <algorithm>

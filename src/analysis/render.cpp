@@ -1,3 +1,5 @@
+// The analysis as `egm analyze` prints it and as Markdown: the header, the main
+// table, deltas, interaction, published numbers, parameters, exclusions and notes.
 #include "analysis/render.h"
 
 #include <fmt/format.h>

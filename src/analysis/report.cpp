@@ -1,3 +1,5 @@
+// write_report: every table of the analysis as a file, the figures as gnuplot
+// scripts and data (images when gnuplot runs), and index.md linking them all.
 #include "analysis/report.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// analyze_sweep: summaries per variant and metric, deltas paired where the seeds
+// allow, the 2x2 interaction, the published comparison, and the notes and refusals.
 #include "analysis/sweep_analysis.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The analysis as db::Tables, one per section (summary, per seed, deltas,
+// interaction, published, exclusions, MoPE, gates), every number at full precision.
 #include "analysis/tables.h"
 
 #include <fmt/format.h>
