@@ -1,3 +1,5 @@
+// GPTImpl: embeddings, position encoding, blocks, final norm and the tied head;
+// the loss, and the learned gate and MoPE parameters it reports.
 #include "model/gpt.h"
 
 #include <algorithm>

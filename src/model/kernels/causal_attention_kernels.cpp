@@ -1,3 +1,5 @@
+// The older CPU kernels that store [B, H, T, T]: the lower-triangular P v with
+// counter dropout, the gated form for causal EGA, and their backward passes.
 #include "model/kernels/causal_attention_kernels.h"
 
 

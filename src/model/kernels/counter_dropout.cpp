@@ -1,3 +1,5 @@
+// Counter-based dropout: the keep bits of element i from SplitMix64 of (seed, i),
+// the mask saved as its seed in autograd, and the bits drawn in vector-friendly blocks.
 #include "model/kernels/counter_dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>

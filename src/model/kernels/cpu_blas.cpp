@@ -1,3 +1,5 @@
+// The BLAS beneath LibTorch found by symbol (OpenBLAS or MKL), held to one
+// thread inside the kernels, and its sgemm called directly per (batch, head).
 #include "model/kernels/cpu_blas.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,5 @@
+// Flash-style CPU attention: row panels of scores, an online softmax, the dropout
+// bits and the causal EGA gate drawn in place, a backward that recomputes them.
 #include "model/kernels/flash_attention_kernels.h"
 
 

@@ -1,3 +1,5 @@
+// parallel_for on egm's own thread pool: chunks of the range run by waiting
+// threads, the caller working too, and exceptions carried back to it.
 #include "model/kernels/parallel.h"
 
 #include <ATen/Parallel.h>
