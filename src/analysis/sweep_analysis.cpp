@@ -47,6 +47,7 @@ std::optional<std::string> exclusion_reason(const CellData& cell, Metric metric)
   return std::string("unknown status");
 }
 
+// The values of `seeds` only; every one of them is in `values` (shared_seeds chose them), so at() cannot throw.
 stats::SeedValues restrict_to(const stats::SeedValues& values, const std::vector<int64_t>& seeds) {
   stats::SeedValues out;
   for (int64_t s : seeds) out.emplace(s, values.at(s));
@@ -57,7 +58,7 @@ Estimate from_summary(const stats::Summary& s) {
   Estimate e;
   e.estimate = s.mean;
   e.se = s.se;
-  e.df = s.n >= 2 ? static_cast<double>(s.n - 1) : kNaN;
+  e.df = s.n >= 2 ? static_cast<double>(s.n - 1) : kNaN;  // one seed: no spread, so no t and no interval
   e.ci_low = s.ci_low;
   e.ci_high = s.ci_high;
   e.has_interval = s.has_interval;
@@ -117,6 +118,7 @@ class Setups {
   std::vector<SetupConflict> conflicts_;
 };
 
+// The (variant, seed) of every value in the groups: the cells an unpaired comparison rests on.
 std::vector<std::pair<std::string, int64_t>> members_of(const std::vector<std::string>& variants,
                                                         const std::vector<const stats::SeedValues*>& groups) {
   std::vector<std::pair<std::string, int64_t>> out;
@@ -125,6 +127,7 @@ std::vector<std::pair<std::string, int64_t>> members_of(const std::vector<std::s
   return out;
 }
 
+// The seeds every group has, ascending (the first group's order).
 std::vector<int64_t> shared_seeds(const std::vector<const stats::SeedValues*>& groups) {
   std::vector<int64_t> shared;
   for (const auto& [seed, value] : *groups.front()) {
@@ -135,6 +138,7 @@ std::vector<int64_t> shared_seeds(const std::vector<const stats::SeedValues*>& g
   return shared;
 }
 
+// Seeds some group has and another lacks: a paired comparison leaves them out and says so.
 std::vector<int64_t> unmatched_seeds(const std::vector<const stats::SeedValues*>& groups,
                                      const std::vector<int64_t>& shared) {
   std::set<int64_t> all;
@@ -252,6 +256,7 @@ std::optional<InteractionAnalysis> interaction_on(const std::vector<VariantSumma
   } else {
     ia.result = stats::interaction_2x2(*groups[0], *groups[1], *groups[2], *groups[3], io);
     setups.require_same("interaction", members_of(names, groups));
+    // The same sum of parts, 2 base - a - b, as a contrast of the three groups' means (seeds differ).
     const stats::ContrastResult c = stats::satterthwaite_interval(
         {2.0, -1.0, -1.0}, {stats::values_of(*groups[0]), stats::values_of(*groups[1]), stats::values_of(*groups[2])},
         o.level);
@@ -271,7 +276,8 @@ MetricComparisons compare(const std::vector<VariantSummary>& variants, const std
       m.deltas.push_back(compare_with_baseline(baseline, *base, v.variant, v.at(metric).by_seed, metric, o.level,
                                                setups));
     }
-    // Holm over the variants that have a p-value.
+    // Holm over the variants that have a p-value: a delta without an interval is no test, so it does not
+    // count toward the family's size (it would only make the others' adjustment stricter).
     std::vector<double> raw;
     for (const auto& d : m.deltas)
       if (!std::isnan(d.p)) raw.push_back(d.p);
@@ -288,8 +294,10 @@ MetricComparisons compare(const std::vector<VariantSummary>& variants, const std
   return m;
 }
 
+// Closed: a published value on a bound of our interval counts as inside.
 bool inside(double x, double low, double high) { return x >= low && x <= high; }
 
+// The refusal names at most 12 comparisons (enough to see the pattern) and counts the rest.
 std::string device_refusal(const std::vector<SetupConflict>& conflicts) {
   std::string lines;
   size_t n = 0;
