@@ -36,6 +36,7 @@ db::EventKind interruption_kind(int sig) {
 void Coordinator::begin_stop(int sig) {
   stopping_ = true;
   stop_signal_ = sig;
+  // After --stop-timeout the loop stops waiting for checkpoints (stop_overdue_jobs).
   stop_deadline_ = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.stop_timeout_s * 1000));
   const int busy = static_cast<int>(jobs_.size());
   const std::string text = fmt::format("interrupted by {}: checkpointing {} running cell{}", describe_signal(sig), busy,
@@ -53,11 +54,11 @@ void Coordinator::stop_overdue_jobs() {
   const std::string text = fmt::format(
       "interrupted by {}; no answer to STOP within {:g} s (the next attempt resumes from the last checkpoint)",
       describe_signal(stop_signal_), options_.stop_timeout_s);
-  std::vector<int64_t> overdue;
+  std::vector<int64_t> overdue;  // the ids first: abandon_job erases from jobs_
   for (const auto& [run_id, job] : jobs_) overdue.push_back(run_id);
   for (int64_t run_id : overdue) {
     say(fmt::format("stopped {}: {}", cells_.at(jobs_.at(run_id).cell_id).row.key, text));
-    abandon_job(run_id, text, /*requeue=*/false);
+    abandon_job(run_id, text, /*requeue=*/false);  // not queued: the sweep is ending; the next start resumes it
     ++interrupted_attempts_;
   }
   for (WorkerSlot& w : workers_) {
@@ -77,13 +78,15 @@ void Coordinator::shutdown_workers(const std::string& reason, bool record) {
     try {
       r = sweep::wait_message(transport_, std::chrono::milliseconds(100));
     } catch (const std::exception& e) {
+      // Recording, a broken transport is the sweep's error; otherwise (an error or a
+      // takeover is ending it already) only sending everyone home is left to do.
       if (record) throw;
       log::warn("while shutting down: {}", e.what());
       continue;
     }
     if (!r) continue;
     if (record) {
-      handle(*r);
+      handle(*r);  // a last RESULT or RECORDS is still written
     } else if (r->source >= 1 && r->source < transport_.size() && std::holds_alternative<sweep::Bye>(r->message)) {
       worker(r->source).state = WorkerState::gone;
     }
