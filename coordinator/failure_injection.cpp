@@ -1,3 +1,5 @@
+// EGM_TEST_FAIL parsed into its entries (each field checked, a bad one named),
+// and the step and kind of failure an entry gives a cell's attempt.
 #include "coordinator/failure_injection.h"
 
 #include <sstream>

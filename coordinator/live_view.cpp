@@ -1,3 +1,5 @@
+// The live view drawn: the progress bar, the summary line with counts and ETA,
+// one line per running cell; redrawn in place on a TTY, a status line otherwise.
 #include "coordinator/live_view.h"
 
 #include <fmt/format.h>

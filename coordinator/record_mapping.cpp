@@ -1,3 +1,5 @@
+// A RECORDS message's records turned into one RecordBatch of database rows,
+// with train points thinned to about 100 a run (train_stride).
 #include "coordinator/record_mapping.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The end-of-sweep printout: the analysis's headline (or why there is none)
+// and one line per cell that failed for good.
 #include "coordinator/summary.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// A thrown run turned into a FAILED message: the one-line headline, the full
+// text for errors.log, and whether a retry could help (not for a config error or an OOM before a step).
 #include "workers/failure_report.h"
 
 #include <c10/util/Exception.h>

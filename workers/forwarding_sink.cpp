@@ -1,3 +1,5 @@
+// The worker's sink: each record stamped with its UNIX time and buffered; a batch
+// goes out each flush interval, at 1,000 records, or at once for a status, checkpoint, final or event.
 #include "workers/forwarding_sink.h"
 
 #include <algorithm>
@@ -45,7 +47,6 @@ void ForwardingSink::flush() {
   m.records = std::move(buffer_);
   buffer_.clear();
   sweep::send_message(transport_, coordinator_, m);
-  ++messages_sent_;
 }
 
 }  // namespace egm::worker

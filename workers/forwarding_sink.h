@@ -24,7 +24,6 @@ class ForwardingSink : public MetricsSink {
   void flush();
   // The highest "step" seen in any record; -1 before the first.
   int64_t last_step() const { return last_step_; }
-  int64_t messages_sent() const { return messages_sent_; }
 
  private:
   sweep::Transport& transport_;
@@ -34,7 +33,6 @@ class ForwardingSink : public MetricsSink {
   std::vector<Record> buffer_;
   std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
   int64_t last_step_ = -1;
-  int64_t messages_sent_ = 0;
 };
 
 }  // namespace egm::worker

@@ -1,3 +1,5 @@
+// A data-parallel run's group over MPI: MPI_Comm_create_group over its ranks,
+// its Communicator, and agree_max, how its members agree on the step to stop at.
 #include "workers/mpi_run_group.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,5 @@
+// The worker's loop: HELLO, then each ASSIGN trained (joining its group when it
+// has several ranks) and answered with RESULT or FAILED, until SHUTDOWN.
 #include "workers/worker.h"
 
 #include <fmt/format.h>
@@ -39,7 +41,6 @@ sweep::Hello Worker::hello() {
   h.host = info.host;
   h.pid = static_cast<int64_t>(getpid());
   h.local_rank = info.local_rank;
-  h.threads = 1;
   h.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   h.torch_version = compat::torch_version();
   h.git_commit = EGM_GIT_COMMIT;

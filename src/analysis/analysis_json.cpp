@@ -1,3 +1,5 @@
+// to_json: the analysis by section (variants, deltas, interaction, published,
+// provenance, learned parameters), each number under a stable key.
 #include "analysis/analysis_json.h"
 
 #include <string>
@@ -97,22 +99,8 @@ json interaction_json(const InteractionAnalysis& ia) {
   return j;
 }
 
-}  // namespace
-
-json to_json(const SweepAnalysis& a) {
-  json j;
-  j["sweep"] = a.sweep;
-  j["description"] = a.description;
-  j["metric"] = metric_name(a.metric);
-  j["level"] = a.level;
-  j["baseline"] = a.baseline;
-  j["rng_seed"] = a.rng_seed;
-  json excluded = json::array();
-  for (const auto& e : a.excluded)
-    excluded.push_back({{"cell", e.key}, {"variant", e.variant}, {"seed", e.seed}, {"status", e.status},
-                        {"reason", e.reason}});
-  j["cells"] = {{"total", a.cells_total}, {"used", a.cells_used}, {"excluded", excluded}};
-
+// Every variant with each metric it has values for: the summary, the seeds and the setups behind them.
+json variants_json(const SweepAnalysis& a) {
   json variants = json::array();
   for (const auto& v : a.variants) {
     json metrics = json::object();
@@ -128,8 +116,10 @@ json to_json(const SweepAnalysis& a) {
     variants.push_back({{"variant", v.variant}, {"attention", v.attention}, {"position", v.position},
                         {"metrics", metrics}});
   }
-  j["variants"] = variants;
+  return variants;
+}
 
+json deltas_json(const SweepAnalysis& a) {
   json deltas = json::array();
   for (const auto& d : a.deltas) {
     json dj = estimate_json(d.delta);
@@ -150,42 +140,35 @@ json to_json(const SweepAnalysis& a) {
                                     : json(nullptr);
     deltas.push_back(dj);
   }
-  j["deltas"] = deltas;
-  j["interaction"] = a.interaction ? interaction_json(*a.interaction) : json(nullptr);
-  j["no_interaction_reason"] = a.no_interaction_reason;
+  return deltas;
+}
 
-  if (a.published) {
-    const PublishedComparison& p = *a.published;
-    json rows = json::array();
-    for (const auto& r : p.rows) {
-      json rj = {{"variant", r.variant},
-                 {"published", r.published},
-                 {"ours", summary_json(r.ours)},
-                 {"inside_ci", r.inside_ci},
-                 {"prediction_low", r.prediction_low},
-                 {"prediction_high", r.prediction_high},
-                 {"inside_prediction", r.inside_prediction},
-                 {"has_interval", r.has_interval},
-                 {"delta_inside", r.delta_inside}};
-      rj["published_delta"] = r.published_delta ? json(*r.published_delta) : json(nullptr);
-      rj["our_delta"] = r.our_delta ? estimate_json(*r.our_delta) : json(nullptr);
-      rows.push_back(rj);
-    }
-    json pj = {{"source", p.source}, {"metric", metric_name(p.metric)}, {"rows", rows}};
-    pj["interaction"] = p.published_interaction
-                            ? json{{"published", *p.published_interaction},
-                                   {"ours", p.our_interaction ? interaction_json(*p.our_interaction) : json(nullptr)},
-                                   {"inside", p.interaction_inside}}
-                            : json(nullptr);
-    j["published"] = pj;
-  } else {
-    j["published"] = nullptr;
+json published_json(const PublishedComparison& p) {
+  json rows = json::array();
+  for (const auto& r : p.rows) {
+    json rj = {{"variant", r.variant},
+               {"published", r.published},
+               {"ours", summary_json(r.ours)},
+               {"inside_ci", r.inside_ci},
+               {"prediction_low", r.prediction_low},
+               {"prediction_high", r.prediction_high},
+               {"inside_prediction", r.inside_prediction},
+               {"has_interval", r.has_interval},
+               {"delta_inside", r.delta_inside}};
+    rj["published_delta"] = r.published_delta ? json(*r.published_delta) : json(nullptr);
+    rj["our_delta"] = r.our_delta ? estimate_json(*r.our_delta) : json(nullptr);
+    rows.push_back(rj);
   }
+  json pj = {{"source", p.source}, {"metric", metric_name(p.metric)}, {"rows", rows}};
+  pj["interaction"] = p.published_interaction
+                          ? json{{"published", *p.published_interaction},
+                                 {"ours", p.our_interaction ? interaction_json(*p.our_interaction) : json(nullptr)},
+                                 {"inside", p.interaction_inside}}
+                          : json(nullptr);
+  return pj;
+}
 
-  json conflicts = json::array();
-  for (const auto& c : a.setup_conflicts) conflicts.push_back({{"comparison", c.comparison}, {"cells", c.detail}});
-  j["setup_conflicts"] = conflicts;
-
+json provenance_json(const SweepAnalysis& a) {
   json provenance = json::array();
   for (const ProvenanceMix& m : a.provenance) {
     json groups = json::array();
@@ -197,7 +180,89 @@ json to_json(const SweepAnalysis& a) {
                         {"cells", g.cells}});
     provenance.push_back({{"comparisons", m.comparisons}, {"groups", std::move(groups)}});
   }
-  j["provenance"] = provenance;
+  return provenance;
+}
+
+// One run's learned MoPE pairs: each pair where it ended (and began), the regions, the clusters.
+json mope_run_json(const MopeRun& r) {
+  json pairs = json::array();
+  for (const auto& p : r.pairs) {
+    json pj = {{"idx", p.idx},       {"omega", p.omega},
+               {"sigma", p.sigma},   {"region", stats::sigma_region_name(p.region)},
+               {"on_boundary", p.on_boundary}, {"has_init", p.has_init}};
+    if (p.has_init) {
+      pj["omega0"] = p.omega0;
+      pj["sigma0"] = p.sigma0;
+      pj["region0"] = stats::sigma_region_name(p.region0);
+      pj["on_boundary0"] = p.on_boundary0;
+      pj["log_move"] = p.log_move;
+      pj["sigma_ratio"] = p.sigma_ratio;
+    }
+    pairs.push_back(pj);
+  }
+  json rj = {{"run", r.key},
+             {"variant", r.variant},
+             {"seed", r.seed},
+             {"step", r.step},
+             {"has_init", r.has_init},
+             {"regions", regions_json(r.regions)},
+             {"boundary_share", r.boundary_share},
+             {"boundary_share_init", r.boundary_share_init},
+             {"move_median", r.move_median},
+             {"move_max", r.move_max},
+             {"sigma_ratio_median", r.sigma_ratio_median},
+             {"sigma_ratio_max", r.sigma_ratio_max},
+             {"pairs", pairs}};
+  rj["regions_init"] = r.has_init ? regions_json(r.regions_init) : json(nullptr);
+  rj["clusters"] = r.clustered ? kselection_json(r.clusters) : json(nullptr);
+  rj["clusters_init"] = r.clustered_init ? kselection_json(r.clusters_init) : json(nullptr);
+  return rj;
+}
+
+// The learned parameters: MoPE's pairs per run, the gates' statistics, which runs were clustered.
+json params_json(const ParamAnalysis& params) {
+  json mope = json::array();
+  for (const auto& r : params.mope) mope.push_back(mope_run_json(r));
+  json gates = json::array();
+  for (const auto& g : params.gates)
+    gates.push_back({{"variant", g.variant}, {"module", g.module}, {"layer", g.layer}, {"head", g.idx},
+                     {"name", g.name},       {"n", g.n},           {"mean", g.mean},   {"sd", g.sd},
+                     {"min", g.min},         {"max", g.max},       {"init_mean", g.init_mean}});
+  json samples = json::array();
+  for (const auto& c : params.cluster_samples)
+    samples.push_back({{"variant", c.variant}, {"clustered", c.clustered}, {"runs", c.runs}});
+  return {{"boundary_tolerance", params.boundary_tolerance},
+          {"cluster_runs_per_variant", params.cluster_runs == 0 ? json("all") : json(params.cluster_runs)},
+          {"cluster_samples", samples},
+          {"mope", mope},
+          {"gates", gates},
+          {"notes", params.notes}};
+}
+
+}  // namespace
+
+json to_json(const SweepAnalysis& a) {
+  json j;
+  j["sweep"] = a.sweep;
+  j["description"] = a.description;
+  j["metric"] = metric_name(a.metric);
+  j["level"] = a.level;
+  j["baseline"] = a.baseline;
+  j["rng_seed"] = a.rng_seed;
+  json excluded = json::array();
+  for (const auto& e : a.excluded)
+    excluded.push_back({{"cell", e.key}, {"variant", e.variant}, {"seed", e.seed}, {"status", e.status},
+                        {"reason", e.reason}});
+  j["cells"] = {{"total", a.cells_total}, {"used", a.cells_used}, {"excluded", excluded}};
+  j["variants"] = variants_json(a);
+  j["deltas"] = deltas_json(a);
+  j["interaction"] = a.interaction ? interaction_json(*a.interaction) : json(nullptr);
+  j["no_interaction_reason"] = a.no_interaction_reason;
+  j["published"] = a.published ? published_json(*a.published) : json(nullptr);
+  json conflicts = json::array();
+  for (const auto& c : a.setup_conflicts) conflicts.push_back({{"comparison", c.comparison}, {"cells", c.detail}});
+  j["setup_conflicts"] = conflicts;
+  j["provenance"] = provenance_json(a);
   // Only when some cell reused a run, so a sweep that trained every cell reads as before.
   if (!a.reused.empty()) {
     json reused = json::array();
@@ -206,56 +271,7 @@ json to_json(const SweepAnalysis& a) {
                         {"original_run", r.original_run ? json(*r.original_run) : json()}});
     j["reused"] = reused;
   }
-
-  json mope = json::array();
-  for (const auto& r : a.params.mope) {
-    json pairs = json::array();
-    for (const auto& p : r.pairs) {
-      json pj = {{"idx", p.idx},       {"omega", p.omega},
-                 {"sigma", p.sigma},   {"region", stats::sigma_region_name(p.region)},
-                 {"on_boundary", p.on_boundary}, {"has_init", p.has_init}};
-      if (p.has_init) {
-        pj["omega0"] = p.omega0;
-        pj["sigma0"] = p.sigma0;
-        pj["region0"] = stats::sigma_region_name(p.region0);
-        pj["on_boundary0"] = p.on_boundary0;
-        pj["log_move"] = p.log_move;
-        pj["sigma_ratio"] = p.sigma_ratio;
-      }
-      pairs.push_back(pj);
-    }
-    json rj = {{"run", r.key},
-               {"variant", r.variant},
-               {"seed", r.seed},
-               {"step", r.step},
-               {"has_init", r.has_init},
-               {"regions", regions_json(r.regions)},
-               {"boundary_share", r.boundary_share},
-               {"boundary_share_init", r.boundary_share_init},
-               {"move_median", r.move_median},
-               {"move_max", r.move_max},
-               {"sigma_ratio_median", r.sigma_ratio_median},
-               {"sigma_ratio_max", r.sigma_ratio_max},
-               {"pairs", pairs}};
-    rj["regions_init"] = r.has_init ? regions_json(r.regions_init) : json(nullptr);
-    rj["clusters"] = r.clustered ? kselection_json(r.clusters) : json(nullptr);
-    rj["clusters_init"] = r.clustered_init ? kselection_json(r.clusters_init) : json(nullptr);
-    mope.push_back(rj);
-  }
-  json gates = json::array();
-  for (const auto& g : a.params.gates)
-    gates.push_back({{"variant", g.variant}, {"module", g.module}, {"layer", g.layer}, {"head", g.idx},
-                     {"name", g.name},       {"n", g.n},           {"mean", g.mean},   {"sd", g.sd},
-                     {"min", g.min},         {"max", g.max},       {"init_mean", g.init_mean}});
-  json samples = json::array();
-  for (const auto& c : a.params.cluster_samples)
-    samples.push_back({{"variant", c.variant}, {"clustered", c.clustered}, {"runs", c.runs}});
-  j["params"] = {{"boundary_tolerance", a.params.boundary_tolerance},
-                 {"cluster_runs_per_variant", a.params.cluster_runs == 0 ? json("all") : json(a.params.cluster_runs)},
-                 {"cluster_samples", samples},
-                 {"mope", mope},
-                 {"gates", gates},
-                 {"notes", a.params.notes}};
+  j["params"] = params_json(a.params);
   j["notes"] = all_notes(a);
   return j;
 }

@@ -11,6 +11,8 @@
 
 namespace egm::analysis {
 
+// matplotlib's tab10 colours, distinct at a glance, reordered so the first four (a 2x2's variants)
+// are blue, red, green and purple; the index wraps after ten.
 std::string figure_colour(size_t index) {
   static const char* const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
                                         "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"};
@@ -83,7 +85,9 @@ Figure& Figure::span(double from, double to, std::string colour, std::string lab
 std::vector<const FigureLayer*> legend_entries(const Figure& f) {
   std::vector<const FigureLayer*> out;
   for (const auto& l : f.layers) {
+    // A band shades its line's interval and shares its colour: the line's entry stands for both.
     if (l.label.empty() || l.kind == FigureLayer::Kind::band) continue;
+    // A label once: the layers of one variant (its points and its interval) share one entry.
     if (std::none_of(out.begin(), out.end(), [&](const FigureLayer* e) { return e->label == l.label; }))
       out.push_back(&l);
   }
@@ -93,6 +97,7 @@ std::vector<const FigureLayer*> legend_entries(const Figure& f) {
 bool Figure::empty() const {
   using K = FigureLayer::Kind;
   for (const auto& l : layers) {
+    // Reference lines and spans are drawn whatever the data: alone they are no data.
     if (l.kind == K::hline || l.kind == K::vline || l.kind == K::span) continue;
     for (size_t i = 0; i < l.xs.size(); ++i) {
       if (!std::isfinite(l.xs[i])) continue;

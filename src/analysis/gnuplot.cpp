@@ -125,19 +125,9 @@ int integer_xtic_step(const Figure& f) {
       if (m * mag >= raw || mag > 100000000) return m * mag;
 }
 
-}  // namespace
-
-GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
-  using K = FigureLayer::Kind;
-  // The legend's rule (figures.h): these layers have a title, every other one `notitle`.
-  const std::vector<const FigureLayer*> legend = legend_entries(f);
-  auto title_of = [&](const FigureLayer& l) {
-    return std::find(legend.begin(), legend.end(), &l) == legend.end() ? std::string("notitle")
-                                                                       : "title " + gp_quote(l.label);
-  };
-  GnuplotFigure out;
-  const std::string dat = f.name + ".dat";
-  out.data = fmt::format("# {}: the data of {}.gp, one block per layer (gnuplot index)\n", f.title, f.name);
+// The settings before `plot`: title, labels, log scales, the x axis (categories,
+// a fixed range, or autoscaled; count tics) and the y range, and the region labels.
+std::string gp_settings(const Figure& f, int width) {
   std::string body = "set title " + gp_quote(f.title) + "\n";
   body += "set xlabel " + gp_quote(f.x_label) + "\nset ylabel " + gp_quote(f.y_label) + "\n";
   body += "set grid\nset key outside right top Left reverse\nset style fill transparent solid 0.18 noborder\n";
@@ -168,7 +158,20 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
     body += "set autoscale y\n";
   for (const auto& [x, label] : f.top_labels)
     body += fmt::format("set label {} at {}, graph 0.97 center textcolor rgb 'gray30'\n", gp_quote(label), gp_num(x));
-  std::vector<std::string> plots;
+  return body;
+}
+
+// The layers: spans and vertical lines become objects and arrows in `body`,
+// every other layer a block of `data` (gnuplot's `index`) and a clause of `plots`.
+void gp_layers(const Figure& f, std::string& body, std::string& data, std::vector<std::string>& plots) {
+  using K = FigureLayer::Kind;
+  // The legend's rule (figures.h): these layers have a title, every other one `notitle`.
+  const std::vector<const FigureLayer*> legend = legend_entries(f);
+  auto title_of = [&](const FigureLayer& l) {
+    return std::find(legend.begin(), legend.end(), &l) == legend.end() ? std::string("notitle")
+                                                                       : "title " + gp_quote(l.label);
+  };
+  const std::string dat = f.name + ".dat";
   int index = 0, object = 0;
   for (const auto& l : f.layers) {
     const std::string dash = l.dashed ? " dt 2" : "";
@@ -197,16 +200,16 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
                                   l.colour, title_of(l)));
       continue;
     }
-    out.data += fmt::format("{}# index {}: {}{}\n", index ? "\n\n" : "", index, l.label.empty() ? "(unlabelled)" : l.label,
-                            l.kind == K::band ? " (x low high)" : l.kind == K::interval ? " (x y low high)" : " (x y)");
+    data += fmt::format("{}# index {}: {}{}\n", index ? "\n\n" : "", index, l.label.empty() ? "(unlabelled)" : l.label,
+                        l.kind == K::band ? " (x low high)" : l.kind == K::interval ? " (x y low high)" : " (x y)");
     for (size_t i = 0; i < l.xs.size(); ++i) {
       if (l.kind == K::band)
-        out.data += fmt::format("{} {} {}\n", gp_num(l.xs[i]), gp_num(l.lo[i]), gp_num(l.hi[i]));
+        data += fmt::format("{} {} {}\n", gp_num(l.xs[i]), gp_num(l.lo[i]), gp_num(l.hi[i]));
       else if (l.kind == K::interval)
-        out.data += fmt::format("{} {} {} {}\n", gp_num(l.xs[i] + l.dx), gp_num(l.ys[i]), gp_num(l.lo[i]),
-                                gp_num(l.hi[i]));
+        data += fmt::format("{} {} {} {}\n", gp_num(l.xs[i] + l.dx), gp_num(l.ys[i]), gp_num(l.lo[i]),
+                            gp_num(l.hi[i]));
       else
-        out.data += fmt::format("{} {}\n", gp_num(l.xs[i]), i < l.ys.size() ? gp_num(l.ys[i]) : "?");
+        data += fmt::format("{} {}\n", gp_num(l.xs[i]), i < l.ys.size() ? gp_num(l.ys[i]) : "?");
     }
     const std::string src = fmt::format("{} index {}", gp_quote(dat), index++);
     switch (l.kind) {
@@ -238,10 +241,21 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
       default: break;
     }
   }
+}
+
+}  // namespace
+
+GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
+  GnuplotFigure out;
+  out.data = fmt::format("# {}: the data of {}.gp, one block per layer (gnuplot index)\n", f.title, f.name);
+  std::string body = gp_settings(f, width);
+  std::vector<std::string> plots;
+  gp_layers(f, body, out.data, plots);
   body += "set samples 400\n";
   body += plots.empty() ? "plot 1/0 notitle\n" : "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
   body += "unset arrow\nunset label\nunset object\n";
 
+  // The same body drawn twice: PNG (pngcairo where gnuplot has it), then SVG.
   std::string& s = out.script;
   s = fmt::format("# Generated by egm report; run `gnuplot {}.gp` in this folder to redraw.\n", f.name);
   s += "set encoding utf8\nset datafile missing '?'\n";

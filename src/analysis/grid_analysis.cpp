@@ -1,3 +1,5 @@
+// A grid sweep analysed point by point, each point's label from its axis
+// values, and the across-points table: does each claim keep its sign at every point?
 #include "analysis/grid_analysis.h"
 
 #include <fmt/format.h>

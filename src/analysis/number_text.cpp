@@ -1,3 +1,5 @@
+// How numbers read in text, Markdown and LaTeX: p-values, mean +- half-width,
+// signed deltas with their intervals, LaTeX escaping.
 #include "analysis/number_text.h"
 
 #include <fmt/format.h>

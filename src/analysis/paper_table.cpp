@@ -1,3 +1,5 @@
+// The paper's table built once (variants, deltas, published values, the
+// interaction) and written as numbers, display text, Markdown and LaTeX.
 #include "analysis/paper_table.h"
 
 #include <fmt/format.h>
@@ -47,6 +49,7 @@ PaperTable build_paper_table(const SweepAnalysis& a) {
   t.metric = a.metric;
   t.level = a.level;
   t.baseline = a.baseline;
+  // Published numbers only when they measure this table's metric: another metric's would sit in the wrong column.
   t.published = a.published && a.published->metric == a.metric;
   if (t.published) t.published_source = a.published->source;
   for (const auto& v : a.variants) {
@@ -62,7 +65,7 @@ PaperTable build_paper_table(const SweepAnalysis& a) {
       r.p_holm = d->p_holm;
       if (d->has_wilcoxon) r.wilcoxon_p = d->wilcoxon.p;
       r.method = d->method;
-    } else if (v.variant == a.baseline) {
+    } else if (v.variant == a.baseline) {  // no delta against itself: the note stands where the method would
       r.note = "baseline";
     }
     if (t.published)
@@ -74,6 +77,8 @@ PaperTable build_paper_table(const SweepAnalysis& a) {
         }
     t.rows.push_back(std::move(r));
   }
+  // The interaction is a contrast of four variants, not a variant's mean: its row
+  // carries I in the delta columns and leaves the mean columns empty.
   if (a.interaction) {
     const InteractionAnalysis& ia = *a.interaction;
     const stats::ContrastResult& c = ia.result.interval;
@@ -108,7 +113,7 @@ db::Table paper_number_table(const PaperTable& t) {
   for (const auto& r : t.rows) {
     std::vector<db::Value> row{str(r.variant), r.interaction ? db::Value() : str(r.attention),
                                r.interaction ? db::Value() : str(r.position), db::Value(static_cast<int64_t>(r.n))};
-    if (!r.interaction && r.mean.n > 0)
+    if (!r.interaction && r.mean.n > 0)  // a variant without a done cell has no summary: empty fields, not zeros
       for (double x : {r.mean.mean, r.mean.sd, r.mean.ci_low, r.mean.ci_high}) row.push_back(num(x));
     else
       row.insert(row.end(), 4, db::Value());
@@ -169,6 +174,8 @@ db::Table paper_display_table(const PaperTable& t) {
 
 std::string paper_markdown(const PaperTable& t) {
   db::Table out = paper_display_table(t);
+  // The interaction's label in bold up to its formula: replace(0, 11, ...) swaps the word
+  // "interaction" (11 characters) for "interaction**" after the opening "**".
   for (size_t i = 0; i < t.rows.size(); ++i)
     if (t.rows[i].interaction) out.rows[i][0] = str("**" + interaction_label(t.factors).replace(0, 11, "interaction**"));
   std::string s = markdown_table(out);
@@ -188,6 +195,7 @@ std::string paper_latex(const PaperTable& t) {
     caption += fmt::format("; $\\Delta$ = \\texttt{{{}}} $-$ variant (positive = better)", latex_escape(t.baseline));
   if (t.published) caption += fmt::format("; published: {}", latex_escape(t.published_source));
   s += "\\caption{" + caption + ".}\n";
+  // Seven columns with the published pair (its delta right-aligned), five without.
   s += t.published ? "\\begin{tabular}{llllllr}\n" : "\\begin{tabular}{lllll}\n";
   s += "\\toprule\n";
   s += "Variant & Attention & Position & Val loss & $\\Delta$";
@@ -217,6 +225,8 @@ std::string paper_latex(const PaperTable& t) {
   return s;
 }
 
+// The 2x2 as a grid: rows the attention of base and a, columns the position of base and b,
+// each cell the variant with both (base, b / a, ab).
 db::Table paper_text_grid(const PaperTable& t) {
   const Factors& f = t.factors;
   const PaperRow* base = t.find(f.base);
@@ -227,7 +237,7 @@ db::Table paper_text_grid(const PaperTable& t) {
             f.base, f.a, f.b, f.ab);
   auto label = [](const PaperRow* r, bool attention, const std::string& fallback) {
     const std::string& s = attention ? r->attention : r->position;
-    return s == "?" ? fallback : s;
+    return s == "?" ? fallback : s;  // "?": a variant name this build does not know (its parts unknown)
   };
   db::Table out;
   out.columns = {"", label(base, false, f.base + "'s"), label(vb, false, f.b + "'s")};

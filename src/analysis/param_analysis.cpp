@@ -1,3 +1,5 @@
+// The learned parameters read: MoPE's (omega, sigma) pairs against the boundary
+// and the scale regions, their clusters (k chosen per run), the gates' statistics.
 #include "analysis/param_analysis.h"
 
 #include <fmt/format.h>

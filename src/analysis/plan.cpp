@@ -1,3 +1,5 @@
+// egm plan: each claim's pilot contrasts, the seeds for its half-width and its
+// power, the cells and compute that adds, as text and tables.
 #include "analysis/plan.h"
 
 #include <algorithm>
@@ -42,6 +44,8 @@ struct ClaimData {
 
 std::vector<ClaimData> claim_data(const SweepAnalysis& a) {
   std::vector<ClaimData> out;
+  // claims_of names the deltas in order, then the interaction: walking both lists in step pairs each
+  // claim with its contrasts.
   const std::vector<Claim> claims = claims_of(a);
   std::size_t next = 0;
   for (const DeltaResult& d : a.deltas) {
@@ -87,6 +91,7 @@ std::vector<ClaimData> select_claims(std::vector<ClaimData> all, const SweepAnal
 
 }  // namespace
 
+// Both goals must hold, so the larger count; nullopt when neither could be computed.
 std::optional<std::size_t> ClaimPlan::seeds() const {
   if (!seeds_for_half_width && !seeds_for_power) return std::nullopt;
   return std::max(seeds_for_half_width.value_or(0), seeds_for_power.value_or(0));

@@ -1,3 +1,5 @@
+// Which comparisons mix cells of different code: the groups by commit, source
+// diff, LibTorch and device, and the note that names them.
 #include "analysis/provenance.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The analysis as `egm analyze` prints it and as Markdown: the header, the main
+// table, deltas, interaction, published numbers, parameters, exclusions and notes.
 #include "analysis/render.h"
 
 #include <fmt/format.h>
@@ -34,6 +36,7 @@ std::string estimate_with_interval(const Estimate& e, double level) {
 
 using cells::str;
 
+// Every line of `text` with `prefix` before it, each ending in a newline (a last line without one gets one).
 std::string indent(const std::string& text, const std::string& prefix) {
   std::string out;
   size_t pos = 0;
@@ -66,7 +69,7 @@ std::string exclusion_summary(const SweepAnalysis& a) {
   std::string s = fmt::format("cells: {} of {} used (status done with {})", a.cells_used, a.cells_total,
                               metric_name(a.metric));
   if (a.excluded.empty()) return s;
-  std::map<std::string, size_t> by_status;
+  std::map<std::string, size_t> by_status;  // counted per status, named in a fixed (alphabetical) order
   for (const auto& e : a.excluded) ++by_status[e.status];
   std::vector<std::string> parts;
   for (const auto& [status, n] : by_status) parts.push_back(fmt::format("{} {}", n, status));
@@ -82,6 +85,7 @@ std::string header(const SweepAnalysis& a) {
   return s;
 }
 
+// The method in a few words for the delta lines; without an interval the full text says why there is none.
 std::string short_method(const DeltaResult& d) {
   if (!d.delta.has_interval) return d.method;
   if (d.paired) return fmt::format("paired over {} seeds", d.seeds.size());
@@ -95,7 +99,8 @@ std::string interaction_lines(const SweepAnalysis& a, const InteractionAnalysis&
   const std::vector<std::string> names{f.a, f.b, f.ab};
   size_t width = 0;
   for (const auto& n : names) width = std::max(width, n.size());
-  // Deltas with intervals when they are against the factors' base.
+  // Deltas with intervals when they are against the factors' base: the analysis's deltas are against its
+  // baseline in its metric, and would not be the parts of I otherwise.
   const bool own_base = ia.metric == a.metric && a.baseline == f.base;
   for (const auto& n : names) {
     if (const DeltaResult* d = own_base ? a.find_delta(n) : nullptr) {

@@ -1,3 +1,5 @@
+// Each claim's confidence sequence replayed over its seeds in the spec's seed
+// order (the order they were run), and its looks as a table.
 #include "analysis/sequences.h"
 
 #include <algorithm>

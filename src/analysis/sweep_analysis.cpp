@@ -1,3 +1,5 @@
+// analyze_sweep: summaries per variant and metric, deltas paired where the seeds
+// allow, the 2x2 interaction, the published comparison, and the notes and refusals.
 #include "analysis/sweep_analysis.h"
 
 #include <fmt/format.h>
@@ -45,6 +47,7 @@ std::optional<std::string> exclusion_reason(const CellData& cell, Metric metric)
   return std::string("unknown status");
 }
 
+// The values of `seeds` only; every one of them is in `values` (shared_seeds chose them), so at() cannot throw.
 stats::SeedValues restrict_to(const stats::SeedValues& values, const std::vector<int64_t>& seeds) {
   stats::SeedValues out;
   for (int64_t s : seeds) out.emplace(s, values.at(s));
@@ -55,7 +58,7 @@ Estimate from_summary(const stats::Summary& s) {
   Estimate e;
   e.estimate = s.mean;
   e.se = s.se;
-  e.df = s.n >= 2 ? static_cast<double>(s.n - 1) : kNaN;
+  e.df = s.n >= 2 ? static_cast<double>(s.n - 1) : kNaN;  // one seed: no spread, so no t and no interval
   e.ci_low = s.ci_low;
   e.ci_high = s.ci_high;
   e.has_interval = s.has_interval;
@@ -115,6 +118,7 @@ class Setups {
   std::vector<SetupConflict> conflicts_;
 };
 
+// The (variant, seed) of every value in the groups: the cells an unpaired comparison rests on.
 std::vector<std::pair<std::string, int64_t>> members_of(const std::vector<std::string>& variants,
                                                         const std::vector<const stats::SeedValues*>& groups) {
   std::vector<std::pair<std::string, int64_t>> out;
@@ -123,6 +127,7 @@ std::vector<std::pair<std::string, int64_t>> members_of(const std::vector<std::s
   return out;
 }
 
+// The seeds every group has, ascending (the first group's order).
 std::vector<int64_t> shared_seeds(const std::vector<const stats::SeedValues*>& groups) {
   std::vector<int64_t> shared;
   for (const auto& [seed, value] : *groups.front()) {
@@ -133,6 +138,7 @@ std::vector<int64_t> shared_seeds(const std::vector<const stats::SeedValues*>& g
   return shared;
 }
 
+// Seeds some group has and another lacks: a paired comparison leaves them out and says so.
 std::vector<int64_t> unmatched_seeds(const std::vector<const stats::SeedValues*>& groups,
                                      const std::vector<int64_t>& shared) {
   std::set<int64_t> all;
@@ -250,6 +256,7 @@ std::optional<InteractionAnalysis> interaction_on(const std::vector<VariantSumma
   } else {
     ia.result = stats::interaction_2x2(*groups[0], *groups[1], *groups[2], *groups[3], io);
     setups.require_same("interaction", members_of(names, groups));
+    // The same sum of parts, 2 base - a - b, as a contrast of the three groups' means (seeds differ).
     const stats::ContrastResult c = stats::satterthwaite_interval(
         {2.0, -1.0, -1.0}, {stats::values_of(*groups[0]), stats::values_of(*groups[1]), stats::values_of(*groups[2])},
         o.level);
@@ -269,7 +276,8 @@ MetricComparisons compare(const std::vector<VariantSummary>& variants, const std
       m.deltas.push_back(compare_with_baseline(baseline, *base, v.variant, v.at(metric).by_seed, metric, o.level,
                                                setups));
     }
-    // Holm over the variants that have a p-value.
+    // Holm over the variants that have a p-value: a delta without an interval is no test, so it does not
+    // count toward the family's size (it would only make the others' adjustment stricter).
     std::vector<double> raw;
     for (const auto& d : m.deltas)
       if (!std::isnan(d.p)) raw.push_back(d.p);
@@ -286,8 +294,10 @@ MetricComparisons compare(const std::vector<VariantSummary>& variants, const std
   return m;
 }
 
+// Closed: a published value on a bound of our interval counts as inside.
 bool inside(double x, double low, double high) { return x >= low && x <= high; }
 
+// The refusal names at most 12 comparisons (enough to see the pattern) and counts the rest.
 std::string device_refusal(const std::vector<SetupConflict>& conflicts) {
   std::string lines;
   size_t n = 0;
@@ -365,6 +375,176 @@ const DeltaResult* SweepAnalysis::find_delta(const std::string& variant) const {
   return nullptr;
 }
 
+namespace {
+
+// Variants in spec order, then any the cells name that the spec does not.
+std::vector<std::string> variant_names(const SweepData& data) {
+  std::vector<std::string> names = data.spec.variants;
+  for (const auto& c : data.cells)
+    if (std::find(names.begin(), names.end(), c.row.variant) == names.end()) names.push_back(c.row.variant);
+  return names;
+}
+
+// One variant's summary over the seeds of its done cells, for every metric.
+VariantSummary summarize_variant(const SweepData& data, const std::string& name, const AnalysisOptions& o) {
+  VariantSummary v;
+  v.variant = name;
+  v.attention = v.position = "?";
+  try {
+    const VariantInfo info = resolve_variant(name);
+    v.attention = info.attention;
+    v.position = info.position;
+  } catch (const ConfigError&) {
+    // A name this build does not know: the statistics do not need it.
+  }
+  for (Metric m : all_metrics()) {
+    MetricSummary s;
+    s.metric = m;
+    for (const auto& c : data.cells) {
+      if (c.row.variant != name || c.row.status != db::CellStatus::done) continue;
+      const std::optional<double> value = c.value(m);
+      if (!value || !std::isfinite(*value)) continue;
+      s.by_seed[c.row.seed] = *value;
+      for (const auto& setup : c.setups)
+        if (std::find(s.setups.begin(), s.setups.end(), setup) == s.setups.end()) s.setups.push_back(setup);
+    }
+    if (!s.by_seed.empty()) s.summary = stats::summarize(stats::values_of(s.by_seed), o.level);
+    v.metrics.push_back(std::move(s));
+  }
+  return v;
+}
+
+// cells_used, and every other cell in `excluded` with the reason; a note for
+// values a database edited elsewhere stored as text or blobs (read as missing).
+void count_used_cells(const SweepData& data, const AnalysisOptions& o, SweepAnalysis& a) {
+  for (const auto& c : data.cells) {
+    if (std::optional<std::string> why = exclusion_reason(c, o.metric))
+      a.excluded.push_back({c.row.key, c.row.variant, c.row.seed, db::to_string(c.row.status), *why});
+    else if (std::isfinite(*c.value(o.metric)))
+      ++a.cells_used;
+    else
+      a.excluded.push_back({c.row.key, c.row.variant, c.row.seed, db::to_string(c.row.status),
+                            fmt::format("done, but {} is not finite", metric_name(o.metric))});
+  }
+  int non_numeric = 0;
+  for (const auto& c : data.cells) non_numeric += c.row.non_numeric;
+  if (non_numeric > 0)
+    a.notes.push_back(fmt::format("{} stored measurement(s) were neither numbers nor NULL (text or a blob in a REAL "
+                                  "column: was the database edited elsewhere?) and were read as missing",
+                                  non_numeric));
+}
+
+// The 2x2's factors: --factors (each must be a variant), else the spec's, else
+// the paper's names when the sweep has all four.
+std::optional<Factors> choose_factors(const SweepData& data, const AnalysisOptions& o,
+                                      const std::vector<std::string>& names, const std::string& sweep) {
+  std::optional<Factors> factors = o.factors ? o.factors : data.spec.factors;
+  if (!factors) {
+    const Factors paper{"ega", "mope", "ega_mope", "base"};
+    bool all = true;
+    for (const auto& n : {paper.a, paper.b, paper.ab, paper.base})
+      all = all && std::find(names.begin(), names.end(), n) != names.end();
+    if (all) factors = paper;
+  }
+  if (o.factors)
+    for (const auto& n : {o.factors->a, o.factors->b, o.factors->ab, o.factors->base})
+      EGM_REQUIRE(std::find(names.begin(), names.end(), n) != names.end(), ConfigError,
+                  "--factors names '{}', which is not a variant of sweep {} (variants: {})", n, sweep,
+                  fmt::join(names, ", "));
+  return factors;
+}
+
+// The spec's published numbers beside ours: each variant's value (inside our
+// interval? our prediction interval for one more seed?), its delta, and the interaction.
+PublishedComparison compare_published(const PublishedValues& pub, const SweepAnalysis& a,
+                                      const std::optional<Factors>& factors, const AnalysisOptions& o,
+                                      Setups& setups) {
+  PublishedComparison pc;
+  pc.source = pub.source;
+  pc.metric = pub.metric;
+  MetricComparisons other;
+  const bool same_metric = pub.metric == o.metric;
+  if (!same_metric) other = compare(a.variants, a.baseline, factors, pub.metric, o, setups);
+  const std::vector<DeltaResult>& deltas = same_metric ? a.deltas : other.deltas;
+  const std::optional<InteractionAnalysis>& interaction = same_metric ? a.interaction : other.interaction;
+  const auto base_published = pub.values.find(a.baseline);
+  for (const auto& v : a.variants) {
+    auto it = pub.values.find(v.variant);
+    if (it == pub.values.end()) continue;
+    PublishedRow row;
+    row.variant = v.variant;
+    row.published = it->second;
+    row.ours = v.at(pub.metric).summary;
+    row.has_interval = row.ours.has_interval;
+    row.prediction_low = row.prediction_high = kNaN;
+    if (row.has_interval) {
+      row.inside_ci = inside(row.published, row.ours.ci_low, row.ours.ci_high);
+      // One more seed's value falls within mean +- t sd sqrt(1 + 1/n) (a prediction interval).
+      const double half = row.ours.t_crit * row.ours.sd * std::sqrt(1.0 + 1.0 / static_cast<double>(row.ours.n));
+      row.prediction_low = row.ours.mean - half;
+      row.prediction_high = row.ours.mean + half;
+      row.inside_prediction = inside(row.published, row.prediction_low, row.prediction_high);
+    }
+    if (base_published != pub.values.end() && v.variant != a.baseline) {
+      row.published_delta = base_published->second - row.published;
+      for (const auto& d : deltas)
+        if (d.variant == v.variant) {
+          row.our_delta = d.delta;
+          row.delta_inside = d.delta.has_interval && inside(*row.published_delta, d.delta.ci_low, d.delta.ci_high);
+        }
+    }
+    pc.rows.push_back(std::move(row));
+  }
+  if (factors) {
+    const Factors& f = *factors;
+    auto value = [&](const std::string& n) { return pub.values.find(n); };
+    if (value(f.a) != pub.values.end() && value(f.b) != pub.values.end() && value(f.ab) != pub.values.end() &&
+        value(f.base) != pub.values.end()) {
+      // I = A + B - AB - base on the published numbers.
+      pc.published_interaction = value(f.a)->second + value(f.b)->second - value(f.ab)->second -
+                                 value(f.base)->second;
+      pc.our_interaction = interaction;
+      if (interaction && interaction->result.interval.has_interval)
+        pc.interaction_inside = inside(*pc.published_interaction, interaction->result.interval.ci_low,
+                                       interaction->result.interval.ci_high);
+    }
+  }
+  return pc;
+}
+
+// Workers measure gate_open_share at each eval (GPTImpl::gate_open_shares); runs
+// recorded before that have only tau and alpha.
+void note_missing_gate_share(ParamAnalysis& params) {
+  const auto& gates = params.gates;
+  const bool has_ega = std::any_of(gates.begin(), gates.end(), [](const GateParamStat& g) { return g.module == "ega"; });
+  const bool has_share = std::any_of(gates.begin(), gates.end(), [](const GateParamStat& g) {
+    return g.module == "ega" && g.name == "gate_open_share";
+  });
+  if (has_ega && !has_share)
+    params.notes.push_back(
+        "the share of keys above the EGA gate threshold (gate_open_share) was not recorded for these runs; "
+        "runs trained by this version record it at every eval");
+}
+
+// The intervals and sequences assume Gaussian per-seed contrasts; strongly
+// skewed ones (stats::strongly_skewed: |G1| > 2 se from 5 seeds) can push
+// the sequences past alpha (src/stats/README.md, "Assumptions"): said per claim.
+void note_skewed_contrasts(SweepAnalysis& a) {
+  auto skew_note = [&](const std::string& claim, const std::vector<double>& contrasts) {
+    if (!stats::strongly_skewed(contrasts)) return;
+    a.notes.push_back(fmt::format(
+        "{}: its {} per-seed contrasts are strongly skewed (sample skewness {:+.2f}, more than twice its standard "
+        "error {:.2f} under normality); the t intervals and the anytime-valid sequences assume Gaussian contrasts "
+        "and may cover less than they say (src/stats/README.md)",
+        claim, contrasts.size(), stats::sample_skewness(contrasts), stats::skewness_standard_error(contrasts.size())));
+  };
+  for (const DeltaResult& d : a.deltas)
+    if (d.paired) skew_note(fmt::format("delta({})", d.variant), d.per_seed);
+  if (a.interaction && a.interaction->result.paired) skew_note("interaction", a.interaction->result.per_seed);
+}
+
+}  // namespace
+
 SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   stats::require_level(o.level);
   SweepAnalysis a;
@@ -374,38 +554,8 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   a.level = o.level;
   a.rng_seed = o.rng_seed;
   a.cells_total = data.cells.size();
-
-  // Variants in spec order, then any the cells name that the spec does not.
-  std::vector<std::string> names = data.spec.variants;
-  for (const auto& c : data.cells)
-    if (std::find(names.begin(), names.end(), c.row.variant) == names.end()) names.push_back(c.row.variant);
-  for (const auto& name : names) {
-    VariantSummary v;
-    v.variant = name;
-    v.attention = v.position = "?";
-    try {
-      const VariantInfo info = resolve_variant(name);
-      v.attention = info.attention;
-      v.position = info.position;
-    } catch (const ConfigError&) {
-      // A name this build does not know: the statistics do not need it.
-    }
-    for (Metric m : all_metrics()) {
-      MetricSummary s;
-      s.metric = m;
-      for (const auto& c : data.cells) {
-        if (c.row.variant != name || c.row.status != db::CellStatus::done) continue;
-        const std::optional<double> value = c.value(m);
-        if (!value || !std::isfinite(*value)) continue;
-        s.by_seed[c.row.seed] = *value;
-        for (const auto& setup : c.setups)
-          if (std::find(s.setups.begin(), s.setups.end(), setup) == s.setups.end()) s.setups.push_back(setup);
-      }
-      if (!s.by_seed.empty()) s.summary = stats::summarize(stats::values_of(s.by_seed), o.level);
-      v.metrics.push_back(std::move(s));
-    }
-    a.variants.push_back(std::move(v));
-  }
+  const std::vector<std::string> names = variant_names(data);
+  for (const auto& name : names) a.variants.push_back(summarize_variant(data, name, o));
 
   std::vector<const CellData*> done;
   for (const auto& c : data.cells)
@@ -418,23 +568,7 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
     params = std::async(std::launch::async, [&data, &done, &o] {
       return analyze_params(data, done, o.params, o.rng_seed);
     });
-  for (const auto& c : data.cells) {
-    if (std::optional<std::string> why = exclusion_reason(c, o.metric))
-      a.excluded.push_back({c.row.key, c.row.variant, c.row.seed, db::to_string(c.row.status), *why});
-    else if (std::isfinite(*c.value(o.metric)))
-      ++a.cells_used;
-    else
-      a.excluded.push_back({c.row.key, c.row.variant, c.row.seed, db::to_string(c.row.status),
-                            fmt::format("done, but {} is not finite", metric_name(o.metric))});
-  }
-
-  // Values a database edited elsewhere stored as text or blobs: read as missing, said once.
-  int non_numeric = 0;
-  for (const auto& c : data.cells) non_numeric += c.row.non_numeric;
-  if (non_numeric > 0)
-    a.notes.push_back(fmt::format("{} stored measurement(s) were neither numbers nor NULL (text or a blob in a REAL "
-                                  "column: was the database edited elsewhere?) and were read as missing",
-                                  non_numeric));
+  count_used_cells(data, o, a);
 
   // Baseline and factors.
   if (data.spec.baseline)
@@ -442,79 +576,14 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   else if (std::find(names.begin(), names.end(), "base") != names.end())
     a.baseline = "base";
   if (a.baseline.empty()) a.notes.push_back("no baseline (the spec names none and there is no variant 'base'): no deltas");
-  std::optional<Factors> factors = o.factors ? o.factors : data.spec.factors;
-  if (!factors) {
-    const Factors paper{"ega", "mope", "ega_mope", "base"};
-    bool all = true;
-    for (const auto& n : {paper.a, paper.b, paper.ab, paper.base})
-      all = all && std::find(names.begin(), names.end(), n) != names.end();
-    if (all) factors = paper;
-  }
-  if (o.factors)
-    for (const auto& n : {o.factors->a, o.factors->b, o.factors->ab, o.factors->base})
-      EGM_REQUIRE(std::find(names.begin(), names.end(), n) != names.end(), ConfigError,
-                  "--factors names '{}', which is not a variant of sweep {} (variants: {})", n, a.sweep,
-                  fmt::join(names, ", "));
+  const std::optional<Factors> factors = choose_factors(data, o, names, a.sweep);
 
   Setups setups(data);
   MetricComparisons main = compare(a.variants, a.baseline, factors, o.metric, o, setups);
   a.deltas = std::move(main.deltas);
   a.interaction = std::move(main.interaction);
   a.no_interaction_reason = std::move(main.no_interaction_reason);
-
-  if (data.spec.published) {
-    const PublishedValues& pub = *data.spec.published;
-    PublishedComparison pc;
-    pc.source = pub.source;
-    pc.metric = pub.metric;
-    MetricComparisons other;
-    const bool same_metric = pub.metric == o.metric;
-    if (!same_metric) other = compare(a.variants, a.baseline, factors, pub.metric, o, setups);
-    const std::vector<DeltaResult>& deltas = same_metric ? a.deltas : other.deltas;
-    const std::optional<InteractionAnalysis>& interaction = same_metric ? a.interaction : other.interaction;
-    const auto base_published = pub.values.find(a.baseline);
-    for (const auto& v : a.variants) {
-      auto it = pub.values.find(v.variant);
-      if (it == pub.values.end()) continue;
-      PublishedRow row;
-      row.variant = v.variant;
-      row.published = it->second;
-      row.ours = v.at(pub.metric).summary;
-      row.has_interval = row.ours.has_interval;
-      row.prediction_low = row.prediction_high = kNaN;
-      if (row.has_interval) {
-        row.inside_ci = inside(row.published, row.ours.ci_low, row.ours.ci_high);
-        const double half = row.ours.t_crit * row.ours.sd * std::sqrt(1.0 + 1.0 / static_cast<double>(row.ours.n));
-        row.prediction_low = row.ours.mean - half;
-        row.prediction_high = row.ours.mean + half;
-        row.inside_prediction = inside(row.published, row.prediction_low, row.prediction_high);
-      }
-      if (base_published != pub.values.end() && v.variant != a.baseline) {
-        row.published_delta = base_published->second - row.published;
-        for (const auto& d : deltas)
-          if (d.variant == v.variant) {
-            row.our_delta = d.delta;
-            row.delta_inside = d.delta.has_interval && inside(*row.published_delta, d.delta.ci_low, d.delta.ci_high);
-          }
-      }
-      pc.rows.push_back(std::move(row));
-    }
-    if (factors) {
-      const Factors& f = *factors;
-      auto value = [&](const std::string& n) { return pub.values.find(n); };
-      if (value(f.a) != pub.values.end() && value(f.b) != pub.values.end() && value(f.ab) != pub.values.end() &&
-          value(f.base) != pub.values.end()) {
-        // I = A + B - AB - base on the published numbers.
-        pc.published_interaction = value(f.a)->second + value(f.b)->second - value(f.ab)->second -
-                                   value(f.base)->second;
-        pc.our_interaction = interaction;
-        if (interaction && interaction->result.interval.has_interval)
-          pc.interaction_inside = inside(*pc.published_interaction, interaction->result.interval.ci_low,
-                                         interaction->result.interval.ci_high);
-      }
-    }
-    a.published = std::move(pc);
-  }
+  if (data.spec.published) a.published = compare_published(*data.spec.published, a, factors, o, setups);
 
   a.setup_conflicts = setups.conflicts();
   const bool mixed_world = std::any_of(a.setup_conflicts.begin(), a.setup_conflicts.end(),
@@ -528,32 +597,9 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
 
   if (o.analyse_params) {
     a.params = params.get();
-    // Workers measure gate_open_share at each eval (GPTImpl::gate_open_shares); runs
-    // recorded before that have only tau and alpha.
-    const auto& gates = a.params.gates;
-    const bool has_ega = std::any_of(gates.begin(), gates.end(), [](const GateParamStat& g) { return g.module == "ega"; });
-    const bool has_share = std::any_of(gates.begin(), gates.end(), [](const GateParamStat& g) {
-      return g.module == "ega" && g.name == "gate_open_share";
-    });
-    if (has_ega && !has_share)
-      a.params.notes.push_back(
-          "the share of keys above the EGA gate threshold (gate_open_share) was not recorded for these runs; "
-          "runs trained by this version record it at every eval");
+    note_missing_gate_share(a.params);
   }
-  // The intervals and sequences assume Gaussian per-seed contrasts; strongly
-  // skewed ones (stats::strongly_skewed: |G1| > 2 se from 5 seeds) can push
-  // the sequences past alpha (src/stats/README.md, "Assumptions"): said per claim.
-  auto skew_note = [&](const std::string& claim, const std::vector<double>& contrasts) {
-    if (!stats::strongly_skewed(contrasts)) return;
-    a.notes.push_back(fmt::format(
-        "{}: its {} per-seed contrasts are strongly skewed (sample skewness {:+.2f}, more than twice its standard "
-        "error {:.2f} under normality); the t intervals and the anytime-valid sequences assume Gaussian contrasts "
-        "and may cover less than they say (src/stats/README.md)",
-        claim, contrasts.size(), stats::sample_skewness(contrasts), stats::skewness_standard_error(contrasts.size())));
-  };
-  for (const DeltaResult& d : a.deltas)
-    if (d.paired) skew_note(fmt::format("delta({})", d.variant), d.per_seed);
-  if (a.interaction && a.interaction->result.paired) skew_note("interaction", a.interaction->result.per_seed);
+  note_skewed_contrasts(a);
   return a;
 }
 

@@ -1,3 +1,5 @@
+// The analysis as db::Tables, one per section (summary, per seed, deltas,
+// interaction, published, exclusions, MoPE, gates), every number at full precision.
 #include "analysis/tables.h"
 
 #include <fmt/format.h>
@@ -47,12 +49,13 @@ db::Table per_seed_table(const SweepAnalysis& a) {
   db::Table t;
   t.columns = {"variant", "seed", "final_val", "best_val", "full_val", "ar_val"};
   for (const auto& v : a.variants) {
+    // One row per seed across the four metrics: a metric a seed lacks stays an empty field.
     std::map<int64_t, std::vector<db::Value>> rows;
     for (const auto& m : v.metrics)
       for (const auto& [seed, value] : m.by_seed) {
         auto& row = rows[seed];
         if (row.empty()) row.assign(4, db::Value());
-        row[static_cast<size_t>(m.metric)] = num(value);
+        row[static_cast<size_t>(m.metric)] = num(value);  // Metric's order is the columns' (final, best, full, ar)
       }
     for (auto& [seed, values] : rows) {
       std::vector<db::Value> row{text(v.variant), db::Value(seed)};
@@ -70,7 +73,7 @@ db::Table delta_table(const SweepAnalysis& a) {
                "seeds",   "per_seed", "unmatched_seeds", "method"};
   for (const auto& d : a.deltas) {
     std::vector<std::string> per_seed;
-    for (double x : d.per_seed) per_seed.push_back(fmt::format("{:.17g}", x));
+    for (double x : d.per_seed) per_seed.push_back(fmt::format("{:.17g}", x));  // 17 digits: reads back to the same double
     t.rows.push_back({text(d.variant), text(a.baseline), text(metric_name(d.metric)), yes_no(d.paired),
                       count(d.delta.n), num(d.delta.estimate), num(d.delta.se), num(d.delta.df), num(d.delta.ci_low),
                       num(d.delta.ci_high), num(d.p), num(d.p_holm), d.has_wilcoxon ? num(d.wilcoxon.v) : db::Value(),
@@ -84,6 +87,7 @@ db::Table delta_table(const SweepAnalysis& a) {
 
 db::Table interaction_table(const SweepAnalysis& a) {
   db::Table t;
+  // Long form (quantity, value): the interaction's numbers are of different kinds, one row each.
   t.columns = {"quantity", "value"};
   if (!a.interaction) return t;
   const InteractionAnalysis& ia = *a.interaction;
@@ -136,9 +140,10 @@ db::Table published_table(const SweepAnalysis& a) {
                "our_delta",       "delta_low",      "delta_high",      "delta_inside"};
   if (!a.published) return t;
   for (const auto& r : a.published->rows) {
-    const bool measured = r.ours.n > 0;
+    const bool measured = r.ours.n > 0;  // a published variant this sweep did not run: its number, no mean
     t.rows.push_back({text(r.variant), num(r.published), count(r.ours.n), measured ? num(r.ours.mean) : db::Value(),
                       num(r.ours.ci_low), num(r.ours.ci_high),
+                      // inside or not only where there is an interval: one seed says neither
                       r.has_interval ? yes_no(r.inside_ci) : db::Value(), num(r.prediction_low),
                       num(r.prediction_high), r.has_interval ? yes_no(r.inside_prediction) : db::Value(),
                       opt_num(r.published_delta), r.our_delta ? num(r.our_delta->estimate) : db::Value(),
@@ -193,6 +198,7 @@ db::Table mope_run_table(const SweepAnalysis& a) {
   for (const auto& r : a.params.mope) {
     std::vector<db::Value> row{text(r.key), text(r.variant), db::Value(r.seed), db::Value(r.step), count(r.pairs.size())};
     for (auto n : r.regions) row.push_back(count(n));
+    // The regions at step 0 only where the run recorded its initial pairs.
     for (auto n : r.regions_init) row.push_back(r.has_init ? count(n) : db::Value());
     for (double x : {r.boundary_share, r.boundary_share_init, r.move_median, r.move_max, r.sigma_ratio_median,
                      r.sigma_ratio_max})

@@ -1,3 +1,5 @@
+// The run config flags of train, bench and audit added to their commands, and
+// the run config they give (preset or file, variant, seed, --set overrides).
 #include "cli/run_options.h"
 
 #include "launch/launch_options.h"

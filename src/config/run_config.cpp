@@ -1,3 +1,5 @@
+// The run config's fields, each bound to its JSON key once (to JSON, from JSON,
+// overrides, defaults per preset), and the checks of their values.
 #include "config/run_config.h"
 
 #include <fmt/ranges.h>

@@ -1,3 +1,5 @@
+// The tables of attention kinds, position kinds and named variants, and how a
+// name (or "ATTENTION+POSITION") resolves to its parts.
 #include "config/variants.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Batches gathered from the corpus's token tensor at offsets that are a pure
+// function of (seed, split, step, index): no sampler state to checkpoint.
 #include "data/batch_sampler.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,5 @@
+// A corpus loaded from a file: its byte vocabulary, the 90/10 split, encode and
+// decode, and the check that a resumed run reads the corpus it began with.
 #include "data/corpus.h"
 
 #include <torch/torch.h>

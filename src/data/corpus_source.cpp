@@ -1,3 +1,5 @@
+// Where the corpus is (--data, EGM_DATA, the cache), and its download with
+// libcurl into the cache, refused unless its sha256 matches.
 #include "data/corpus_source.h"
 
 #include <curl/curl.h>

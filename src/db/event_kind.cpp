@@ -1,3 +1,5 @@
+// Each EventKind's stored name and back; an unknown stored name is refused,
+// naming the valid ones.
 #include "db/event_kind.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Whether a coordinator may take a sweep over: the owner's heartbeat age against
+// the staleness limit, and on this host whether its pid is still alive (not a zombie).
 #include "db/ownership.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Learned parameters packed into one row per snapshot: the layout of (module,
+// layer, name) series, the values as 4-byte floats or 8-byte doubles, and the SQL functions.
 #include "db/param_pack.h"
 
 #include <sqlite3.h>

@@ -1,3 +1,5 @@
+// prepare_read_only_query: a read-only connection required, one statement, an
+// authorizer that allows only reading (naming its first denial), sqlite3_stmt_readonly.
 #include "db/read_only_query.h"
 
 #include <sqlite3.h>

@@ -1,3 +1,5 @@
+// The SQLite layer: opening (read-only, immutable where the folder is read-only),
+// statements with bind and step, transactions, and errors that carry their SQL.
 #include "db/sqlite.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// A db::Table as aligned text (display width, one line per cell), CSV or JSON,
+// reals written so they read back to the same double.
 #include "db/table_format.h"
 
 #include <fmt/format.h>

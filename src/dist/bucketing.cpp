@@ -1,3 +1,5 @@
+// Gradient buckets: consecutive tensors of one dtype and device up to a byte
+// budget, flattened into one tensor and copied back after the collective.
 #include "dist/bucketing.h"
 
 #include <torch/torch.h>

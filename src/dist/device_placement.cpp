@@ -1,3 +1,5 @@
+// A worker's local rank (the launcher's environment, else MPI's shared-memory
+// split of the communicator) and the GPU it takes from it.
 #include "dist/device_placement.h"
 
 #include "mpi/check.h"

@@ -1,3 +1,5 @@
+// The Communicator of a run's ranks: NCCL for CUDA when built with it, MPI
+// otherwise, as backend_for decides.
 #include "dist/make_communicator.h"
 
 #include <torch/torch.h>

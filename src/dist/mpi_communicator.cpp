@@ -1,3 +1,5 @@
+// MpiCommunicator: in-place MPI_Allreduce over each bucket, then division by
+// the rank count; broadcast for the initial weights.
 #include "dist/mpi_communicator.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,5 @@
+// NcclCommunicator: the ncclUniqueId broadcast over MPI, one NCCL communicator
+// per run, ncclAllReduce over CUDA buckets; NCCL and CUDA errors as egm errors.
 #include "dist/nccl_communicator.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,5 @@
+// The CSV sink: db::format_table's CSV writer over each chunk of rows, the header
+// once, timestamps as ISO 8601 UTC text with microseconds.
 #include "export/csv_sink.h"
 
 #include <fmt/format.h>

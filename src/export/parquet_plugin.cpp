@@ -1,3 +1,5 @@
+// egm-parquet.so found (beside the binary, or where asked) and dlopen'ed on the
+// first Parquet export; its one entry point gives the Parquet sinks.
 #include "export/parquet_plugin.h"
 
 #include <dlfcn.h>

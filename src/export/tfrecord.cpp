@@ -1,3 +1,5 @@
+// TfRecordWriter: each record framed with its length and masked CRC-32C
+// (Boost's CRC with the Castagnoli polynomial), written to one file.
 #include "export/tfrecord.h"
 
 #include <boost/crc.hpp>

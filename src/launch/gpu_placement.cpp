@@ -1,3 +1,5 @@
+// place_on_gpu: a worker's GPU from its index on its host, the GPUs it sees and
+// runs_per_gpu; and the check that a host has the GPUs its workers need.
 #include "launch/gpu_placement.h"
 
 #include "util/error.h"

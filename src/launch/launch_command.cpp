@@ -1,3 +1,5 @@
+// The mpirun line of a sweep: the coordinator and workers with their flags,
+// the launcher's own arguments, and checks (enough workers, hosts, a starter).
 #include "launch/launch_command.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The launch flags added to a CLI11 app once, written back as flags for the
+// next process, and a sweep's device resolved (--device, else the spec's, else cpu).
 #include "launch/launch_options.h"
 
 #include <fmt/format.h>

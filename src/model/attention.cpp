@@ -4,7 +4,7 @@
 
 #include "model/ablation_attention.h"
 #include "model/attention_variants.h"
-#include "model/causal_attention_kernels.h"
+#include "model/kernels/causal_attention_kernels.h"
 #include "model/rotary.h"
 #include "util/error.h"
 

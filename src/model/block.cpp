@@ -1,6 +1,8 @@
+// The MLP (c_fc, exact GELU, c_proj) and the pre-LN block: the attention of its
+// kind and the MLP, each added back through residual dropout.
 #include "model/block.h"
 
-#include "model/counter_dropout.h"
+#include "model/kernels/counter_dropout.h"
 
 namespace egm {
 

@@ -1,6 +1,6 @@
 #include "model/attention_variants.h"
-#include "model/causal_attention_kernels.h"
-#include "model/flash_attention_kernels.h"
+#include "model/kernels/causal_attention_kernels.h"
+#include "model/kernels/flash_attention_kernels.h"
 
 namespace egm {
 

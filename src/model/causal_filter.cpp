@@ -1,3 +1,5 @@
+// causal_filter: each position's value filtered by FIR kernels over its past only
+// (a left-padded conv1d).
 #include "model/causal_filter.h"
 
 namespace egm {

@@ -1,3 +1,5 @@
+// The causality audit: each position's logits recomputed from its prefix alone
+// and compared with the full forward's (a variant that reads ahead differs).
 #include "model/causality.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Daubechies db2/db4 filters: the low-pass taps, the high-pass by alternating
+// flip, a trous dilation per scale, and the bank as one tensor.
 #include "model/daubechies.h"
 
 #include "util/error.h"

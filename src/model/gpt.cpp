@@ -1,10 +1,12 @@
+// GPTImpl: embeddings, position encoding, blocks, final norm and the tied head;
+// the loss, and the learned gate and MoPE parameters it reports.
 #include "model/gpt.h"
 
 #include <algorithm>
 
 #include "config/variants.h"
 #include "model/attention_variants.h"
-#include "model/counter_dropout.h"
+#include "model/kernels/counter_dropout.h"
 #include "model/init.h"
 #include "util/error.h"
 

@@ -39,7 +39,6 @@ class GPTImpl : public torch::nn::Module {
   SdpaUse sdpa_use() const;
   const ModelConfig& config() const { return config_; }
   const std::string& attention_kind() const { return attention_kind_; }
-  const std::string& position_kind() const { return position_kind_; }
 
   torch::nn::Embedding wte{nullptr};
   std::shared_ptr<PositionEncodingImpl> pos;

@@ -1,3 +1,5 @@
+// Seeded initialisation: each parameter drawn from a generator seeded by the run's
+// seed and its name's FNV-1a hash, so variants share the weights they have in common.
 #include "model/init.h"
 
 #include <set>

@@ -1,3 +1,5 @@
+// The learned absolute position table ([block_size, d], the paper's baseline):
+// its first T rows are added to the token embeddings.
 #include "model/position_encodings.h"
 #include "util/error.h"
 

@@ -1,3 +1,5 @@
+// The learned Morlet filter bank of ega_morlet and mq_*: its parameters, the
+// causal complex filters, their response to a signal, and the parameters reported.
 #include "model/morlet_filter_bank.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// MoPE: learned (log omega, log sigma) pairs, projected onto omega * sigma >= 5
+// and omega <= 0.95 pi, give Gaussian-windowed cosine and sine position tables.
 #include <cmath>
 
 #include "model/position_encodings.h"

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "model/causal_attention_kernels.h"
+#include "model/kernels/causal_attention_kernels.h"
 
 namespace egm {
 

@@ -1,3 +1,5 @@
+// What every position encoding shares: the causal mask bias, the attention
+// context cached per length, and the factory from a position kind to its module.
 #include "model/position_encoding.h"
 
 #include "model/position_encodings.h"

@@ -1,3 +1,5 @@
+// ALiBi: no input table; a per-head linear distance penalty (slopes 2^(-8h/H))
+// added to the causal attention scores.
 #include "model/position_encodings.h"
 #include "model/rotary.h"
 #include "util/error.h"

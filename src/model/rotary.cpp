@@ -1,3 +1,4 @@
+// RoPE's cos and sin tables for T positions and their rotation of q and k.
 #include "model/rotary.h"
 
 #include <cmath>

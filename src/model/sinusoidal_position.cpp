@@ -1,3 +1,5 @@
+// The fixed sinusoidal table of "Attention Is All You Need", added to the
+// token embeddings.
 #include "model/position_encodings.h"
 #include "util/error.h"
 

@@ -1,3 +1,5 @@
+// EGM_MPI_CHECK's body: MPI's error text for a failing call, with file:line,
+// host and world rank.
 #include "mpi/check.h"
 
 #include "util/error.h"

@@ -1,3 +1,5 @@
+// Comm: a duplicated or adopted MPI communicator, freed once by its owner, and
+// its rank and size.
 #include "mpi/comm.h"
 
 #include <utility>

@@ -1,3 +1,5 @@
+// Scope: MPI_Init_thread (FUNNELED) once per process, MPI_Finalize when it goes,
+// and abort for a job that cannot end in order.
 #include "mpi/scope.h"
 
 #include <mpi.h>

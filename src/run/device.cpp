@@ -1,3 +1,5 @@
+// DeviceName and Backend: parsed from text and written back, and the one rule
+// that picks a run's backend (none, mpi, nccl) from its device and ranks.
 #include "run/device.h"
 
 #include <fmt/format.h>

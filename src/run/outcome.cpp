@@ -1,3 +1,5 @@
+// A RunOutcome to JSON and back (RESULT's body, egm train's output), non-finite
+// measurements written as null.
 #include "run/outcome.h"
 
 #include <cmath>

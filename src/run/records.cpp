@@ -1,3 +1,5 @@
+// Each record kind to JSON and back (metrics.jsonl, RECORDS), the split and
+// event names parsed once, a bad field named by JsonFields.
 #include "run/records.h"
 
 #include <array>

@@ -1,3 +1,5 @@
+// The HTML pieces: escaping and URL coding, the page frame with its navigation
+// and refresh, tables with their download links, and the progress bar.
 #include "serve/html.h"
 
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 
 namespace egm::serve {
 
+// The five characters HTML gives a meaning to, escaped alike in text and in quoted attributes.
 std::string escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -26,6 +29,7 @@ std::string escape(std::string_view text) {
   return out;
 }
 
+// Two names: a plain one for old clients (unsafe bytes as '_', at most 120) and RFC 8187's exact UTF-8 one.
 std::string content_disposition(std::string_view filename) {
   std::string safe, encoded;
   for (char ch : filename.substr(0, 120)) {
@@ -44,6 +48,8 @@ std::string content_disposition(std::string_view filename) {
   return fmt::format("attachment; filename=\"{}\"; filename*=UTF-8''{}", safe, encoded);
 }
 
+// RFC 3986's unreserved characters as they are, every other byte %XX: a sweep or cell
+// name stays one path segment.
 std::string url_encode(std::string_view text) {
   std::string out;
   for (unsigned char c : text) {
@@ -64,6 +70,7 @@ int hex_value(char c) {
 }
 }  // namespace
 
+// nullopt for a broken escape (the request is refused, not guessed at); '+' is a space only in a query.
 std::optional<std::string> url_decode(std::string_view text, bool plus_as_space) {
   std::string out;
   out.reserve(text.size());

@@ -260,69 +260,95 @@ std::string analysis_sections(const analysis::SweepData& data, const analysis::S
   return body;
 }
 
-}  // namespace
-
-const char* const* sweep_table_names() { return kSweepTables; }
-
-Response sweep_page(Context& c, const std::string& name, const std::string& table_segment, const Params& params) {
-  const db::SweepRow sweep = require_sweep(c, name);
-  const analysis::AnalysisOptions options = analysis_options(params);
-  const analysis::SweepData all = analysis::load_sweep(c.db, name);
-  const GridInfo grid = grid_info(all);
-  const std::optional<int64_t> point = point_param(params, grid);
-  const std::string base = "/sweep/" + url_encode(name);
-  std::string suffix;
-  for (const auto& [k, v] : params) suffix += (suffix.empty() ? "?" : "&") + url_encode(k) + "=" + url_encode(v);
-
-  const analysis::SweepData data = point ? only_point(all, grid, *point) : all;
+// What a request for /sweep/NAME[/TABLE] asks about: the sweep, its cells
+// (all of them, and those of the chosen grid point), and the page's links.
+struct SweepRequest {
+  std::string name;
+  std::string base;    // "/sweep/NAME"
+  std::string suffix;  // the query, for links that keep it ("?point=1&level=0.9")
+  analysis::AnalysisOptions options;
+  analysis::SweepData all;
+  GridInfo grid;
+  std::optional<int64_t> point;
+  analysis::SweepData data;  // all, or the chosen point's cells
   // With a grid and no point chosen, each point is analysed on its own: cells
   // of different points are different configurations and never pair.
-  const bool per_point = !grid.label.empty() && !point;
-  auto analyse = [&](const analysis::SweepData& d) {
-    try {
-      return analysis::analyze_sweep(d, options);
-    } catch (const Error& e) {
-      fail(400, fmt::format("sweep '{}' cannot be analysed: {}", name, e.what()));
-    }
-  };
+  bool per_point = false;
+};
 
-  if (!table_segment.empty()) {
-    const auto dl = download_name(table_segment);
-    const std::string table = dl ? dl->first : table_segment;
-    bool known = false;
-    for (const char* const* t = kSweepTables; *t; ++t) known = known || table == *t;
-    if (!dl || !known)
-      fail(404, fmt::format("no table '{}' for sweep '{}'; tables: {}.csv or .json", table_segment, name,
-                            fmt::join(table_names(), ", ")));
-    const std::string filename = name + (point ? fmt::format("-point{}", *point) : "") + "-" + table;
-    if (table == "cells") return download(cells_table(data, grid), dl->second, filename);
-    if (table == "running") return download(running_table(sweep_state(c, sweep)), dl->second, filename);
-    if (table == "grid") {
-      db::Table t;
-      t.columns = {"grid_point", "label"};
-      for (const auto& [p, label] : grid.label) t.rows.push_back({p, label});
-      return download(t, dl->second, filename);
-    }
-    if (table == "grid_across") {
-      if (grid.label.empty()) fail(404, fmt::format("sweep '{}' has no grid points", name));
-      try {
-        return download(analysis::grid_across_table(analysis::analyze_grid(all, options)), dl->second, filename);
-      } catch (const Error& e) {
-        fail(400, fmt::format("sweep '{}' cannot be analysed: {}", name, e.what()));
-      }
-    }
-    if (per_point)
-      fail(400, fmt::format("sweep '{}' has a grid: choose a point (?point=0..{}) for table '{}'", name,
-                            grid.label.rbegin()->first, table));
-    return download(analysis_table(table, analyse(data)), dl->second, filename);
+SweepRequest read_request(Context& c, const std::string& name, const Params& params) {
+  SweepRequest r;
+  r.name = name;
+  r.options = analysis_options(params);
+  r.all = analysis::load_sweep(c.db, name);
+  r.grid = grid_info(r.all);
+  r.point = point_param(params, r.grid);
+  r.base = "/sweep/" + url_encode(name);
+  for (const auto& [k, v] : params) r.suffix += (r.suffix.empty() ? "?" : "&") + url_encode(k) + "=" + url_encode(v);
+  r.data = r.point ? only_point(r.all, r.grid, *r.point) : r.all;
+  r.per_point = !r.grid.label.empty() && !r.point;
+  return r;
+}
+
+analysis::SweepAnalysis analyse(const SweepRequest& r, const analysis::SweepData& d) {
+  try {
+    return analysis::analyze_sweep(d, r.options);
+  } catch (const Error& e) {
+    fail(400, fmt::format("sweep '{}' cannot be analysed: {}", r.name, e.what()));
   }
+}
 
-  const SweepState st = sweep_state(c, sweep);
+analysis::GridAnalysis analyse_grid(const SweepRequest& r) {
+  try {
+    return analysis::analyze_grid(r.all, r.options);
+  } catch (const Error& e) {
+    fail(400, fmt::format("sweep '{}' cannot be analysed: {}", r.name, e.what()));
+  }
+}
+
+// `/sweep/NAME/TABLE.csv|json`: one of kSweepTables as a file; 404 for a table
+// the sweep does not have, 400 for an analysis table of a grid without a point.
+Response download_table(Context& c, const db::SweepRow& sweep, const SweepRequest& r,
+                        const std::string& table_segment) {
+  const auto dl = download_name(table_segment);
+  const std::string table = dl ? dl->first : table_segment;
+  bool known = false;
+  for (const char* const* t = kSweepTables; *t; ++t) known = known || table == *t;
+  if (!dl || !known)
+    fail(404, fmt::format("no table '{}' for sweep '{}'; tables: {}.csv or .json", table_segment, r.name,
+                          fmt::join(table_names(), ", ")));
+  const std::string filename = r.name + (r.point ? fmt::format("-point{}", *r.point) : "") + "-" + table;
+  if (table == "cells") return download(cells_table(r.data, r.grid), dl->second, filename);
+  if (table == "running") return download(running_table(sweep_state(c, sweep)), dl->second, filename);
+  if (table == "grid") {
+    db::Table t;
+    t.columns = {"grid_point", "label"};
+    for (const auto& [p, label] : r.grid.label) t.rows.push_back({p, label});
+    return download(t, dl->second, filename);
+  }
+  if (table == "grid_across") {
+    if (r.grid.label.empty()) fail(404, fmt::format("sweep '{}' has no grid points", r.name));
+    try {
+      return download(analysis::grid_across_table(analysis::analyze_grid(r.all, r.options)), dl->second, filename);
+    } catch (const Error& e) {
+      fail(400, fmt::format("sweep '{}' cannot be analysed: {}", r.name, e.what()));
+    }
+  }
+  if (r.per_point)
+    fail(400, fmt::format("sweep '{}' has a grid: choose a point (?point=0..{}) for table '{}'", r.name,
+                          r.grid.label.rbegin()->first, table));
+  return download(analysis_table(table, analyse(r, r.data)), dl->second, filename);
+}
+
+// The page's head: title, the point shown, description, provenance, progress,
+// running cells and the cells that failed.
+std::string head_html(const Context& c, const db::SweepRow& sweep, const SweepState& st, const SweepRequest& r) {
   const db::SweepProgress& p = st.progress;
-  std::string body = fmt::format("<h1>Sweep {} {}</h1>\n", escape(name), status_span(st.status));
-  if (point) body += "<p>grid point " + std::to_string(*point) + ": <strong>" + escape(grid.label.at(*point)) +
-                     "</strong> (<a href=\"" + escape(base) + "\">all points</a>)</p>\n";
-  if (!data.spec.description.empty()) body += "<p>" + escape(data.spec.description) + "</p>\n";
+  std::string body = fmt::format("<h1>Sweep {} {}</h1>\n", escape(r.name), status_span(st.status));
+  if (r.point) body += "<p>grid point " + std::to_string(*r.point) + ": <strong>" +
+                       escape(r.grid.label.at(*r.point)) + "</strong> (<a href=\"" + escape(r.base) +
+                       "\">all points</a>)</p>\n";
+  if (!r.data.spec.description.empty()) body += "<p>" + escape(r.data.spec.description) + "</p>\n";
   body += fmt::format("<p class=\"note\">created {} UTC, spec {}{}</p>\n", escape(db::format_utc(sweep.created_at)),
                       escape(sweep.spec_hash.substr(0, 12)),
                       sweep.slurm_job_id ? ", slurm job " + escape(*sweep.slurm_job_id) : "");
@@ -347,81 +373,93 @@ Response sweep_page(Context& c, const std::string& name, const std::string& tabl
   if (!p.running_cells.empty()) {
     TableOptions o;
     o.id = "table-running";
-    o.links = base + "/running";
+    o.links = r.base + "/running";
     o.link_column = 0;
-    o.link_prefix = base + "/cell/";
+    o.link_prefix = r.base + "/cell/";
     body += html_table(running_table(st), o);
   }
-  for (const auto& cell : data.cells)
+  for (const auto& cell : r.data.cells)
     if (cell.row.status == db::CellStatus::failed)
       body += fmt::format("<p class=\"error\">failed {} (failure {} of {} allowed; {}): {}</p>\n", escape(cell.row.key),
                           cell.row.failures, cell.row.max_attempts,
                           cell.row.failures >= cell.row.max_attempts ? "given up" : "will retry",
                           escape(first_line(cell.row.last_error.value_or("(no error text)"))));
+  return body;
+}
 
+// A grid with no point chosen: a table of the points, the across-points
+// comparison, then each point's verdict and main table.
+std::string grid_points_html(const SweepRequest& r) {
+  std::string body = "<h2>Grid points</h2>\n<p class=\"note\">Each point is its own 2x2: cells of different points "
+                     "never pair. Open a point for its tables and plots.</p>\n";
+  const analysis::GridAnalysis g = analyse_grid(r);
+  db::Table t;
+  t.columns = {"point", "values", "cells", "used", "interaction", "ci_low", "ci_high", "verdict"};
+  std::string sections;
+  for (const auto& point_analysis : g.points) {
+    const int64_t pt = point_analysis.index;
+    const std::string& label = point_analysis.label;
+    const analysis::SweepAnalysis& a = point_analysis.analysis;
+    const auto* ia = a.interaction ? &*a.interaction : nullptr;
+    t.rows.push_back({pt, label, static_cast<int64_t>(a.cells_total), static_cast<int64_t>(a.cells_used),
+                      ia ? db::Value(ia->result.estimate) : db::Value(),
+                      ia && ia->result.interval.has_interval ? db::Value(ia->result.interval.ci_low) : db::Value(),
+                      ia && ia->result.interval.has_interval ? db::Value(ia->result.interval.ci_high) : db::Value(),
+                      ia ? db::Value(std::string(analysis::verdict_label(ia->result.verdict))) : db::Value()});
+    sections += fmt::format("<h2 id=\"point-{0}\"><a href=\"{1}?point={0}\">point {0}: {2}</a></h2>\n", pt,
+                            escape(r.base), escape(label));
+    sections += verdict_html(a);
+    if (a.interaction || !a.variants.empty())
+      sections += main_table_html(a, r.base, fmt::format("?point={}", pt), fmt::format("main-table-{}", pt));
+  }
+  TableOptions o;
+  o.id = "table-grid";
+  o.links = r.base + "/grid";
+  body += html_table(t, o);
+  body += "<h2 id=\"across\">Across points</h2>\n<p class=\"note\">Does it hold at every point? Each variant's "
+          "mean, each delta against the baseline (positive = better) and the interaction (positive = "
+          "superadditive), with " + escape(fmt::format("{:.0f}%", 100 * r.options.level)) +
+          " intervals over seeds; the download is the long form, one row per point and quantity.</p>\n";
+  TableOptions across;
+  across.id = "table-grid-across";
+  across.links = r.base + "/grid_across";
+  return body + html_table(grid_across_wide(g), across) + sections;
+}
+
+}  // namespace
+
+const char* const* sweep_table_names() { return kSweepTables; }
+
+Response sweep_page(Context& c, const std::string& name, const std::string& table_segment, const Params& params) {
+  const db::SweepRow sweep = require_sweep(c, name);
+  const SweepRequest r = read_request(c, name, params);
+  if (!table_segment.empty()) return download_table(c, sweep, r, table_segment);
+
+  const SweepState st = sweep_state(c, sweep);
+  std::string body = head_html(c, sweep, st, r);
   std::vector<analysis::Claim> claims;
-  if (per_point) {
-    body += "<h2>Grid points</h2>\n<p class=\"note\">Each point is its own 2x2: cells of different points never "
-            "pair. Open a point for its tables and plots.</p>\n";
-    analysis::GridAnalysis g;
-    try {
-      g = analysis::analyze_grid(all, options);
-    } catch (const Error& e) {
-      fail(400, fmt::format("sweep '{}' cannot be analysed: {}", name, e.what()));
-    }
-    db::Table t;
-    t.columns = {"point", "values", "cells", "used", "interaction", "ci_low", "ci_high", "verdict"};
-    std::string sections;
-    for (const auto& point_analysis : g.points) {
-      const int64_t pt = point_analysis.index;
-      const std::string& label = point_analysis.label;
-      const analysis::SweepAnalysis& a = point_analysis.analysis;
-      const auto* ia = a.interaction ? &*a.interaction : nullptr;
-      t.rows.push_back({pt, label, static_cast<int64_t>(a.cells_total), static_cast<int64_t>(a.cells_used),
-                        ia ? db::Value(ia->result.estimate) : db::Value(),
-                        ia && ia->result.interval.has_interval ? db::Value(ia->result.interval.ci_low) : db::Value(),
-                        ia && ia->result.interval.has_interval ? db::Value(ia->result.interval.ci_high) : db::Value(),
-                        ia ? db::Value(std::string(analysis::verdict_label(ia->result.verdict))) : db::Value()});
-      sections += fmt::format("<h2 id=\"point-{0}\"><a href=\"{1}?point={0}\">point {0}: {2}</a></h2>\n", pt,
-                              escape(base), escape(label));
-      sections += verdict_html(a);
-      if (a.interaction || !a.variants.empty())
-        sections += main_table_html(a, base, fmt::format("?point={}", pt), fmt::format("main-table-{}", pt));
-    }
-    TableOptions o;
-    o.id = "table-grid";
-    o.links = base + "/grid";
-    body += html_table(t, o);
-    body += "<h2 id=\"across\">Across points</h2>\n<p class=\"note\">Does it hold at every point? Each variant's "
-            "mean, each delta against the baseline (positive = better) and the interaction (positive = "
-            "superadditive), with " + escape(fmt::format("{:.0f}%", 100 * options.level)) +
-            " intervals over seeds; the download is the long form, one row per point and quantity.</p>\n";
-    TableOptions across;
-    across.id = "table-grid-across";
-    across.links = base + "/grid_across";
-    body += html_table(grid_across_wide(g), across) + sections;
+  if (r.per_point) {
+    body += grid_points_html(r);
   } else {
-    const analysis::SweepAnalysis a = analyse(data);
+    const analysis::SweepAnalysis a = analyse(r, r.data);
     claims = analysis::claims_of(a);
-    body += analysis_sections(data, a, base, suffix);
+    body += analysis_sections(r.data, a, r.base, r.suffix);
   }
   // What the numbers cost (src/analysis/compute.h): the whole sweep, whatever point is shown.
   body += "<h2 id=\"compute\">Compute</h2>\n<pre id=\"compute-statement\">" +
           escape(analysis::render_compute_text(analysis::compute_statement(c.db, name, claims))) + "</pre>\n";
   body += "<h2>Cells</h2>\n";
-  {
-    TableOptions o;
-    o.id = "table-cells";
-    o.links = base + "/cells";
-    o.link_column = 0;
-    o.link_prefix = base + "/cell/";
-    o.links_query = suffix;
-    body += html_table(cells_table(data, grid), o);
-  }
+  TableOptions o;
+  o.id = "table-cells";
+  o.links = r.base + "/cells";
+  o.link_column = 0;
+  o.link_prefix = r.base + "/cell/";
+  o.links_query = r.suffix;
+  body += html_table(cells_table(r.data, r.grid), o);
   body += "<details><summary>the spec (JSON)</summary><pre>" + escape(sweep.spec_json) + "</pre></details>\n";
-  Response r;
-  r.body = page(c.page_options("sweep " + name, st.live()), body);
-  return r;
+  Response resp;
+  resp.body = page(c.page_options("sweep " + name, st.live()), body);
+  return resp;
 }
 
 }  // namespace egm::serve

@@ -1,3 +1,5 @@
+// A request's pieces: HTTP errors, the query string (known keys only), the
+// path's segments, a table's download name and the CSV or JSON answer.
 #include "serve/pages.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Server: cpp-httplib bound to the given host and port, every GET and HEAD
+// handed to handle_request, everything else 405.
 #include "serve/server.h"
 
 #include <httplib.h>

@@ -1,3 +1,5 @@
+// handle_request: the path routed to its page, the query checked, and an
+// HttpError or a database error turned into its status and message.
 #include "serve/site.h"
 
 #include <fmt/format.h>

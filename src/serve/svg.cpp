@@ -155,18 +155,15 @@ CategoryLayout layout_categories(const std::vector<std::string>& categories, dou
   return out;
 }
 
-}  // namespace
+using Layer = analysis::FigureLayer;
+using K = Layer::Kind;
 
-std::string render_svg(const analysis::Figure& f, const std::string& id, int width, int height_hint) {
-  using Layer = analysis::FigureLayer;
-  using K = Layer::Kind;
-  const bool log_x_ = f.log_x, log_y_ = f.log_y;
-  const auto& layers_ = f.layers;
-  const auto& categories_ = f.categories;
-  Range xr, yr;
-  xr.log = log_x_;
-  yr.log = log_y_;
-  for (const auto& l : layers_) {
+// The data's extent: every finite value of every layer (a category figure's
+// x is its categories' positions, 0 .. n-1, with room for a point's width).
+void fit_ranges(const analysis::Figure& f, Range& xr, Range& yr) {
+  xr.log = f.log_x;
+  yr.log = f.log_y;
+  for (const auto& l : f.layers) {
     switch (l.kind) {
       case K::band:
         for (size_t i = 0; i < l.xs.size(); ++i) {
@@ -196,140 +193,142 @@ std::string render_svg(const analysis::Figure& f, const std::string& id, int wid
         break;
     }
   }
-  if (!categories_.empty()) {
+  if (!f.categories.empty()) {
     xr.lo = -0.6;
-    xr.hi = static_cast<double>(categories_.size()) - 0.4;
+    xr.hi = static_cast<double>(f.categories.size()) - 0.4;
   }
-  // The title, in as many lines as the width needs (13 px, bold: about 8 px a character).
-  const std::vector<std::string> title_lines = wrap(f.title, (width - 20) * kCharPx / 8.2);
-  const double top = 12 + 16 * static_cast<double>(title_lines.size());
-  auto header = [&](int height) {
-    std::string h = fmt::format(
-        "<svg id=\"{}\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-        "viewBox=\"0 0 {} {}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\"><title>{}</title>\n",
-        escape(id), width, height, width, height, escape(f.title));
-    h += fmt::format("<text class=\"title\" x=\"{}\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" "
-                     "font-weight=\"600\">",
-                     width / 2);
-    for (size_t i = 0; i < title_lines.size(); ++i)
-      h += fmt::format("<tspan x=\"{}\" dy=\"{}\">{}</tspan>", width / 2, i ? 16 : 0, escape(title_lines[i]));
-    return h + "</text>\n";
-  };
-  if (!xr.valid() || !yr.valid()) {
-    return header(height_hint) +
-           fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5a6475\">no data yet</text></svg>\n",
-                       width / 2, height_hint / 2);
+}
+
+// Pad a range: 5% (linear) or a quarter decade (log); a point range gets some width.
+void pad(Range& r) {
+  if (r.log) {
+    double a = std::log10(r.lo), b = std::log10(r.hi);
+    if (b - a < 1e-9) a -= 0.5, b += 0.5;
+    r.lo = std::pow(10.0, a - 0.05 * (b - a));
+    r.hi = std::pow(10.0, b + 0.05 * (b - a));
+  } else {
+    double span = r.hi - r.lo;
+    if (span <= 0) span = std::max(std::abs(r.lo) * 0.1, 1e-3);
+    r.lo -= 0.06 * span;
+    r.hi += 0.06 * span;
   }
-  // Pad the ranges: 5% (linear) or a quarter decade (log); a point range gets some width.
-  auto pad = [](Range& r) {
-    if (r.log) {
-      double a = std::log10(r.lo), b = std::log10(r.hi);
-      if (b - a < 1e-9) a -= 0.5, b += 0.5;
-      r.lo = std::pow(10.0, a - 0.05 * (b - a));
-      r.hi = std::pow(10.0, b + 0.05 * (b - a));
-    } else {
-      double span = r.hi - r.lo;
-      if (span <= 0) span = std::max(std::abs(r.lo) * 0.1, 1e-3);
-      r.lo -= 0.06 * span;
-      r.hi += 0.06 * span;
+}
+
+// Decades on a log axis (1-2-5 within less than one), else 1-2-5 x 10^k steps.
+std::vector<double> axis_ticks(const Range& r, bool log, int target, bool integer) {
+  std::vector<double> t;
+  if (log) {
+    for (double e = std::floor(std::log10(r.lo)); e <= std::ceil(std::log10(r.hi)); ++e) {
+      const double v = std::pow(10.0, e);
+      if (v >= r.lo && v <= r.hi) t.push_back(v);
     }
-  };
-  if (categories_.empty()) pad(xr);
-  pad(yr);
-  // A figure's own ranges replace the fitted ones (the val curves' zoom on the end of training).
-  if (f.x_range && categories_.empty()) xr.lo = f.x_range->first, xr.hi = f.x_range->second;
-  if (f.y_range) yr.lo = f.y_range->first, yr.hi = f.y_range->second;
-  // The legend (figures.h: every labelled layer but bands, each label once)
-  // on the right: a column at most 42% of the width, labels wrapped to it.
-  const std::vector<const Layer*> legend = analysis::legend_entries(f);
+    if (t.size() < 2)  // less than a decade: 1-2-5 ticks
+      for (double e = std::floor(std::log10(r.lo)); e <= std::ceil(std::log10(r.hi)); ++e)
+        for (double m : {2.0, 5.0}) {
+          const double v = m * std::pow(10.0, e);
+          if (v >= r.lo && v <= r.hi) t.push_back(v);
+        }
+    std::sort(t.begin(), t.end());
+  } else {
+    t = linear_ticks(r.lo, r.hi, target, integer);
+  }
+  return t;
+}
+
+// The opening <svg> element with its <title>, and the figure's title in `title_lines`.
+std::string svg_header(const analysis::Figure& f, const std::string& id, int width, int height,
+                       const std::vector<std::string>& title_lines) {
+  std::string h = fmt::format(
+      "<svg id=\"{}\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\"><title>{}</title>\n",
+      escape(id), width, height, width, height, escape(f.title));
+  h += fmt::format("<text class=\"title\" x=\"{}\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" "
+                   "font-weight=\"600\">",
+                   width / 2);
+  for (size_t i = 0; i < title_lines.size(); ++i)
+    h += fmt::format("<tspan x=\"{}\" dy=\"{}\">{}</tspan>", width / 2, i ? 16 : 0, escape(title_lines[i]));
+  return h + "</text>\n";
+}
+
+// The legend (figures.h: every labelled layer but bands, each label once)
+// on the right: a column at most 42% of the width, labels wrapped to it.
+struct Legend {
+  static constexpr double kPad = 40;  // 10 before the swatch, 24 swatch and gap, 6 after the text
+  std::vector<const Layer*> entries;
+  std::vector<std::vector<std::string>> lines;  // per entry
+  double right = 16;                            // the margin it takes right of the frame
+  double height = 0;
+};
+Legend layout_legend(const analysis::Figure& f, int width) {
+  Legend out;
+  out.entries = analysis::legend_entries(f);
   double longest = 0;
-  for (const Layer* l : legend) longest = std::max(longest, text_px(l->label));
-  const double legend_pad = 40;  // 10 before the swatch, 24 swatch and gap, 6 after the text
-  const double right = legend.empty() ? 16 : std::min(width * 0.42, legend_pad + longest);
-  std::vector<std::vector<std::string>> legend_lines;
-  double legend_height = 0;
-  for (const Layer* l : legend) {
-    legend_lines.push_back(wrap(l->label, right - legend_pad));
-    legend_height += kLinePx * static_cast<double>(legend_lines.back().size()) + 3;
+  for (const Layer* l : out.entries) longest = std::max(longest, text_px(l->label));
+  if (!out.entries.empty()) out.right = std::min(width * 0.42, Legend::kPad + longest);
+  for (const Layer* l : out.entries) {
+    out.lines.push_back(wrap(l->label, out.right - Legend::kPad));
+    out.height += kLinePx * static_cast<double>(out.lines.back().size()) + 3;
   }
-  double left = 62;
-  double pw = width - left - right;
-  // Category labels: flat, wrapped or turned, whichever keeps neighbours apart.
-  CategoryLayout cats =
-      categories_.empty() ? CategoryLayout{} : layout_categories(categories_, pw / (xr.hi - xr.lo));
-  if (cats.mode == CategoryLayout::Mode::turned) {
-    // A turned label runs left and down from its tick: the left margin keeps
-    // the first ones clear of the y label (which ends at x = 18).
-    for (int pass = 0; pass < 3; ++pass) {
-      const double unit = pw / (xr.hi - xr.lo);
-      cats.turn_for(unit);
-      const double a = cats.degrees * M_PI / 180;
-      double need = left;
-      for (size_t i = 0; i < categories_.size(); ++i)
-        need = std::max(need, 24 + text_px(categories_[i]) * std::cos(a) + kLinePx * std::sin(a) - 4 -
-                                  (static_cast<double>(i) - xr.lo) * unit);
-      left = need;
-      pw = width - left - right;
-    }
-    cats.turn_for(pw / (xr.hi - xr.lo));  // a narrower plot only turns them further (and shorter across)
-  }
-  const double x_label_px = f.x_label.empty() ? 0 : 16;
-  const double bottom = 28 + cats.height + x_label_px;
-  // Tall enough for the whole legend beside the plot, and for the y label along it.
-  const int height = std::max({height_hint, static_cast<int>(std::ceil(top + 8 + legend_height + 8)),
-                               static_cast<int>(std::ceil(top + bottom + text_px(f.y_label) + 12))});
-  const double ph = height - top - bottom;
-  std::string svg = header(height);
-  auto tx = [&](double v) {
-    const double f = log_x_ ? (std::log10(v) - std::log10(xr.lo)) / (std::log10(xr.hi) - std::log10(xr.lo))
+  return out;
+}
+
+// The frame in pixels and the map from data to it.
+struct Frame {
+  Range xr, yr;
+  double left = 62, top = 0, pw = 0, ph = 0;
+  double tx(double v) const {
+    const double f = xr.log ? (std::log10(v) - std::log10(xr.lo)) / (std::log10(xr.hi) - std::log10(xr.lo))
                             : (v - xr.lo) / (xr.hi - xr.lo);
     return left + f * pw;
-  };
-  auto ty = [&](double v) {
-    const double f = log_y_ ? (std::log10(v) - std::log10(yr.lo)) / (std::log10(yr.hi) - std::log10(yr.lo))
+  }
+  double ty(double v) const {
+    const double f = yr.log ? (std::log10(v) - std::log10(yr.lo)) / (std::log10(yr.hi) - std::log10(yr.lo))
                             : (v - yr.lo) / (yr.hi - yr.lo);
     return top + (1 - f) * ph;
-  };
-  auto ok_x = [&](double v) { return finite(v) && (!log_x_ || v > 0); };
-  auto ok_y = [&](double v) { return finite(v) && (!log_y_ || v > 0); };
-  // Frame, grid and ticks.
-  svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
-                     "stroke=\"#9aa4b5\"/>\n",
-                     left, top, pw, ph);
-  auto axis_ticks = [&](const Range& r, bool log, int target, bool integer) {
-    std::vector<double> t;
-    if (log) {
-      for (double e = std::floor(std::log10(r.lo)); e <= std::ceil(std::log10(r.hi)); ++e) {
-        const double v = std::pow(10.0, e);
-        if (v >= r.lo && v <= r.hi) t.push_back(v);
-      }
-      if (t.size() < 2)  // less than a decade: 1-2-5 ticks
-        for (double e = std::floor(std::log10(r.lo)); e <= std::ceil(std::log10(r.hi)); ++e)
-          for (double m : {2.0, 5.0}) {
-            const double v = m * std::pow(10.0, e);
-            if (v >= r.lo && v <= r.hi) t.push_back(v);
-          }
-      std::sort(t.begin(), t.end());
-    } else {
-      t = linear_ticks(r.lo, r.hi, target, integer);
-    }
-    return t;
-  };
-  for (double v : axis_ticks(yr, log_y_, 6, false)) {
-    const double y = ty(v);
+  }
+  bool ok_x(double v) const { return finite(v) && (!xr.log || v > 0); }
+  bool ok_y(double v) const { return finite(v) && (!yr.log || v > 0); }
+};
+
+// A turned label runs left and down from its tick: the left margin grows
+// until the first ones clear the y label (which ends at x = 18); a narrower
+// plot only turns them further (and shorter across).
+void make_room_for_turned(Frame& fr, CategoryLayout& cats, const std::vector<std::string>& categories, int width,
+                          double right) {
+  for (int pass = 0; pass < 3; ++pass) {
+    const double unit = fr.pw / (fr.xr.hi - fr.xr.lo);
+    cats.turn_for(unit);
+    const double a = cats.degrees * M_PI / 180;
+    double need = fr.left;
+    for (size_t i = 0; i < categories.size(); ++i)
+      need = std::max(need, 24 + text_px(categories[i]) * std::cos(a) + kLinePx * std::sin(a) - 4 -
+                                (static_cast<double>(i) - fr.xr.lo) * unit);
+    fr.left = need;
+    fr.pw = width - fr.left - right;
+  }
+  cats.turn_for(fr.pw / (fr.xr.hi - fr.xr.lo));
+}
+
+// The frame, the y grid and ticks, the x ticks or category labels, and both axis labels.
+std::string draw_axes(const analysis::Figure& f, const Frame& fr, const CategoryLayout& cats, int height) {
+  std::string svg = fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
+                                "stroke=\"#9aa4b5\"/>\n",
+                                fr.left, fr.top, fr.pw, fr.ph);
+  for (double v : axis_ticks(fr.yr, f.log_y, 6, false)) {
+    const double y = fr.ty(v);
     svg += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e4e8ef\"/>"
                        "<text class=\"ytick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-                       left, left + pw, y, y, left - 4, y + 4, tick_text(v));
+                       fr.left, fr.left + fr.pw, y, y, fr.left - 4, y + 4, tick_text(v));
   }
-  const double tick_y = top + ph + 15;
-  if (!categories_.empty()) {
-    for (size_t i = 0; i < categories_.size(); ++i) {
-      const double x = tx(static_cast<double>(i));
+  const double tick_y = fr.top + fr.ph + 15;
+  if (!f.categories.empty()) {
+    for (size_t i = 0; i < f.categories.size(); ++i) {
+      const double x = fr.tx(static_cast<double>(i));
       if (cats.mode == CategoryLayout::Mode::turned) {
         // Turned about its end, which sits under the tick.
         svg += fmt::format("<text class=\"xtick\" transform=\"translate({:.1f},{:.1f}) rotate(-{:g})\" "
                            "text-anchor=\"end\">{}</text>\n",
-                           x + 4, tick_y - 4, cats.degrees, escape(categories_[i]));
+                           x + 4, tick_y - 4, cats.degrees, escape(f.categories[i]));
         continue;
       }
       svg += fmt::format("<text class=\"xtick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">", x, tick_y);
@@ -339,151 +338,198 @@ std::string render_svg(const analysis::Figure& f, const std::string& id, int wid
       svg += "</text>\n";
     }
   } else {
-    for (double v : axis_ticks(xr, log_x_, 8, f.integer_x)) {
-      const double x = tx(v);
+    for (double v : axis_ticks(fr.xr, f.log_x, 8, f.integer_x)) {
+      const double x = fr.tx(v);
       svg += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e4e8ef\"/>"
                          "<text class=\"xtick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                         x, x, top, top + ph, x, tick_y, tick_text(v));
+                         x, x, fr.top, fr.top + fr.ph, x, tick_y, tick_text(v));
     }
   }
   if (!f.x_label.empty())
     svg += fmt::format("<text class=\"xlabel\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                       left + pw / 2, height - 8, escape(f.x_label));
+                       fr.left + fr.pw / 2, height - 8, escape(f.x_label));
   svg += fmt::format("<text class=\"ylabel\" transform=\"translate(14,{:.1f}) rotate(-90)\" "
                      "text-anchor=\"middle\">{}</text>\n",
-                     top + ph / 2, escape(f.y_label));
-  // Layers, clipped to the frame.
-  const std::string clip = "clip-" + id;
-  svg += fmt::format("<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>"
-                     "</clipPath><g clip-path=\"url(#{})\">\n",
-                     escape(clip), left, top, pw, ph, escape(clip));
-  for (const auto& l : layers_) {
-    const std::string dash = l.dashed ? " stroke-dasharray=\"5,4\"" : "";
-    switch (l.kind) {
-      case K::band: {
-        std::string upper, lower;
-        for (size_t i = 0; i < l.xs.size(); ++i)
-          if (ok_x(l.xs[i]) && ok_y(l.lo[i]) && ok_y(l.hi[i])) {
-            upper += fmt::format("{:.1f},{:.1f} ", tx(l.xs[i]), ty(l.hi[i]));
-            lower = fmt::format("{:.1f},{:.1f} ", tx(l.xs[i]), ty(l.lo[i])) + lower;
-          }
-        if (!upper.empty())
-          svg += fmt::format("<polygon class=\"band\" points=\"{}{}\" fill=\"{}\" fill-opacity=\"0.18\" "
-                             "stroke=\"none\"/>\n",
-                             upper, lower, l.colour);
-        break;
-      }
-      case K::span: {
-        if (l.xs.size() != 2 || !ok_x(l.xs[0]) || !ok_x(l.xs[1])) break;
-        // The whole height: no finite bound here (clipped to the frame's x range).
-        const double x0 = std::max(left, tx(l.xs[0])), x1 = std::min(left + pw, tx(l.xs[1]));
-        if (x1 > x0)
-          svg += fmt::format("<rect class=\"span\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-                             "fill=\"{}\" fill-opacity=\"0.10\" stroke=\"none\"/>\n",
-                             x0, top, x1 - x0, ph, l.colour);
-        break;
-      }
-      case K::line: {
-        std::string d;
-        bool pen = false;
-        for (size_t i = 0; i < l.xs.size() && i < l.ys.size(); ++i) {
-          if (!ok_x(l.xs[i]) || !ok_y(l.ys[i])) {
-            pen = false;
-            continue;
-          }
-          d += fmt::format("{}{:.1f},{:.1f} ", pen ? "L" : "M", tx(l.xs[i]), ty(l.ys[i]));
-          pen = true;
+                     fr.top + fr.ph / 2, escape(f.y_label));
+  return svg;
+}
+
+// One layer, in frame pixels (the caller clips it to the frame).
+std::string draw_layer(const Layer& l, const Frame& fr) {
+  std::string svg;
+  const std::string dash = l.dashed ? " stroke-dasharray=\"5,4\"" : "";
+  switch (l.kind) {
+    case K::band: {
+      std::string upper, lower;
+      for (size_t i = 0; i < l.xs.size(); ++i)
+        if (fr.ok_x(l.xs[i]) && fr.ok_y(l.lo[i]) && fr.ok_y(l.hi[i])) {
+          upper += fmt::format("{:.1f},{:.1f} ", fr.tx(l.xs[i]), fr.ty(l.hi[i]));
+          lower = fmt::format("{:.1f},{:.1f} ", fr.tx(l.xs[i]), fr.ty(l.lo[i])) + lower;
         }
-        if (!d.empty())
-          svg += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"{}>"
-                             "<title>{}</title></path>\n",
-                             d, l.colour, dash, escape(l.label));
-        break;
-      }
-      case K::points:
-        for (size_t i = 0; i < l.xs.size() && i < l.ys.size(); ++i) {
-          if (!ok_x(l.xs[i]) || !ok_y(l.ys[i])) continue;
-          const std::string fill = l.hollow ? "none" : l.colour;
-          if (l.shape == "diamond") {
-            const double x = tx(l.xs[i]), y = ty(l.ys[i]);
-            svg += fmt::format("<path class=\"point\" d=\"M{:.1f},{:.1f}l5,5l-5,5l-5,-5z\" fill=\"{}\" "
-                               "stroke=\"{}\"/>\n",
-                               x, y - 5, fill, l.colour);
-          } else {
-            svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\" "
-                               "stroke=\"{}\"/>\n",
-                               tx(l.xs[i]), ty(l.ys[i]), fill, l.colour);
-          }
-        }
-        break;
-      case K::interval: {
-        const double x = tx(l.xs[0] + l.dx);
-        if (ok_y(l.lo[0]) && ok_y(l.hi[0]))
-          svg += fmt::format("<path class=\"interval\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}"
-                             "M{3:.1f},{2:.1f}H{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.6\" fill=\"none\"/>\n",
-                             x, ty(l.lo[0]), ty(l.hi[0]), x - 5, x + 5, l.colour);
-        if (ok_y(l.ys[0]))
-          svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", x,
-                             ty(l.ys[0]), l.colour);
-        break;
-      }
-      case K::hline:
-        if (ok_y(l.ys[0]))
-          svg += fmt::format("<line class=\"hline\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
-                             "stroke=\"{}\"{}/>\n",
-                             left, left + pw, ty(l.ys[0]), ty(l.ys[0]), l.colour, dash);
-        break;
-      case K::vline:
-        if (ok_x(l.xs[0]))
-          svg += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"{}/>\n",
-                             tx(l.xs[0]), tx(l.xs[0]), top, top + ph, l.colour, dash);
-        break;
+      if (!upper.empty())
+        svg += fmt::format("<polygon class=\"band\" points=\"{}{}\" fill=\"{}\" fill-opacity=\"0.18\" "
+                           "stroke=\"none\"/>\n",
+                           upper, lower, l.colour);
+      break;
     }
+    case K::span: {
+      if (l.xs.size() != 2 || !fr.ok_x(l.xs[0]) || !fr.ok_x(l.xs[1])) break;
+      // The whole height: no finite bound here (clipped to the frame's x range).
+      const double x0 = std::max(fr.left, fr.tx(l.xs[0])), x1 = std::min(fr.left + fr.pw, fr.tx(l.xs[1]));
+      if (x1 > x0)
+        svg += fmt::format("<rect class=\"span\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+                           "fill=\"{}\" fill-opacity=\"0.10\" stroke=\"none\"/>\n",
+                           x0, fr.top, x1 - x0, fr.ph, l.colour);
+      break;
+    }
+    case K::line: {
+      std::string d;
+      bool pen = false;  // a skipped value lifts the pen: the line breaks there
+      for (size_t i = 0; i < l.xs.size() && i < l.ys.size(); ++i) {
+        if (!fr.ok_x(l.xs[i]) || !fr.ok_y(l.ys[i])) {
+          pen = false;
+          continue;
+        }
+        d += fmt::format("{}{:.1f},{:.1f} ", pen ? "L" : "M", fr.tx(l.xs[i]), fr.ty(l.ys[i]));
+        pen = true;
+      }
+      if (!d.empty())
+        svg += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"{}>"
+                           "<title>{}</title></path>\n",
+                           d, l.colour, dash, escape(l.label));
+      break;
+    }
+    case K::points:
+      for (size_t i = 0; i < l.xs.size() && i < l.ys.size(); ++i) {
+        if (!fr.ok_x(l.xs[i]) || !fr.ok_y(l.ys[i])) continue;
+        const std::string fill = l.hollow ? "none" : l.colour;
+        if (l.shape == "diamond") {
+          const double x = fr.tx(l.xs[i]), y = fr.ty(l.ys[i]);
+          svg += fmt::format("<path class=\"point\" d=\"M{:.1f},{:.1f}l5,5l-5,5l-5,-5z\" fill=\"{}\" "
+                             "stroke=\"{}\"/>\n",
+                             x, y - 5, fill, l.colour);
+        } else {
+          svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\" "
+                             "stroke=\"{}\"/>\n",
+                             fr.tx(l.xs[i]), fr.ty(l.ys[i]), fill, l.colour);
+        }
+      }
+      break;
+    case K::interval: {
+      const double x = fr.tx(l.xs[0] + l.dx);
+      if (fr.ok_y(l.lo[0]) && fr.ok_y(l.hi[0]))
+        svg += fmt::format("<path class=\"interval\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}"
+                           "M{3:.1f},{2:.1f}H{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.6\" fill=\"none\"/>\n",
+                           x, fr.ty(l.lo[0]), fr.ty(l.hi[0]), x - 5, x + 5, l.colour);
+      if (fr.ok_y(l.ys[0]))
+        svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", x,
+                           fr.ty(l.ys[0]), l.colour);
+      break;
+    }
+    case K::hline:
+      if (fr.ok_y(l.ys[0]))
+        svg += fmt::format("<line class=\"hline\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
+                           "stroke=\"{}\"{}/>\n",
+                           fr.left, fr.left + fr.pw, fr.ty(l.ys[0]), fr.ty(l.ys[0]), l.colour, dash);
+      break;
+    case K::vline:
+      if (fr.ok_x(l.xs[0]))
+        svg += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"{}/>\n",
+                           fr.tx(l.xs[0]), fr.tx(l.xs[0]), fr.top, fr.top + fr.ph, l.colour, dash);
+      break;
   }
-  svg += "</g>\n";
-  for (const auto& [x, label] : f.top_labels)
-    if (ok_x(x) && x >= xr.lo && x <= xr.hi)
-      svg += fmt::format("<text class=\"region\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#5a6475\">{}</text>\n",
-                         tx(x), top + 12, escape(label));
-  // Legend: per entry a swatch drawn as the layer is, and its label's lines.
-  double ly = top + 8;
-  const double lx = left + pw + 10;
-  for (size_t e = 0; e < legend.size(); ++e) {
-    const Layer* l = legend[e];
+  return svg;
+}
+
+// A legend entry's swatch at (lx, ly), drawn as its layer is.
+std::string draw_swatch(const Layer& l, double lx, double ly) {
+  switch (l.kind) {
+    case K::points:
+      if (l.shape == "diamond")
+        return fmt::format("<path class=\"swatch\" d=\"M{:.1f},{:.1f}l5,5l-5,5l-5,-5z\" fill=\"{}\" stroke=\"{}\"/>",
+                           lx + 9, ly - 5, l.hollow ? "none" : l.colour, l.colour);
+      return fmt::format("<circle class=\"swatch\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\" "
+                         "stroke=\"{}\"/>",
+                         lx + 9, ly, l.hollow ? "none" : l.colour, l.colour);
+    case K::interval:
+      return fmt::format("<path class=\"swatch\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}"
+                         "M{3:.1f},{2:.1f}H{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.6\" fill=\"none\"/>"
+                         "<circle cx=\"{6:.1f}\" cy=\"{7:.1f}\" r=\"3\" fill=\"{5}\"/>",
+                         lx + 9, ly - 6, ly + 6, lx + 5, lx + 13, l.colour, lx + 9, ly);
+    case K::span:
+      return fmt::format("<rect class=\"swatch\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"18\" height=\"11\" fill=\"{}\" "
+                         "fill-opacity=\"0.25\" stroke=\"none\"/>",
+                         lx, ly - 5.5, l.colour);
+    default:
+      return fmt::format("<line class=\"swatch\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
+                         "stroke=\"{}\" stroke-width=\"1.8\"{}/>",
+                         lx, lx + 18, ly, ly, l.colour, l.dashed ? " stroke-dasharray=\"5,4\"" : "");
+  }
+}
+
+// Legend: per entry a swatch and its label's lines, in a column right of the frame.
+std::string draw_legend(const Legend& legend, const Frame& fr) {
+  std::string svg;
+  double ly = fr.top + 8;
+  const double lx = fr.left + fr.pw + 10;
+  for (size_t e = 0; e < legend.entries.size(); ++e) {
     svg += "<g class=\"legend-entry\">";
-    switch (l->kind) {
-      case K::points:
-        if (l->shape == "diamond")
-          svg += fmt::format("<path class=\"swatch\" d=\"M{:.1f},{:.1f}l5,5l-5,5l-5,-5z\" fill=\"{}\" stroke=\"{}\"/>",
-                             lx + 9, ly - 5, l->hollow ? "none" : l->colour, l->colour);
-        else
-          svg += fmt::format("<circle class=\"swatch\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\" "
-                             "stroke=\"{}\"/>",
-                             lx + 9, ly, l->hollow ? "none" : l->colour, l->colour);
-        break;
-      case K::interval:
-        svg += fmt::format("<path class=\"swatch\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}"
-                           "M{3:.1f},{2:.1f}H{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.6\" fill=\"none\"/>"
-                           "<circle cx=\"{6:.1f}\" cy=\"{7:.1f}\" r=\"3\" fill=\"{5}\"/>",
-                           lx + 9, ly - 6, ly + 6, lx + 5, lx + 13, l->colour, lx + 9, ly);
-        break;
-      case K::span:
-        svg += fmt::format("<rect class=\"swatch\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"18\" height=\"11\" fill=\"{}\" "
-                           "fill-opacity=\"0.25\" stroke=\"none\"/>",
-                           lx, ly - 5.5, l->colour);
-        break;
-      default:
-        svg += fmt::format("<line class=\"swatch\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
-                           "stroke=\"{}\" stroke-width=\"1.8\"{}/>",
-                           lx, lx + 18, ly, ly, l->colour, l->dashed ? " stroke-dasharray=\"5,4\"" : "");
-    }
+    svg += draw_swatch(*legend.entries[e], lx, ly);
     svg += fmt::format("<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">", lx + 24, ly + 4);
-    const auto& lines = legend_lines[e];
+    const auto& lines = legend.lines[e];
     for (size_t k = 0; k < lines.size(); ++k)
       svg += fmt::format("<tspan x=\"{:.1f}\" dy=\"{}\">{}</tspan>", lx + 24, k ? kLinePx : 0, escape(lines[k]));
     svg += "</text></g>\n";
     ly += kLinePx * static_cast<double>(lines.size()) + 3;
   }
+  return svg;
+}
+
+}  // namespace
+
+std::string render_svg(const analysis::Figure& f, const std::string& id, int width, int height_hint) {
+  Frame fr;
+  fit_ranges(f, fr.xr, fr.yr);
+  // The title, in as many lines as the width needs (13 px, bold: about 8 px a character).
+  const std::vector<std::string> title_lines = wrap(f.title, (width - 20) * kCharPx / 8.2);
+  fr.top = 12 + 16 * static_cast<double>(title_lines.size());
+  if (!fr.xr.valid() || !fr.yr.valid()) {
+    return svg_header(f, id, width, height_hint, title_lines) +
+           fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5a6475\">no data yet</text></svg>\n",
+                       width / 2, height_hint / 2);
+  }
+  if (f.categories.empty()) pad(fr.xr);
+  pad(fr.yr);
+  // A figure's own ranges replace the fitted ones (the val curves' zoom on the end of training).
+  if (f.x_range && f.categories.empty()) fr.xr.lo = f.x_range->first, fr.xr.hi = f.x_range->second;
+  if (f.y_range) fr.yr.lo = f.y_range->first, fr.yr.hi = f.y_range->second;
+  const Legend legend = layout_legend(f, width);
+  fr.pw = width - fr.left - legend.right;
+  // Category labels: flat, wrapped or turned, whichever keeps neighbours apart.
+  CategoryLayout cats =
+      f.categories.empty() ? CategoryLayout{} : layout_categories(f.categories, fr.pw / (fr.xr.hi - fr.xr.lo));
+  if (cats.mode == CategoryLayout::Mode::turned) make_room_for_turned(fr, cats, f.categories, width, legend.right);
+  const double x_label_px = f.x_label.empty() ? 0 : 16;
+  const double bottom = 28 + cats.height + x_label_px;
+  // Tall enough for the whole legend beside the plot, and for the y label along it.
+  const int height = std::max({height_hint, static_cast<int>(std::ceil(fr.top + 8 + legend.height + 8)),
+                               static_cast<int>(std::ceil(fr.top + bottom + text_px(f.y_label) + 12))});
+  fr.ph = height - fr.top - bottom;
+
+  std::string svg = svg_header(f, id, width, height, title_lines);
+  svg += draw_axes(f, fr, cats, height);
+  // Layers, clipped to the frame.
+  const std::string clip = "clip-" + id;
+  svg += fmt::format("<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>"
+                     "</clipPath><g clip-path=\"url(#{})\">\n",
+                     escape(clip), fr.left, fr.top, fr.pw, fr.ph, escape(clip));
+  for (const auto& l : f.layers) svg += draw_layer(l, fr);
+  svg += "</g>\n";
+  for (const auto& [x, label] : f.top_labels)
+    if (fr.ok_x(x) && x >= fr.xr.lo && x <= fr.xr.hi)
+      svg += fmt::format("<text class=\"region\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#5a6475\">{}</text>\n",
+                         fr.tx(x), fr.top + 12, escape(label));
+  svg += draw_legend(legend, fr);
   svg += "</svg>\n";
   return svg;
 }

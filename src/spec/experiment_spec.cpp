@@ -231,20 +231,12 @@ void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Prob
   }
 }
 
-std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
-  std::vector<Problem> problems;
+// Variants: a list xor a factorial; every name resolves. A factorial's
+// variants are added to s.variants; `variant_paths` gets each one's spec path.
+// False when the variants are not all known (no cell config is checked then).
+bool check_variants(ExperimentSpec& s, const json& d, std::vector<std::string>& variant_paths,
+                    std::vector<Problem>& problems) {
   auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
-
-  if (d.contains("device")) {  // a string, by the schema
-    try {
-      s.device = parse_device_name(d["device"].get<std::string>(), "");
-    } catch (const ConfigError& e) {
-      add("$.device", e.what());
-    }
-  }
-
-  // Variants: a list xor a factorial; every name resolves.
-  std::vector<std::string> variant_paths;
   bool variants_ok = true;
   if (d.contains("variants") && d.contains("factorial")) {
     add("$", "give either \"variants\" or \"factorial\", not both");
@@ -285,67 +277,67 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
     }
   }
 
-  // A shorthand and the override it stands for, both given.
-  const json& train = s.overrides.contains("train") ? s.overrides["train"] : json::object();
-  if (s.steps && train.contains("max_steps"))
-    add("$.steps", "also given as overrides.train.max_steps; give one of them");
-  if (s.eval_interval && train.contains("eval_interval"))
-    add("$.eval_interval", "also given as overrides.train.eval_interval; give one of them");
+  return variants_ok;
+}
 
-  // Every cell's config must be valid: check each variant once (seeds do not
-  // change validity) and point each problem at the field the user set.
-  if (variants_ok && problems.empty()) {
-    std::vector<std::pair<std::string, std::string>> fields;  // config key -> spec path
-    for (const char* section : {"model", "train"})
-      if (s.overrides.contains(section))
-        for (const auto& [key, v] : s.overrides[section].items())
-          fields.emplace_back(key, fmt::format("$.overrides.{}.{}", section, key));
-    if (s.steps) fields.emplace_back("max_steps", "$.steps");
-    if (s.eval_interval) fields.emplace_back("eval_interval", "$.eval_interval");
-    if (!s.grid.empty()) {
-      // The axes on the config every cell shares (the variant and seed change nothing a grid may set).
-      RunConfig shared = preset_config(s.preset);
-      bool shared_ok = true;
-      try {
-        ExperimentSpec plain = s;
-        plain.grid.clear();
-        shared = cell_config(plain, s.variants.front(), s.seeds.front());
-      } catch (const ConfigError&) {
-        shared_ok = false;  // reported below, per variant
-      }
-      if (shared_ok) check_grid(s, shared, problems);
-      for (const auto& axis : s.grid) {
-        const size_t dot = axis.path.find('.');
-        if (dot != std::string::npos) fields.emplace_back(axis.path.substr(dot + 1), axis.where);
-      }
+// Every cell's config must be valid: check each variant once (seeds do not
+// change validity) and point each problem at the field the user set.
+void check_cell_configs(const ExperimentSpec& s, const std::vector<std::string>& variant_paths,
+                        std::vector<Problem>& problems) {
+  std::vector<std::pair<std::string, std::string>> fields;  // config key -> spec path
+  for (const char* section : {"model", "train"})
+    if (s.overrides.contains(section))
+      for (const auto& [key, v] : s.overrides[section].items())
+        fields.emplace_back(key, fmt::format("$.overrides.{}.{}", section, key));
+  if (s.steps) fields.emplace_back("max_steps", "$.steps");
+  if (s.eval_interval) fields.emplace_back("eval_interval", "$.eval_interval");
+  if (!s.grid.empty()) {
+    // The axes on the config every cell shares (the variant and seed change nothing a grid may set).
+    RunConfig shared = preset_config(s.preset);
+    bool shared_ok = true;
+    try {
+      ExperimentSpec plain = s;
+      plain.grid.clear();
+      shared = cell_config(plain, s.variants.front(), s.seeds.front());
+    } catch (const ConfigError&) {
+      shared_ok = false;  // reported below, per variant
     }
-    const std::vector<GridPoint> points = problems.empty() ? s.points() : std::vector<GridPoint>(1);
-    std::set<std::pair<std::string, std::string>> seen;
-    for (const GridPoint& point : points)
-    for (size_t i = 0; i < s.variants.size(); ++i) {
-      try {
-        RunConfig c = cell_config(s, s.variants[i], s.seeds.front(), s.grid.empty() ? nullptr : &point);
-        const int ranks = s.ranks_for(s.variants[i]);
-        if (c.train.batch_size % ranks != 0) {
-          const std::string path = s.data_parallel_by_variant.count(s.variants[i])
-                                       ? path_with_key("$.data_parallel_by_variant", s.variants[i])
-                                       : "$.data_parallel";
-          Problem p{path, fmt::format("train.batch_size ({}) must be divisible by data_parallel ({}): "
-                                      "the batch is split over the ranks",
-                                      c.train.batch_size, ranks)};
-          if (seen.insert({p.path, p.message}).second) problems.push_back(p);
-        }
-      } catch (const ConfigError& e) {
-        for (const auto& line : config_problem_lines(e.what())) {
-          Problem p{locate_config_problem(line, fields, variant_paths[i]), line};
-          if (p.path == variant_paths[i] && s.factorial) p.message = fmt::format("variant {}: {}", s.variants[i], line);
-          if (seen.insert({p.path, p.message}).second) problems.push_back(p);
-        }
+    if (shared_ok) check_grid(s, shared, problems);
+    for (const auto& axis : s.grid) {
+      const size_t dot = axis.path.find('.');
+      if (dot != std::string::npos) fields.emplace_back(axis.path.substr(dot + 1), axis.where);
+    }
+  }
+  const std::vector<GridPoint> points = problems.empty() ? s.points() : std::vector<GridPoint>(1);
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const GridPoint& point : points)
+  for (size_t i = 0; i < s.variants.size(); ++i) {
+    try {
+      RunConfig c = cell_config(s, s.variants[i], s.seeds.front(), s.grid.empty() ? nullptr : &point);
+      const int ranks = s.ranks_for(s.variants[i]);
+      if (c.train.batch_size % ranks != 0) {
+        const std::string path = s.data_parallel_by_variant.count(s.variants[i])
+                                     ? path_with_key("$.data_parallel_by_variant", s.variants[i])
+                                     : "$.data_parallel";
+        Problem p{path, fmt::format("train.batch_size ({}) must be divisible by data_parallel ({}): "
+                                    "the batch is split over the ranks",
+                                    c.train.batch_size, ranks)};
+        if (seen.insert({p.path, p.message}).second) problems.push_back(p);
+      }
+    } catch (const ConfigError& e) {
+      for (const auto& line : config_problem_lines(e.what())) {
+        Problem p{locate_config_problem(line, fields, variant_paths[i]), line};
+        if (p.path == variant_paths[i] && s.factorial) p.message = fmt::format("variant {}: {}", s.variants[i], line);
+        if (seen.insert({p.path, p.message}).second) problems.push_back(p);
       }
     }
   }
+}
 
-  // Names that must be variants of this sweep.
+// Names that must be variants of this sweep (baseline, factors, published
+// values, data_parallel_by_variant); the factors must form a 2x2.
+void check_variant_names(ExperimentSpec& s, bool variants_ok, std::vector<Problem>& problems) {
+  auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
   auto check_member = [&](const std::string& path, const std::string& name) {
     if (variants_ok && !contains(s.variants, name))
       add(path, fmt::format("'{}' is not a variant of this sweep ({})", name, fmt::join(s.variants, ", ")));
@@ -381,6 +373,32 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
       check_member(path_with_key("$.published.values", variant), variant);
   for (const auto& [variant, k] : s.data_parallel_by_variant)
     check_member(path_with_key("$.data_parallel_by_variant", variant), variant);
+}
+
+std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
+  std::vector<Problem> problems;
+  auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
+
+  if (d.contains("device")) {  // a string, by the schema
+    try {
+      s.device = parse_device_name(d["device"].get<std::string>(), "");
+    } catch (const ConfigError& e) {
+      add("$.device", e.what());
+    }
+  }
+
+  std::vector<std::string> variant_paths;
+  const bool variants_ok = check_variants(s, d, variant_paths, problems);
+
+  // A shorthand and the override it stands for, both given.
+  const json& train = s.overrides.contains("train") ? s.overrides["train"] : json::object();
+  if (s.steps && train.contains("max_steps"))
+    add("$.steps", "also given as overrides.train.max_steps; give one of them");
+  if (s.eval_interval && train.contains("eval_interval"))
+    add("$.eval_interval", "also given as overrides.train.eval_interval; give one of them");
+
+  if (variants_ok && problems.empty()) check_cell_configs(s, variant_paths, problems);
+  check_variant_names(s, variants_ok, problems);
   return problems;
 }
 

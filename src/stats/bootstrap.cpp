@@ -1,3 +1,5 @@
+// The percentile bootstrap: B resamples drawn from the caller's seed (stats/rng.h),
+// the statistic on each, and the type-7 quantiles of the results.
 #include "stats/bootstrap.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The t-mixture confidence sequence: its log e-value and radius at n seeds, the
+// first n it can bound, and TMixtureSequence, which adds one seed's contrast per look.
 #include "stats/confidence_sequence.h"
 
 #include <algorithm>

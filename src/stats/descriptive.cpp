@@ -1,3 +1,5 @@
+// Mean, SD and the Student-t interval of a few seeds (summarize), type-7
+// quantiles, and the sample skewness with its standard error under normality.
 #include "stats/descriptive.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// Boost.Math behind egm's checks: t quantiles and two-sided p-values, the normal
+// tail, and the Clopper-Pearson interval of a proportion (through the beta).
 #include "stats/distributions.h"
 
 #include <boost/math/distributions/beta.hpp>

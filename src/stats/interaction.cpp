@@ -1,3 +1,5 @@
+// The 2x2 interaction I = A + B - AB - base: paired by seed when all four share
+// their seeds, else a Welch-Satterthwaite contrast; the verdict from its interval.
 #include "stats/interaction.h"
 
 #include <algorithm>

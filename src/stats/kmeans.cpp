@@ -1,3 +1,5 @@
+// k-means++ seeding, Lloyd iterations and restarts over flat point arrays; the
+// best within-cluster sum of squares wins (same seed, same fit).
 #include "stats/kmeans.h"
 
 #include <algorithm>

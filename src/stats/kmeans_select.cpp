@@ -1,3 +1,5 @@
+// Choosing k: silhouette, BIC, and the gap statistic against uniform reference
+// sets in the data's principal-axes box, with the rule that picks k from each.
 #include "stats/kmeans_select.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Holm's step-down adjustment: sort the p-values, scale the i-th smallest by
+// (m - i), keep the running maximum, and return them in the order given.
 #include "stats/multiple.h"
 
 #include <algorithm>

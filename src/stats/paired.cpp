@@ -1,3 +1,5 @@
+// The paired comparison of two variants on their shared seeds: the t interval
+// of the per-seed differences, the paired t test and the Wilcoxon test beside it.
 #include "stats/paired.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// Planning a paired t comparison: the power at n seeds through the noncentral t,
+// and the seeds a power or an interval half-width needs (doubling n, then bisection).
 #include "stats/power.h"
 
 #include <boost/math/distributions/non_central_t.hpp>

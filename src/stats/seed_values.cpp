@@ -1,3 +1,5 @@
+// Per-seed values (seed -> value): the values in seed order, and which seeds
+// two sets share and which only one has.
 #include "stats/seed_values.h"
 
 namespace egm::stats {

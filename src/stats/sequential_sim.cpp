@@ -1,3 +1,5 @@
+// Monte-Carlo runs of the t-mixture sequence: the type-I error of looking after
+// every seed under the null, and when it stops under an effect (Gaussian or skewed noise).
 #include "stats/sequential_sim.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The paper's scale region of a learned MoPE width sigma (character, word,
+// clause, sentence, or below one character) and its name.
 #include "stats/sigma_region.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// Welch's two-sample t test and any linear contrast of group means with
+// Welch-Satterthwaite degrees of freedom (groups not run on the same seeds).
 #include "stats/welch.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// The Wilcoxon signed-rank test: zeros dropped, average ranks for ties, the exact
+// null distribution up to exact_max_n, else the tie- and continuity-corrected normal.
 #include "stats/wilcoxon.h"
 
 #include <algorithm>

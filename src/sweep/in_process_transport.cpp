@@ -1,3 +1,5 @@
+// InProcessHub: one mutex-guarded mailbox per rank; each endpoint sends by
+// delivering into the destination's mailbox and receives from its own.
 #include "sweep/in_process_transport.h"
 
 #include "util/error.h"

@@ -1,3 +1,5 @@
+// MpiTransport: each message an MPI_BYTE send with one tag on a duplicated
+// communicator; a receive probes first, so it never blocks.
 #include "sweep/mpi_transport.h"
 
 #include <climits>

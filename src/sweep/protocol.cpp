@@ -86,7 +86,6 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       h.host = r.text("host");
       h.pid = r.integer_or("pid", 0);
       h.local_rank = static_cast<int>(r.integer_or("local_rank", -1));
-      h.threads = static_cast<int>(r.integer_or("threads", 1));
       h.cores = static_cast<int>(r.integer_or("cores", 1));
       h.torch_version = r.text_or("torch_version", "");
       h.git_commit = r.text_or("git_commit", "");
@@ -224,7 +223,7 @@ json to_json(const Message& message) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Hello>) {
           return {{"protocol_version", m.protocol_version}, {"host", m.host}, {"pid", m.pid},
-                  {"local_rank", m.local_rank}, {"threads", m.threads},
+                  {"local_rank", m.local_rank},
                   {"cores", m.cores}, {"torch_version", m.torch_version}, {"git_commit", m.git_commit},
                   {"corpus_path", m.corpus_path}, {"corpus_sha256", m.corpus_sha256}, {"error", m.error},
                   {"nccl", m.nccl}, {"gpus", m.gpus}, {"source_diff_sha256", m.source_diff_sha256},

@@ -22,7 +22,7 @@
 //
 // ---- Messages ----------------------------------------------------------------
 // worker -> coordinator
-//   HELLO    {protocol_version, host, pid, local_rank, threads, cores,
+//   HELLO    {protocol_version, host, pid, local_rank, cores,
 //             torch_version, git_commit, corpus_path, corpus_sha256, error, nccl}
 //            first message of every worker. A non-empty `error` means the
 //            worker cannot work (e.g. no corpus); the coordinator stops the sweep.
@@ -161,7 +161,6 @@ struct Hello {
   std::string host;
   int64_t pid = 0;
   int local_rank = -1;
-  int threads = 1;   // intra-op threads the worker runs with unless ASSIGN says otherwise
   int cores = 1;     // hardware threads on its node
   std::string torch_version;
   std::string git_commit;

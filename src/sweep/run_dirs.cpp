@@ -1,3 +1,5 @@
+// A cell's run folder from its key and config hash, and a sweep's folder bound
+// to it by sweep.json (another sweep's folder of that name moved aside).
 #include "sweep/run_dirs.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Messages over any Transport: encode and send, try to receive and decode,
+// and wait for one with a timeout.
 #include "sweep/transport.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Checkpoint files: a magic and format version, a JSON header and LibTorch's
+// archive, written atomically; read back with every mismatch named.
 #include "train/checkpoint.h"
 
 #include "egm/version_info.h"

@@ -1,3 +1,5 @@
+// CudaGraphStep: the warm-up runs on a side stream, one capture there, then
+// one replay per training step.
 #include "train/cuda_graph.h"
 
 #ifdef EGM_TORCH_HAS_CUDA

@@ -1,3 +1,5 @@
+// The GPU's peak and total memory and its name, asked of c10_cuda when this
+// build links it; nullopt on a CPU-only LibTorch.
 #include "train/cuda_memory.h"
 
 #ifdef EGM_TORCH_HAS_CUDA

@@ -1,3 +1,5 @@
+// Validation loss three ways (random batches, every window, autoregressive
+// prefixes), summed over a data-parallel run's ranks, and EGA's gate-open shares.
 #include "train/evaluation.h"
 
 #include "model/causality.h"

@@ -1,3 +1,5 @@
+// FusedAdamW: gradients clipped by their global norm, then one
+// at::_fused_adamw_ call over the parameter lists of the trainer's AdamW state.
 #include "train/fused_adamw.h"
 
 namespace egm {

@@ -37,7 +37,6 @@ class LossScaler {
     }
     return true;
   }
-  double current_scale() const { return scale_; }
 
  private:
   bool enabled_;

@@ -1,3 +1,4 @@
+// The learning rate at a step: linear warm-up, then cosine decay to min_lr.
 #include "train/lr_schedule.h"
 
 #include <algorithm>

@@ -1,9 +1,11 @@
+// A run's memory from its config: parameters, gradients and AdamW moments,
+// the activations a step keeps (the CPU kernels keep no [B, H, T, T]), a summary line.
 #include "train/memory_estimate.h"
 
 #include <fmt/format.h>
 
 #include "config/variants.h"
-#include "model/flash_attention_kernels.h"
+#include "model/kernels/flash_attention_kernels.h"
 #include "model/gpt.h"
 
 namespace egm {

@@ -1,3 +1,5 @@
+// The sinks of `egm train`: metrics.jsonl (appended, one record a line) and the
+// progress lines it prints.
 #include "train/metrics_sink.h"
 
 #include <fmt/format.h>

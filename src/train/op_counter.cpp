@@ -1,3 +1,5 @@
+// OpCounter: RecordFunction callbacks that count the ATen operators a step
+// dispatches, leaving out the ones that launch nothing (views, allocations, metadata).
 #include "train/op_counter.h"
 
 #include <ATen/record_function.h>

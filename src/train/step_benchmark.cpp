@@ -1,3 +1,5 @@
+// `egm bench`'s measurement: timed steps after a warm-up, the sgemm rate on the
+// same threads, the FLOPs a step needs, MFU and peak memory from /proc.
 #include "train/step_benchmark.h"
 
 #include <algorithm>
@@ -8,7 +10,7 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
-#include "model/cpu_blas.h"
+#include "model/kernels/cpu_blas.h"
 #include "train/cuda_memory.h"
 #include "train/metrics_sink.h"
 #include "train/trainer.h"

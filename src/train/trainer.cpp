@@ -1,3 +1,5 @@
+// Trainer: the model, data and optimiser built from a run config, resumed from
+// a checkpoint when one is there, then the training loop with evals and records.
 #include "train/trainer.h"
 
 #include <chrono>
@@ -6,7 +8,7 @@
 #include <utility>
 
 #include "egm/version_info.h"
-#include "model/cpu_blas.h"
+#include "model/kernels/cpu_blas.h"
 #include "train/cuda_memory.h"
 #include "train/evaluation.h"
 #include "train/loss_scaler.h"

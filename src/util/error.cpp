@@ -1,3 +1,5 @@
+// The [file:line host rank] prefix every egm::Error carries: the path cut to
+// its source-tree part, the host and rank from process_info.
 #include "util/error.h"
 
 #include <cstring>

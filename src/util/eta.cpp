@@ -1,3 +1,5 @@
+// The one ETA formula (egm status, the coordinator's view): the running cells'
+// step rates when there are any, else the mean attempt time per cell left.
 #include "util/eta.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Files egm writes and reads: atomic writes (a temporary file, fsync, rename),
+// whole-file reads, existence checks and mkdir -p, each error naming the path.
 #include "util/files.h"
 
 #include <fcntl.h>

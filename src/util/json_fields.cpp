@@ -1,3 +1,5 @@
+// JsonFields: the typed reads of a protocol message's or a record's fields,
+// each failure a ProtocolError naming the object and the field.
 #include "util/json_fields.h"
 
 #include <cmath>

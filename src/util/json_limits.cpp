@@ -1,3 +1,5 @@
+// Reading JSON from users and files within limits (size, depth, duplicate keys),
+// with errors that give the line, column and JSON path of what is wrong.
 #include "util/json_limits.h"
 
 #include <fmt/format.h>

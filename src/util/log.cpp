@@ -1,3 +1,5 @@
+// The log: one line per message on stderr, "[HH:MM:SS host:rank] level: text",
+// behind a mutex so threads do not interleave lines.
 #include "util/log.h"
 
 #include <atomic>

@@ -1,3 +1,5 @@
+// Who this process is: host, pid, and the local rank read once from the
+// launcher's environment (Open MPI, Slurm, MPICH; conflicting values refused).
 #include "util/process_info.h"
 
 #include <unistd.h>

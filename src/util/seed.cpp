@@ -1,3 +1,5 @@
+// Seeds derived from the run's seed by splitmix64's finaliser, so every stream
+// (init, data order, dropout) is independent and reproducible.
 #include "util/seed.h"
 
 namespace egm {

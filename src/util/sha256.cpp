@@ -1,3 +1,4 @@
+// SHA-256 of a byte string as lowercase hex, through OpenSSL's EVP interface.
 #include "util/sha256.h"
 
 #include <openssl/evp.h>

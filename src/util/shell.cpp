@@ -1,3 +1,5 @@
+// One word for a POSIX shell: kept as it is when every character is safe,
+// else single-quoted with each quote written as '\''.
 #include "util/shell.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The stop signals (INT, TERM, USR2): a handler that only records the first to
+// arrive (a second Ctrl-C kills), and every signal's name for messages.
 #include "util/stop_signal.h"
 
 #include <csignal>

@@ -23,6 +23,9 @@ EGM_SWEEP_TEST_DIR=${EGM_SOURCE_DIR:?}/tests/sweep
 export EGM_SWEEP_TEST_DIR
 # shellcheck source=../sweep/lib.sh
 source "$EGM_SWEEP_TEST_DIR/lib.sh" "$1" "$2"
+# The slurm.conf lines both test clusters share.
+# shellcheck source=../slurm/slurm_conf.sh
+source "${EGM_SOURCE_DIR}/tests/slurm/slurm_conf.sh"
 SPEC=${EGM_SOURCE_DIR}/tests/cluster/specs/multihost.json
 SWEEP=multihost
 CELLS=8
@@ -102,36 +105,12 @@ SlurmctldPort=$CTLD_PORT
 SlurmdPort=$(port)
 SlurmUser=root
 SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$CL/munge/munge.socket,cred_expire=10
-CredType=cred/munge
-StateSaveLocation=$CL/state
 # One slurmd per test host on one file system: %n is the node's name.
 SlurmdSpoolDir=$CL/spool/%n
 SlurmdPidFile=$CL/run/slurmd-%n.pid
 SlurmdLogFile=$CL/log/slurmd-%n.log
-SlurmctldPidFile=$CL/run/slurmctld.pid
-SlurmctldLogFile=$CL/log/slurmctld.log
-SlurmctldDebug=info
-SlurmdDebug=info
-PlugStackConfig=$CL/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MailProg=/bin/true
-SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=2,bf_interval=1
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
-MpiDefault=none
-ReturnToService=2
-JobRequeue=1
-KillWait=5
-MinJobAge=600
-InactiveLimit=0
+$(slurm_conf_shared "$CL" 10)
 NodeName=egm-host-a NodeAddr=$IP_A CPUs=2 RealMemory=1000 State=UNKNOWN
 NodeName=egm-host-b NodeAddr=$IP_B CPUs=2 RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=egm-host-a,egm-host-b Default=YES MaxTime=INFINITE State=UP

@@ -16,9 +16,9 @@
 
 #include "config/run_config.h"
 #include "model/attention.h"
-#include "model/causal_attention_kernels.h"
-#include "model/counter_dropout.h"
-#include "model/cpu_blas.h"
+#include "model/kernels/causal_attention_kernels.h"
+#include "model/kernels/counter_dropout.h"
+#include "model/kernels/cpu_blas.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "config/run_config.h"
-#include "model/causal_attention_kernels.h"
-#include "model/flash_attention_kernels.h"
+#include "model/kernels/causal_attention_kernels.h"
+#include "model/kernels/flash_attention_kernels.h"
 #include "model/gpt.h"
 
 namespace {

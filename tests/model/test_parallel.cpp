@@ -1,4 +1,4 @@
-// egm::parallel_for (model/parallel.h), the loop the CPU attention and dropout
+// egm::parallel_for (model/kernels/parallel.h), the loop the CPU attention and dropout
 // kernels run on: that it really runs chunks at the same time (a barrier that
 // only two concurrent chunks can pass), covers the range once in contiguous
 // chunks, runs nested calls serially, finishes in a forked child, passes
@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "model/causal_attention_kernels.h"
-#include "model/flash_attention_kernels.h"
-#include "model/parallel.h"
+#include "model/kernels/causal_attention_kernels.h"
+#include "model/kernels/flash_attention_kernels.h"
+#include "model/kernels/parallel.h"
 
 namespace {
 

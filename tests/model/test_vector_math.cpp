@@ -1,5 +1,5 @@
-// The attention kernels' element-wise loops (model/vector_math.h) and the dropout
-// mask's row application (model/counter_dropout.h): against plain std:: arithmetic,
+// The attention kernels' element-wise loops (model/kernels/vector_math.h) and the dropout
+// mask's row application (model/kernels/counter_dropout.h): against plain std:: arithmetic,
 // and in place (how the kernels call them) against separate buffers, bit for bit.
 // The in-place calls are the ones a compiler may leave scalar or get wrong: Clang's
 // overlap check sent them down its scalar loop until its loops were marked independent.
@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "model/counter_dropout.h"
-#include "model/vector_math.h"
+#include "model/kernels/counter_dropout.h"
+#include "model/kernels/vector_math.h"
 
 namespace {
 

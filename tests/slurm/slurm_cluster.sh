@@ -38,6 +38,10 @@ readonly PIDS=$DIR/pids
 # of THIS cluster can be told from other clusters' (and from reused PIDs).
 readonly MARKER="EGM_SLURM_DAEMON_OF=$DIR"
 
+# The slurm.conf lines this cluster shares with tests/cluster/multihost_slurm.sh.
+# shellcheck source=slurm_conf.sh
+source "$(dirname "${BASH_SOURCE[0]}")/slurm_conf.sh"
+
 # --- PID bookkeeping --------------------------------------------------------
 
 # Alive and not a zombie (in a container, PID 1 may never reap our daemons).
@@ -139,35 +143,10 @@ SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 SlurmUser=$(id -un)
 SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$DIR/munge/munge.socket,cred_expire=${EGM_SLURM_CRED_EXPIRE_S:-10}
-CredType=cred/munge
-StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool
-SlurmctldPidFile=$DIR/run/slurmctld.pid
 SlurmdPidFile=$DIR/run/slurmd.pid
-SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-PlugStackConfig=$DIR/plugstack.conf
-# No cgroups in a container: track processes through /proc, bind nothing.
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MailProg=/bin/true
-SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=2,bf_interval=1
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-JobRequeue=1
-KillWait=5
-MinJobAge=600
-InactiveLimit=0
+$(slurm_conf_shared "$DIR" "${EGM_SLURM_CRED_EXPIRE_S:-10}")
 $overrides
 NodeName=$node NodeAddr=127.0.0.1 $cpus_line State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP

@@ -57,7 +57,6 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   h.host = "node7";
   h.pid = 4242;
   h.local_rank = 3;
-  h.threads = 2;
   h.cores = 16;
   h.torch_version = "1.13.1";
   h.git_commit = "abc123def456";
@@ -72,7 +71,6 @@ TEST(SweepProtocol, EveryKindRoundTrips) {
   EXPECT_EQ(h2.host, "node7");
   EXPECT_EQ(h2.pid, 4242);
   EXPECT_EQ(h2.local_rank, 3);
-  EXPECT_EQ(h2.threads, 2);
   EXPECT_EQ(h2.cores, 16);
   EXPECT_EQ(h2.torch_version, "1.13.1");
   EXPECT_EQ(h2.git_commit, "abc123def456");

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/run_config.h"
-#include "model/flash_attention_kernels.h"
+#include "model/kernels/flash_attention_kernels.h"
 #include "train/memory_estimate.h"
 #include "train/step_benchmark.h"
 #include "word_corpus.h"

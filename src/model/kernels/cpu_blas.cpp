@@ -1,4 +1,6 @@
-#include "model/cpu_blas.h"
+// The BLAS beneath LibTorch found by symbol (OpenBLAS or MKL), held to one
+// thread inside the kernels, and its sgemm called directly per (batch, head).
+#include "model/kernels/cpu_blas.h"
 
 #include <dlfcn.h>
 #include <torch/torch.h>

@@ -1,4 +1,6 @@
-#include "model/counter_dropout.h"
+// Counter-based dropout: the keep bits of element i from SplitMix64 of (seed, i),
+// the mask saved as its seed in autograd, and the bits drawn in vector-friendly blocks.
+#include "model/kernels/counter_dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -6,7 +8,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "model/parallel.h"
+#include "model/kernels/parallel.h"
 
 namespace egm {
 namespace {

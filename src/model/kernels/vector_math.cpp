@@ -1,4 +1,6 @@
-#include "model/vector_math.h"
+// The kernels' row loops (exp, the affine sigmoid, max, sum, dot), each cloned
+// for AVX-512, AVX2 and the baseline and picked once for this CPU.
+#include "model/kernels/vector_math.h"
 
 #include <algorithm>
 #include <cmath>

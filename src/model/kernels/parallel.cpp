@@ -1,4 +1,6 @@
-#include "model/parallel.h"
+// parallel_for on egm's own thread pool: chunks of the range run by waiting
+// threads, the caller working too, and exceptions carried back to it.
+#include "model/kernels/parallel.h"
 
 #include <ATen/Parallel.h>
 #include <c10/util/ParallelGuard.h>
@@ -13,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/cpu_blas.h"
+#include "model/kernels/cpu_blas.h"
 
 namespace egm {
 namespace {

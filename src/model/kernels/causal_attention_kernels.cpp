@@ -1,4 +1,6 @@
-#include "model/causal_attention_kernels.h"
+// The older CPU kernels that store [B, H, T, T]: the lower-triangular P v with
+// counter dropout, the gated form for causal EGA, and their backward passes.
+#include "model/kernels/causal_attention_kernels.h"
 
 
 #include <algorithm>
@@ -7,11 +9,11 @@
 #include <limits>
 #include <vector>
 
-#include "model/counter_dropout.h"
+#include "model/kernels/counter_dropout.h"
 #include "model/head_slices.h"
-#include "model/parallel.h"
-#include "model/cpu_blas.h"
-#include "model/vector_math.h"
+#include "model/kernels/parallel.h"
+#include "model/kernels/cpu_blas.h"
+#include "model/kernels/vector_math.h"
 
 namespace egm {
 namespace {

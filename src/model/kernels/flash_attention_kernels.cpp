@@ -1,4 +1,6 @@
-#include "model/flash_attention_kernels.h"
+// Flash-style CPU attention: row panels of scores, an online softmax, the dropout
+// bits and the causal EGA gate drawn in place, a backward that recomputes them.
+#include "model/kernels/flash_attention_kernels.h"
 
 
 #include <algorithm>
@@ -10,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "model/causal_attention_kernels.h"
-#include "model/counter_dropout.h"
-#include "model/cpu_blas.h"
+#include "model/kernels/causal_attention_kernels.h"
+#include "model/kernels/counter_dropout.h"
+#include "model/kernels/cpu_blas.h"
 #include "model/head_slices.h"
-#include "model/parallel.h"
-#include "model/vector_math.h"
+#include "model/kernels/parallel.h"
+#include "model/kernels/vector_math.h"
 
 namespace egm {
 namespace {
