@@ -463,13 +463,13 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
   a.no_interaction_reason = std::move(main.no_interaction_reason);
 
   if (data.spec.published) {
-    const PublishedValues& pub = *data.spec.published;
+    const spec::Published& pub = *data.spec.published;
     PublishedComparison pc;
     pc.source = pub.source;
-    pc.metric = pub.metric;
+    pc.metric = parse_metric(pub.metric);  // the spec names a cells column; ConfigError for one egm does not know
     MetricComparisons other;
-    const bool same_metric = pub.metric == o.metric;
-    if (!same_metric) other = compare(a.variants, a.baseline, factors, pub.metric, o, setups);
+    const bool same_metric = pc.metric == o.metric;
+    if (!same_metric) other = compare(a.variants, a.baseline, factors, pc.metric, o, setups);
     const std::vector<DeltaResult>& deltas = same_metric ? a.deltas : other.deltas;
     const std::optional<InteractionAnalysis>& interaction = same_metric ? a.interaction : other.interaction;
     const auto base_published = pub.values.find(a.baseline);
@@ -479,7 +479,7 @@ SweepAnalysis analyze_sweep(const SweepData& data, const AnalysisOptions& o) {
       PublishedRow row;
       row.variant = v.variant;
       row.published = it->second;
-      row.ours = v.at(pub.metric).summary;
+      row.ours = v.at(pc.metric).summary;
       row.has_interval = row.ours.has_interval;
       row.prediction_low = row.prediction_high = kNaN;
       if (row.has_interval) {

@@ -140,7 +140,7 @@ void run_submit(SubmitOptions o) {
     const std::vector<uint64_t> seeds = seeds_so_far(db_path, spec);
     require_same_sequence(until, db_path, spec.name);
     require_budget(until, seeds, spec, db_path);
-    if (seeds != spec.seeds) opened = spec_with_seeds(o.launch.spec_path, seeds);
+    if (seeds != spec.seeds) opened = spec::with_seeds(spec, seeds);
   }
 
   // The job runs the sweep as it is now: --new-sweep and --extend are applied

@@ -468,10 +468,9 @@ void run_sweep(SweepOptions o) {
   // --until (sweep_until.h): launch, look, and add seeds until the claims are
   // settled or the budget is spent. A run of the same command resumes from the
   // seeds the sweep already has.
-  const std::string original_spec = o.launch.spec_path;
   if (!o.launch.new_sweep) seeds = seeds_so_far(l.options.db_path, spec);  // again, under the lock
   if (seeds != spec.seeds) {
-    l.options.spec_path = write_spec_with_seeds(original_spec, seeds, l.options.db_path, spec.name);
+    l.options.spec_path = write_spec_with_seeds(spec, seeds, l.options.db_path);
     l.options.extend = true;
     std::cout << fmt::format("egm sweep --until: sweep {} has {} seeds already; going on from there", spec.name,
                              seeds.size())
@@ -514,7 +513,7 @@ void run_sweep(SweepOptions o) {
     if (next.stop) return;
     added = next.added;
     if (g_stop != 0) stopped();
-    l.options.spec_path = write_spec_with_seeds(original_spec, next.next_seeds, l.options.db_path, spec.name);
+    l.options.spec_path = write_spec_with_seeds(spec, next.next_seeds, l.options.db_path);
     l.options.extend = true;
     l.options.new_sweep = false;  // the sweep this command started, extended
     launch = launch::sweep_launch_command(l);

@@ -46,8 +46,7 @@ std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::Exper
   db::ResultsDb db(db_path, db::OpenMode::read_only);
   const std::optional<db::SweepRow> sweep = db.find_sweep(spec.name);
   if (!sweep) return spec.seeds;
-  std::vector<uint64_t> seeds;
-  for (int64_t s : analysis::read_spec_view(sweep->spec_json).seeds) seeds.push_back(static_cast<uint64_t>(s));
+  const std::vector<uint64_t> seeds = spec::read_stored_spec(sweep->spec_json).seeds;
   // An earlier --until of this spec: it starts from where that one stopped.
   for (uint64_t s : spec.seeds)
     if (std::find(seeds.begin(), seeds.end(), s) == seeds.end()) return spec.seeds;
@@ -131,7 +130,7 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
   so.half_width = o.half_width.value_or(0);
   const std::vector<analysis::ClaimSequence> sequences = analysis::claim_sequences(a, data.spec.seeds, so);
 
-  std::vector<int64_t> seeds = data.spec.seeds;
+  const std::vector<uint64_t>& seeds = data.spec.seeds;
   const int64_t have = static_cast<int64_t>(seeds.size());
   LookOutcome out;
   bool all_settled = true;
@@ -154,12 +153,12 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
     out.stop = true;
     out.why = fmt::format("--max-seeds {} reached", o.max_seeds);
   } else {
-    int64_t next = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end()) + 1;
+    uint64_t next = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end()) + 1;
     const int64_t add = std::min(o.batch, o.max_seeds - have);
-    std::vector<int64_t> added;
+    std::vector<uint64_t> added;
     for (int64_t i = 0; i < add; ++i) added.push_back(next++);
-    for (int64_t s : seeds) out.next_seeds.push_back(static_cast<uint64_t>(s));
-    for (int64_t s : added) out.next_seeds.push_back(static_cast<uint64_t>(s));
+    out.next_seeds = seeds;
+    out.next_seeds.insert(out.next_seeds.end(), added.begin(), added.end());
     out.added = added.size() == 1 ? fmt::format("seed {}", added[0])
                                   : fmt::format("seeds {}-{}", added.front(), added.back());
     out.why = out.added + " added";
@@ -261,30 +260,12 @@ void amend_last_look(const std::string& db_path, const std::string& sweep_name, 
   if (!last.empty()) db.set_look_next(sweep->id, last.front().look, next);
 }
 
-namespace {
-
-// The spec file's text with "seeds" replaced (its other fields as written).
-std::string spec_text_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds) {
-  // Within the spec reader's limits first (size, depth), then again keeping the key order.
-  const std::string text = read_json_text(spec_path, JsonLimits::user());
-  parse_json(text, JsonLimits::user(), spec_path);
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
-  j["seeds"] = seeds;
-  return j.dump(2) + "\n";
-}
-
-}  // namespace
-
-std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
-                                  const std::string& db_path, const std::string& name) {
+std::string write_spec_with_seeds(const spec::ExperimentSpec& spec, const std::vector<uint64_t>& seeds,
+                                  const std::string& db_path) {
   const std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
-  const std::string path = (dir.empty() ? std::filesystem::path(".") : dir) / (name + ".until.json");
-  atomic_write_file(path, spec_text_with_seeds(spec_path, seeds));
+  const std::string path = (dir.empty() ? std::filesystem::path(".") : dir) / (spec.name + ".until.json");
+  atomic_write_file(path, spec::spec_file_json(spec::with_seeds(spec, seeds)).dump(2) + "\n");
   return path;
-}
-
-spec::ExperimentSpec spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds) {
-  return spec::parse_spec(spec_text_with_seeds(spec_path, seeds), spec_path);
 }
 
 }  // namespace egm::cli

@@ -78,13 +78,9 @@ class SequenceLock {
 // instead of what the look decided, when a stop signal came in between.
 void amend_last_look(const std::string& db_path, const std::string& sweep_name, const std::string& next);
 
-// The spec file again with `seeds` replaced, written next to the database
+// The spec with `seeds` (spec::with_seeds) as a file next to the database
 // (NAME.until.json), for the next launch with --extend; its path.
-std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
-                                  const std::string& db_path, const std::string& name);
-
-// The same spec in memory, parsed and checked (egm submit opens the sweep
-// with it, writing nothing until it submits).
-spec::ExperimentSpec spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds);
+std::string write_spec_with_seeds(const spec::ExperimentSpec& spec, const std::vector<uint64_t>& seeds,
+                                  const std::string& db_path);
 
 }  // namespace egm::cli
