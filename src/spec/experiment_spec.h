@@ -69,7 +69,7 @@ struct Published {
   std::map<std::string, double> values;  // variant -> published value
 };
 
-// A sequential sweep (egm sweep --until, src/launch/until_options.h): seeds are
+// A sequential sweep (egm sweep --until, src/sequential/until_options.h): seeds are
 // added in batches until every claim's anytime-valid confidence sequence is
 // settled or max_seeds is reached. The spec field and the flags are one
 // thing: a flag given overrides the field it names.

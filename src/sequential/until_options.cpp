@@ -1,4 +1,4 @@
-#include "launch/until_options.h"
+#include "sequential/until_options.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,7 +9,7 @@
 
 #include "util/error.h"
 
-namespace egm::launch {
+namespace egm::sequential {
 
 namespace {
 
@@ -145,4 +145,4 @@ std::vector<std::string> until_arguments(const UntilOptions& o) {
   return args;
 }
 
-}  // namespace egm::launch
+}  // namespace egm::sequential
