@@ -1,3 +1,5 @@
+// A sequential sweep's options (until_options.h): the flags, the spec's "until" field
+// under them, their refusals, and the arguments that pass them on.
 #include "sequential/until_options.h"
 
 #include <fmt/format.h>
