@@ -28,13 +28,13 @@ std::string value_text(const json& v) {
 }
 
 
-// Axis order: the stored spec's (as written; SpecView::grid_axes), then any
+// Axis order: the stored spec's (as written; spec::read_stored_spec), then any
 // other key the points carry.
-std::vector<std::string> axes_of(const std::vector<GridPointData>& points, const SpecView& spec) {
+std::vector<std::string> axes_of(const std::vector<GridPointData>& points, const spec::ExperimentSpec& spec) {
   std::set<std::string> seen;
   std::vector<std::string> axes;
-  for (const auto& a : spec.grid_axes)
-    if (seen.insert(a).second) axes.push_back(a);
+  for (const spec::GridAxis& a : spec.grid)
+    if (seen.insert(a.path).second) axes.push_back(a.path);
   for (const auto& p : points)
     for (const auto& [k, v] : p.values.items())
       if (seen.insert(k).second) axes.push_back(k);

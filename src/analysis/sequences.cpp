@@ -15,9 +15,9 @@ namespace {
 
 // The contrasts in the order their seeds were run: the spec's list, then any
 // seed it does not name (ascending).
-void order_by_run(const std::vector<int64_t>& seed_order, std::vector<int64_t>& seeds, std::vector<double>& values) {
+void order_by_run(const std::vector<uint64_t>& seed_order, std::vector<int64_t>& seeds, std::vector<double>& values) {
   std::map<int64_t, std::size_t> rank;
-  for (std::size_t i = 0; i < seed_order.size(); ++i) rank.emplace(seed_order[i], i);
+  for (std::size_t i = 0; i < seed_order.size(); ++i) rank.emplace(static_cast<int64_t>(seed_order[i]), i);  // cells store seeds as SQLite integers
   std::vector<std::size_t> idx(seeds.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   auto key = [&](std::size_t i) {
@@ -39,7 +39,7 @@ std::string bound_text(double x) { return std::isfinite(x) ? fmt::format("{:+.4f
 
 }  // namespace
 
-std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& a, const std::vector<int64_t>& seed_order,
+std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& a, const std::vector<uint64_t>& seed_order,
                                            const SequenceOptions& o) {
   EGM_REQUIRE(o.alpha > 0 && o.alpha < 0.5, ConfigError, "alpha must lie strictly between 0 and 0.5, got {}", o.alpha);
   std::vector<ClaimSequence> out;

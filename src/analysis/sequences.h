@@ -43,7 +43,7 @@ struct ClaimSequence {
 // The claims of the analysis (each paired delta, the paired interaction;
 // unpaired ones are left out, with no sequence to replay). Throws
 // ConfigError for alpha outside (0, 0.5) or prior_sd <= 0.
-std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& analysis, const std::vector<int64_t>& seed_order,
+std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& analysis, const std::vector<uint64_t>& seed_order,
                                            const SequenceOptions& options = {});
 
 // "anytime-valid confidence sequences ..." then a line per claim.

@@ -456,15 +456,15 @@ std::optional<Factors> choose_factors(const SweepData& data, const AnalysisOptio
 
 // The spec's published numbers beside ours: each variant's value (inside our
 // interval? our prediction interval for one more seed?), its delta, and the interaction.
-PublishedComparison compare_published(const PublishedValues& pub, const SweepAnalysis& a,
+PublishedComparison compare_published(const spec::Published& pub, const SweepAnalysis& a,
                                       const std::optional<Factors>& factors, const AnalysisOptions& o,
                                       Setups& setups) {
   PublishedComparison pc;
   pc.source = pub.source;
-  pc.metric = pub.metric;
+  pc.metric = parse_metric(pub.metric);  // the spec names a cells column; ConfigError for one egm does not know
   MetricComparisons other;
-  const bool same_metric = pub.metric == o.metric;
-  if (!same_metric) other = compare(a.variants, a.baseline, factors, pub.metric, o, setups);
+  const bool same_metric = pc.metric == o.metric;
+  if (!same_metric) other = compare(a.variants, a.baseline, factors, pc.metric, o, setups);
   const std::vector<DeltaResult>& deltas = same_metric ? a.deltas : other.deltas;
   const std::optional<InteractionAnalysis>& interaction = same_metric ? a.interaction : other.interaction;
   const auto base_published = pub.values.find(a.baseline);
@@ -474,7 +474,7 @@ PublishedComparison compare_published(const PublishedValues& pub, const SweepAna
     PublishedRow row;
     row.variant = v.variant;
     row.published = it->second;
-    row.ours = v.at(pub.metric).summary;
+    row.ours = v.at(pc.metric).summary;
     row.has_interval = row.ours.has_interval;
     row.prediction_low = row.prediction_high = kNaN;
     if (row.has_interval) {

@@ -70,45 +70,6 @@ Factors parse_factors(std::string_view text) {
   return Factors{parts[0], parts[1], parts[2], parts[3]};
 }
 
-SpecView read_spec_view(const std::string& spec_json) {
-  nlohmann::json j;
-  try {
-    j = parse_json(spec_json, JsonLimits::user(), "spec_json");
-  } catch (const JsonError& e) {
-    EGM_THROW(ConfigError, "the sweep's stored spec is not valid JSON: {}", e.what());
-  }
-  EGM_REQUIRE(j.is_object(), ConfigError, "the sweep's stored spec is not a JSON object");
-  SpecView v;
-  try {
-    v.description = j.value("description", "");
-    if (j.contains("preset") && j.at("preset").is_string()) v.preset = j.at("preset").get<std::string>();
-    if (j.contains("variants")) v.variants = j.at("variants").get<std::vector<std::string>>();
-    if (j.contains("seeds"))
-      for (const auto& s : j.at("seeds")) v.seeds.push_back(s.get<int64_t>());
-    if (j.contains("baseline") && j.at("baseline").is_string()) v.baseline = j.at("baseline").get<std::string>();
-    if (j.contains("factors") && j.at("factors").is_object()) {
-      const auto& f = j.at("factors");
-      v.factors = Factors{f.at("a").get<std::string>(), f.at("b").get<std::string>(), f.at("ab").get<std::string>(),
-                          f.at("base").get<std::string>()};
-    }
-    if (j.contains("published") && j.at("published").is_object()) {
-      const auto& p = j.at("published");
-      PublishedValues pub;
-      pub.source = p.value("source", "");
-      pub.metric = parse_metric(p.value("metric", "final_val"));
-      if (p.contains("values")) pub.values = p.at("values").get<std::map<std::string, double>>();
-      v.published = std::move(pub);
-    }
-    if (j.contains("grid_order"))
-      v.grid_axes = j.at("grid_order").get<std::vector<std::string>>();
-    else if (j.contains("grid") && j.at("grid").is_object())
-      for (const auto& [path, values] : j.at("grid").items()) v.grid_axes.push_back(path);
-  } catch (const nlohmann::json::exception& e) {
-    EGM_THROW(ConfigError, "the sweep's stored spec has an unexpected shape: {}", e.what());
-  }
-  return v;
-}
-
 std::string RunSetup::text() const {
   return fmt::format("world {} / {}{}", world_size, backend.empty() ? "backend not recorded" : backend,
                      device_kind.empty() ? "" : " on " + device_kind);
@@ -306,7 +267,7 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   }
   SweepData data;
   data.sweep = *sweep;
-  data.spec = read_spec_view(sweep->spec_json);
+  data.spec = spec::read_stored_spec(sweep->spec_json);
 
   db::CellFilter filter;
   filter.sweep_id = sweep->id;

@@ -19,6 +19,7 @@
 #include "db/param_pack.h"
 #include "db/results_db.h"
 #include "db/reuse.h"
+#include "spec/experiment_spec.h"
 
 namespace egm::analysis {
 
@@ -31,35 +32,10 @@ const std::vector<Metric>& all_metrics();
 // One line for people: "final val loss (50 random batches at the last step, the paper's number)".
 const char* metric_description(Metric metric);
 
-// The 2x2 design: a and b each change one factor of base, ab changes both.
-struct Factors {
-  std::string a;
-  std::string b;
-  std::string ab;
-  std::string base;
-};
+// The 2x2 design (a and b each change one factor of base, ab both): the spec's own type.
+using spec::Factors;
 // "a,b,ab,base" (four names, comma-separated); ConfigError otherwise.
 Factors parse_factors(std::string_view text);
-
-struct PublishedValues {
-  std::string source;
-  Metric metric = Metric::final_val;
-  std::map<std::string, double> values;  // variant -> published value
-};
-
-// What the analysis reads from the sweep's canonical spec JSON.
-struct SpecView {
-  std::string description;
-  std::string preset;                 // the spec's preset; empty when it names none
-  std::vector<std::string> variants;  // spec order
-  std::vector<int64_t> seeds;
-  std::optional<std::string> baseline;
-  std::optional<Factors> factors;
-  std::optional<PublishedValues> published;
-  std::vector<std::string> grid_axes;  // the grid's paths in the spec's order ("grid_order", else sorted)
-};
-// Tolerant of missing optional fields; ConfigError when the JSON is unreadable.
-SpecView read_spec_view(const std::string& spec_json);
 
 // Where an attempt ran; cells compared with each other must agree on it.
 struct RunSetup {
@@ -145,7 +121,7 @@ struct ParamSnapshot {
 
 struct SweepData {
   db::SweepRow sweep;
-  SpecView spec;
+  spec::ExperimentSpec spec;  // the stored spec (spec::read_stored_spec)
   std::vector<CellData> cells;                             // every cell, in spec order
   std::map<int64_t, std::vector<CurvePoint>> val_curves;   // cell id -> eval_val points by step (NULL losses skipped)
   // cell id -> its learned-parameter snapshots at step 0 and at each

@@ -19,6 +19,7 @@
 #include "db/results_db.h"
 #include "db/reuse.h"
 #include "db/table_format.h"
+#include "sequential/look.h"
 #include "slurm/slurm_commands.h"
 #include "util/terminal_text.h"
 #include "util/error.h"
@@ -96,11 +97,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   {
     std::string next;
     for (const db::LookRow& l : results.last_look(sweep.id)) {
-      auto bound = [](const std::optional<double>& v, const char* none) {
-        return v ? fmt::format("{:+.4f}", *v) : std::string(none);
-      };
-      print_safe("  look {}: {} after {} seeds {} [{}, {}] {}{}\n", l.look, l.claim, l.seeds, bound(l.estimate, "-"),
-                 bound(l.lower, "-inf"), bound(l.upper, "+inf"), l.decision, l.settled ? ", settled" : ", not settled");
+      print_safe("  {}\n", sequential::look_line(l));
       next = l.next;
     }
     if (!next.empty()) print_safe("  then: {}\n", next);

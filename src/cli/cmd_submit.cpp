@@ -14,8 +14,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/sweep_until.h"
-#include "launch/until_options.h"
+#include "sequential/look.h"
+#include "sequential/until_options.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
 #include "launch/launch_command.h"
@@ -45,7 +45,7 @@ struct SubmitOptions {
   std::string sbatch = "sbatch";
   std::string data;  // passed on to egm sweep in the job
   int64_t max_cells = spec::kDefaultMaxCells;  // a larger spec is refused before anything is written
-  launch::UntilFlags until;  // a sequential sweep: the job runs egm sweep --until (until_options.h)
+  sequential::UntilFlags until;  // a sequential sweep: the job runs egm sweep --until (until_options.h)
 };
 
 // A positive count written in plain digits, or a ConfigError built from `why`.
@@ -108,8 +108,8 @@ void run_submit(SubmitOptions o) {
   const spec::SweepSize size = spec::sweep_size(spec);
   const int cells = static_cast<int>(size.cells);
   // A sequential sweep (--until, or the spec's "until"), checked here as egm sweep checks it.
-  const launch::UntilOptions until = launch::resolve_until(o.until, spec);
-  if (until.active()) launch::check_until(until, spec);
+  const sequential::UntilOptions until = sequential::resolve_until(o.until, spec);
+  if (until.active()) sequential::check_until(until, spec);
   // GPUs asked of Slurm mean training on them, unless --device says otherwise.
   std::optional<DeviceName> spec_device = spec.device;
   if (!spec_device && !o.gpus_per_node.empty()) spec_device = DeviceName{DeviceName::Kind::cuda, -1};
@@ -137,10 +137,10 @@ void run_submit(SubmitOptions o) {
   // (the spec file lists only the first ones; the stored spec, every seed run).
   spec::ExperimentSpec opened = spec;
   if (until.active() && !o.launch.new_sweep) {
-    const std::vector<uint64_t> seeds = seeds_so_far(db_path, spec);
-    require_same_sequence(until, db_path, spec.name);
-    require_budget(until, seeds, spec, db_path);
-    if (seeds != spec.seeds) opened = spec_with_seeds(o.launch.spec_path, seeds);
+    const std::vector<uint64_t> seeds = sequential::seeds_so_far(db_path, spec);
+    sequential::require_same_sequence(until, db_path, spec.name);
+    sequential::require_budget(until, seeds, spec, db_path);
+    if (seeds != spec.seeds) opened = spec::with_seeds(spec, seeds);
   }
 
   // The job runs the sweep as it is now: --new-sweep and --extend are applied
@@ -162,7 +162,7 @@ void run_submit(SubmitOptions o) {
   // egm sweep --until, which makes them (and resumes from the seeds the sweep
   // has when the job is requeued); otherwise the one mpirun line.
   const std::string launch = launch::shell_command_line(
-      until.active() ? launch::sweep_verb_command(l, launch::until_arguments(until)) : launch::sweep_launch_command(l));
+      until.active() ? launch::sweep_verb_command(l, sequential::until_arguments(until)) : launch::sweep_launch_command(l));
   const std::string script_path = (db_dir / (spec.name + ".sbatch")).string();
   const std::string script = slurm::render_batch_script(batch_params(o, spec.name, workers, db_dir, launch));
 
@@ -236,7 +236,7 @@ void register_submit_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
-  launch::add_until_flags(*cmd, o->until);
+  sequential::add_until_flags(*cmd, o->until);
   cmd->footer(
       "Writes DB_DIR/<sweep>.sbatch, creates the sweep in the database (nothing runs), runs sbatch and stores the "
       "job id with the sweep (egm status shows it and the job's state). The job requeues itself after the "

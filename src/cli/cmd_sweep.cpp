@@ -21,8 +21,8 @@ void register_sweep_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--dry-run", o->dry_run,
                 "list the cells with the memory and compute each run needs; train nothing, write nothing");
-  // Sequential sweeps (sweep_until.h): seeds in batches until the claims are settled.
-  launch::add_until_flags(*cmd, o->until);
+  // Sequential sweeps (src/sequential): seeds in batches until the claims are settled.
+  sequential::add_until_flags(*cmd, o->until);
   cmd->add_option("--mpirun", o->mpirun, "the MPI launcher")->capture_default_str();
   cmd->add_option("--mpirun-args", o->mpirun_args, "extra launcher arguments, e.g. \"--mca btl self,vader\"");
   cmd->add_option("--view", o->view, "live view: auto, tty (redraw in place), plain (a status line every 10 s), none")

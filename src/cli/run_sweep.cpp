@@ -8,10 +8,7 @@
 // 2 error). --print-command prints the command it would run here instead.
 #include <fmt/format.h>
 #include <torch/cuda.h>
-#include <fcntl.h>
 #include <unistd.h>
-#include <csignal>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cctype>
@@ -26,7 +23,6 @@
 #include <optional>
 #include <thread>
 
-#include "cli/sweep_until.h"
 #include "cli/torch_verbs.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
@@ -34,6 +30,9 @@
 #include "launch/gpu_placement.h"
 #include "launch/launch_command.h"
 #include "launch/launch_options.h"
+#include "sequential/look.h"
+#include "sequential/loop.h"
+#include "sequential/sequence_lock.h"
 #include "slurm/slurm_env.h"
 #include "spec/expand.h"
 #include "spec/experiment_spec.h"
@@ -51,159 +50,24 @@
 namespace egm::cli {
 namespace {
 
-[[noreturn]] void exec_command(const std::vector<std::string>& cmd);
-
-volatile sig_atomic_t g_child = 0;  // the running launch, 0 between launches
-volatile sig_atomic_t g_stop = 0;   // the stop signal that arrived, 0 none
-int g_stop_file_fd = -1;            // util/stop_signal.h: where the ranks read g_stop
-std::string g_stop_file;            // its path, removed at exit
-
-// The launch runs in a process group of its own, so a terminal's Ctrl-C
-// reaches egm sweep alone: the first stop signal is written where the ranks
-// read the reason (mpirun passes SIGINT on to them as SIGTERM), then every
-// one is passed on to mpirun (a second Ctrl-C makes it abort at once).
-void on_stop_signal(int sig) {
-  if (g_stop == 0) {
-    g_stop = sig;
-    if (g_stop_file_fd >= 0) {
-      char digits[4] = {static_cast<char>('0' + sig / 10 % 10), static_cast<char>('0' + sig % 10), '\n', 0};
-      if (::pwrite(g_stop_file_fd, digits, 3, 0) < 0) {
-        // nothing to do in a signal handler: the ranks then name the signal they got
-      }
-    }
-  }
-  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
-}
-
-void remove_stop_file() {
-  if (!g_stop_file.empty()) ::unlink(g_stop_file.c_str());
-}
-
-// Creates the file the ranks read the stop signal from, empty, and names it
-// in the environment they inherit (removed when egm sweep exits).
-void create_stop_file() {
-  if (g_stop_file_fd >= 0) return;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/egm-sweep-stop-XXXXXX";
-  g_stop_file_fd = ::mkstemp(path.data());
-  if (g_stop_file_fd < 0) return;  // without it the ranks name the signal they got
-  g_stop_file = path;
-  std::atexit(remove_stop_file);
-  ::setenv(kStopSignalFileEnv, g_stop_file.c_str(), 1);
-}
-
-// For a launch and the whole --until loop: SIGINT, SIGTERM and SIGUSR2
-// (Slurm's) are passed on to the running launch, so its coordinator
-// checkpoints, and are remembered, so one arriving during a look (or between a
-// launch's end and the next) still stops the loop before it trains more
-// seeds: a batch job's time-limit warning is never lost.
-class StopSignals {
- public:
-  StopSignals() {
-    create_stop_file();
-    struct sigaction on {};
-    on.sa_handler = on_stop_signal;
-    sigemptyset(&on.sa_mask);
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &on, &old_[i]);
-  }
-  ~StopSignals() {
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  static constexpr int kSignals[3] = {SIGTERM, SIGUSR2, SIGINT};
-  struct sigaction old_[3] {};
-};
-
-// Runs the launch as a child and waits for it (--until looks in between);
-// StopSignals passes the stop signals on. Its exit status, or 128 + the
-// signal that ended it.
-int run_and_wait(const std::vector<std::string>& cmd) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  EGM_REQUIRE(pid >= 0, IoError, "cannot fork to run {}: {}", cmd[0], std::strerror(errno));
-  if (pid == 0) {
-    // A process group of its own: stop signals reach it through on_stop_signal.
-    // Not the terminal's foreground group, so no terminal input either (mpirun
-    // would stop on reading it): the sweep reads none.
-    ::setpgid(0, 0);
-    if (const int null = ::open("/dev/null", O_RDONLY); null >= 0) ::dup2(null, STDIN_FILENO);
-    try {
-      exec_command(cmd);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "egm sweep: %s\n", e.what());
-    }
-    _exit(127);
-  }
-  g_child = pid;
-  // A signal between the loop's check and here reached no launch: pass it now.
-  if (g_stop != 0) kill(pid, g_stop);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  g_child = 0;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-}
-
-// The sweep's status in the database after a launch, if it can be read.
-std::optional<db::SweepStatus> sweep_status(const std::string& db_path, const std::string& name) {
-  try {
-    db::ResultsDb db(db_path, db::OpenMode::read_only);
-    const std::optional<db::SweepRow> sweep = db.find_sweep(name);
-    if (sweep) return sweep->status;
-  } catch (const std::exception&) {
-    // no database (the launch never opened it): the launch's own status stands
-  }
-  return std::nullopt;
-}
-
-// A stop signal came while --until was between launches, or the launch was
-// ended by one: nothing more is trained; the same command resumes.
-[[noreturn]] void stop_between_looks(const std::string& next) {
-  std::cout << fmt::format("egm sweep --until: {} arrived; stopping before {}; run the same command again to resume "
-                           "(exit {})",
-                           signal_name(g_stop), next, kExitInterrupted)
-            << std::endl;
-  std::exit(kExitInterrupted);
-}
-
 // A plain egm sweep: the launch as a child, so whichever stop signal came
 // (Ctrl-C, SIGTERM, Slurm's SIGUSR2) the sweep exits 75 and names it; mpirun
 // itself answers SIGINT and SIGTERM with 1 and passes them to the ranks as
-// SIGTERM. A launch that ended without a stop signal, or finished or failed
-// for good in spite of one, keeps its own exit status.
+// SIGTERM (sequential/signal_relay.h). A launch that ended without a stop
+// signal, or finished or failed for good in spite of one, keeps its own exit status.
 [[noreturn]] void run_one_launch(const std::vector<std::string>& cmd, const std::string& db_path,
                                  const std::string& sweep) {
-  const StopSignals stop_signals;
-  const int status = run_and_wait(cmd);
-  if (status == 0 || g_stop == 0) std::exit(status);
-  const std::optional<db::SweepStatus> ended = sweep_status(db_path, sweep);
+  sequential::StopRelay relay;
+  const int status = relay.run_child(cmd);
+  const int signal = sequential::StopRelay::signal();
+  if (status == 0 || signal == 0) std::exit(status);
+  const std::optional<db::SweepStatus> ended = sequential::sweep_status(db_path, sweep);
   if (ended == db::SweepStatus::done || ended == db::SweepStatus::failed) std::exit(status);
   std::cout << fmt::format("egm sweep: stopped by {}; the running cells checkpointed; run the same command again to "
                            "resume (exit {})",
-                           describe_stop_signal(g_stop), kExitInterrupted)
+                           describe_stop_signal(signal), kExitInterrupted)
             << std::endl;
   std::exit(kExitInterrupted);
-}
-
-[[noreturn]] void exec_command(const std::vector<std::string>& cmd) {
-  if (geteuid() == 0) {
-    // Open MPI refuses root unless told; containers run as root.
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  }
-  std::vector<char*> argv;
-  for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  execvp(argv[0], argv.data());
-  EGM_THROW(IoError, "cannot run {}: {}; install Open MPI (mpirun) or pass --mpirun PATH", cmd[0],
-            std::strerror(errno));
 }
 
 // CUDA devices this process sees (0 on a CPU-only build or a node without GPUs).
@@ -355,10 +219,10 @@ void run_sweep(SweepOptions o) {
   const int cells = static_cast<int>(size.cells);
   // --until (the flags over the spec's "until" field) is checked before
   // anything runs, as the spec is (one line, exit 2).
-  const launch::UntilOptions until = launch::resolve_until(o.until, spec);
+  const sequential::UntilOptions until = sequential::resolve_until(o.until, spec);
   std::vector<std::string> claims;
   if (until.active()) {
-    claims = launch::check_until(until, spec);
+    claims = sequential::check_until(until, spec);
     EGM_REQUIRE(!o.print_command, ConfigError,
                 "--until runs the sweep several times and looks in between; it has no single command to print "
                 "(--until none runs the spec's seeds as one launch)");
@@ -458,12 +322,12 @@ void run_sweep(SweepOptions o) {
   // A sequential sweep's refusals first (read-only: nothing written when they refuse) ...
   std::vector<uint64_t> seeds = spec.seeds;
   if (until.active()) {
-    if (!o.launch.new_sweep) seeds = seeds_so_far(l.options.db_path, spec);
-    if (!o.launch.new_sweep) require_same_sequence(until, l.options.db_path, spec.name);
-    require_budget(until, seeds, spec, l.options.db_path);
+    if (!o.launch.new_sweep) seeds = sequential::seeds_so_far(l.options.db_path, spec);
+    if (!o.launch.new_sweep) sequential::require_same_sequence(until, l.options.db_path, spec.name);
+    sequential::require_budget(until, seeds, spec, l.options.db_path);
   }
-  // ... then one sequence per sweep (sweep_until.h): held from here to the loop's end.
-  std::optional<SequenceLock> sequence_lock;
+  // ... then one sequence per sweep (sequential/sequence_lock.h): held from here to the loop's end.
+  std::optional<sequential::SequenceLock> sequence_lock;
   if (until.active()) sequence_lock.emplace(l.options.db_path, spec.name);
   // A sweep running elsewhere is refused here, in one line, before mpirun
   // starts a rank (the coordinator decides again when it opens the sweep).
@@ -474,60 +338,12 @@ void run_sweep(SweepOptions o) {
   }
   if (!until.active()) run_one_launch(cmd, l.options.db_path, spec.name);
 
-  // --until (sweep_until.h): launch, look, and add seeds until the claims are
-  // settled or the budget is spent. A run of the same command resumes from the
-  // seeds the sweep already has.
-  const std::string original_spec = o.launch.spec_path;
-  if (!o.launch.new_sweep) seeds = seeds_so_far(l.options.db_path, spec);  // again, under the lock
-  if (seeds != spec.seeds) {
-    l.options.spec_path = write_spec_with_seeds(original_spec, seeds, l.options.db_path, spec.name);
-    l.options.extend = true;
-    std::cout << fmt::format("egm sweep --until: sweep {} has {} seeds already; going on from there", spec.name,
-                             seeds.size())
-              << std::endl;
-  }
-  std::vector<std::string> launch = launch::sweep_launch_command(l);
-  const StopSignals stop_signals;
-  std::string added;  // the seeds the last look added ("seed 5"), empty before the first launch
-  // A stop before the launch about to run: said, and recorded in the look that asked for it.
-  auto stopped = [&] {
-    const std::string what = added.empty() ? "the first launch" : fmt::format("the next launch ({} not run)", added);
-    if (!added.empty())
-      amend_last_look(l.options.db_path, spec.name, fmt::format("stopped by {}: {}", signal_name(g_stop), what));
-    stop_between_looks(what);
-  };
-  for (;;) {
-    if (g_stop != 0) stopped();
-    const int status = run_and_wait(launch);
-    // Interrupted (75) or failed for good (1): the sweep's own exit status; run
-    // again to resume. After a stop signal it is read more closely:
-    //  - the launch died of the signal (it came as mpirun started, before its
-    //    handlers): nothing of it ran;
-    //  - the database says interrupted: the coordinator checkpointed (mpirun
-    //    answers SIGTERM with 1 whatever its coordinator's 75);
-    //  - the database says done: the launch was ending as the signal came; the
-    //    look is taken and the loop stops after it.
-    if (status != 0) {
-      if (g_stop != 0 && status > 128) stopped();
-      const std::optional<db::SweepStatus> ended =
-          g_stop != 0 ? sweep_status(l.options.db_path, spec.name) : std::nullopt;
-      if (ended == db::SweepStatus::interrupted) {
-        std::cout << fmt::format("egm sweep --until: stopped by {}; run the same command again to resume (exit {})",
-                                 signal_name(g_stop), kExitInterrupted)
-                  << std::endl;
-        std::exit(kExitInterrupted);
-      }
-      if (ended != db::SweepStatus::done) std::exit(status);
-    }
-    const LookOutcome next = look_and_decide(until, claims, l.options.db_path, spec);
-    if (next.stop) return;
-    added = next.added;
-    if (g_stop != 0) stopped();
-    l.options.spec_path = write_spec_with_seeds(original_spec, next.next_seeds, l.options.db_path, spec.name);
-    l.options.extend = true;
-    l.options.new_sweep = false;  // the sweep this command started, extended
-    launch = launch::sweep_launch_command(l);
-  }
+  // --until (src/sequential/loop.h): launch, look, and add seeds until the
+  // claims are settled or the budget is spent; the same command resumes.
+  sequential::UntilRun run{until, claims, spec, o.launch.spec_path, l.options.db_path, o.launch.extend,
+                           o.launch.new_sweep};
+  sequential::MpirunLauncher launcher(l);
+  if (const int status = sequential::run_until(run, launcher, std::cout); status != 0) std::exit(status);
 }
 
 }  // namespace egm::cli

@@ -16,7 +16,8 @@
 #include <string>
 
 #include "cli/run_options.h"
-#include "launch/until_options.h"
+#include "sequential/until_options.h"
+#include "util/stop_signal.h"  // kExitInterrupted
 #include "launch/launch_options.h"
 
 namespace egm::cli {
@@ -27,7 +28,6 @@ char** command_line();
 
 // Exit codes of `egm train` (documented in the README).
 inline constexpr int kExitDiverged = 3;
-inline constexpr int kExitInterrupted = 75;  // EX_TEMPFAIL: run it again to resume
 // `egm audit causality`: 0 when every audited variant is causal, 1 when any reads the future.
 inline constexpr int kExitNonCausal = 1;
 
@@ -79,7 +79,7 @@ struct SweepOptions {
   std::string view = "auto";
   int64_t max_cells = 10000;  // spec::kDefaultMaxCells: a larger spec is refused before anything starts
   bool dry_run = false;       // list the cells (memory and compute per run) and stop
-  launch::UntilFlags until;           // --until ...: seeds in batches until the claims are settled (until_options.h)
+  sequential::UntilFlags until;           // --until ...: seeds in batches until the claims are settled (until_options.h)
 };
 void run_sweep(SweepOptions options);
 

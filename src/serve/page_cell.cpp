@@ -17,6 +17,7 @@
 #include "analysis/sweep_data.h"
 #include "db/reuse.h"
 #include "db/sqlite.h"
+#include "spec/experiment_spec.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -93,7 +94,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
       const nlohmann::json values = parse_json(cell.grid_json.value_or("{}"), JsonLimits::user(), "cells.grid_json");
       std::vector<std::string> axes;
       try {
-        axes = analysis::read_spec_view(sweep.spec_json).grid_axes;
+        for (const spec::GridAxis& a : spec::read_stored_spec(sweep.spec_json).grid) axes.push_back(a.path);
       } catch (const Error&) {
         // an unreadable stored spec: the point's own key order
       }

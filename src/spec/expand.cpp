@@ -52,25 +52,17 @@ std::vector<Cell> expand(const ExperimentSpec& spec) {
   return cells;
 }
 
-std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std::vector<Cell>& cells) {
-  std::vector<db::CellInput> inputs;
-  inputs.reserve(cells.size());
-  for (const auto& c : cells) {
-    db::CellInput in;
-    in.key = c.key;
-    in.variant = c.variant;
-    in.seed = static_cast<int64_t>(c.seed);
-    in.config_json = to_json(c.config).dump();
-    in.config_hash = c.config_hash;
-    in.max_steps = c.config.train.max_steps;
-    in.max_attempts = spec.max_attempts();
-    if (c.point) {
-      in.grid_point = c.point->index;
-      in.grid_json = c.point->as_json().dump();
-    }
-    inputs.push_back(std::move(in));
-  }
-  return inputs;
+CellOrder::CellOrder(const ExperimentSpec& spec) {
+  for (const std::string& v : spec.variants) variant_index_.emplace(v, static_cast<int64_t>(variant_index_.size()));
+  for (uint64_t seed : spec.seeds) seed_index_.emplace(seed, static_cast<int64_t>(seed_index_.size()));
+}
+
+std::optional<int64_t> CellOrder::position(int64_t grid_point, const std::string& variant, uint64_t seed) const {
+  const auto v = variant_index_.find(variant);
+  const auto s = seed_index_.find(seed);
+  if (v == variant_index_.end() || s == seed_index_.end()) return std::nullopt;
+  const auto seeds = static_cast<int64_t>(seed_index_.size());
+  return (grid_point * static_cast<int64_t>(variant_index_.size()) + v->second) * seeds + s->second;
 }
 
 }  // namespace egm::spec

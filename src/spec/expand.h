@@ -8,12 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/run_config.h"
-#include "db/results_db.h"
 #include "spec/experiment_spec.h"
 
 namespace egm::spec {
@@ -39,7 +39,19 @@ RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, ui
 // "VARIANT-sSEED"; with a grid point, "VARIANT-sSEED-gPOINT".
 std::string cell_key(const std::string& variant, uint64_t seed, const GridPoint* point = nullptr);
 
-// The rows ResultsDb::ensure_cells takes, in the same order.
-std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std::vector<Cell>& cells);
+// Where a cell stands in the expansion's order (grid points, then variants,
+// then seeds: expand's loops), as a number: the cells' `position`, which
+// egm merge sets again from the union of its inputs' specs. The first of a
+// variant or seed listed twice counts (a stored spec is not checked).
+class CellOrder {
+ public:
+  explicit CellOrder(const ExperimentSpec& spec);
+  // nullopt for a variant or seed the spec does not have.
+  std::optional<int64_t> position(int64_t grid_point, const std::string& variant, uint64_t seed) const;
+
+ private:
+  std::map<std::string, int64_t> variant_index_;
+  std::map<uint64_t, int64_t> seed_index_;
+};
 
 }  // namespace egm::spec

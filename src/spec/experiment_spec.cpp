@@ -112,51 +112,61 @@ std::vector<std::string> config_problem_lines(const std::string& message) {
   return lines;
 }
 
+// A field that is there: a stored spec from an older egm may spell an absent
+// optional as null (a user's file cannot: the schema refuses it).
+bool present(const json& d, const char* key) { return d.contains(key) && !d.at(key).is_null(); }
+
+// The one reader of a spec's fields, for a user's file (after the schema
+// check) and a stored canonical spec alike (read_stored_spec, checked by
+// nothing): every access is .at(), so a missing field is an exception there,
+// never undefined behaviour; a field the schema makes optional may be absent.
 ExperimentSpec read_fields(const json& d) {
   ExperimentSpec s;
-  s.name = d.at("name").get<std::string>();
+  s.name = d.value("name", "");
   s.description = d.value("description", "");
   s.preset = d.value("preset", "paper");
-  if (d.contains("overrides")) s.overrides = d["overrides"];
-  if (d.contains("variants")) s.variants = as_strings(d["variants"]);
-  if (d.contains("factorial"))
-    s.factorial = Factorial{as_strings(d["factorial"]["attention"]), as_strings(d["factorial"]["position"])};
-  for (const auto& seed : d.at("seeds")) s.seeds.push_back(seed.get<uint64_t>());
-  if (d.contains("steps")) s.steps = d["steps"].get<int64_t>();
-  if (d.contains("eval_interval")) s.eval_interval = d["eval_interval"].get<int64_t>();
+  if (present(d, "overrides")) s.overrides = d.at("overrides");
+  if (present(d, "variants")) s.variants = as_strings(d.at("variants"));
+  if (present(d, "factorial"))
+    s.factorial = Factorial{as_strings(d.at("factorial").at("attention")), as_strings(d.at("factorial").at("position"))};
+  if (present(d, "seeds"))
+    for (const auto& seed : d.at("seeds")) s.seeds.push_back(seed.get<uint64_t>());
+  if (present(d, "steps")) s.steps = d.at("steps").get<int64_t>();
+  if (present(d, "eval_interval")) s.eval_interval = d.at("eval_interval").get<int64_t>();
   s.retries = d.value("retries", 2);
   s.data_parallel = d.value("data_parallel", 1);
-  if (d.contains("data_parallel_by_variant"))
-    for (const auto& [variant, k] : d["data_parallel_by_variant"].items()) s.data_parallel_by_variant[variant] = k.get<int>();
+  if (present(d, "data_parallel_by_variant"))
+    for (const auto& [variant, k] : d.at("data_parallel_by_variant").items()) s.data_parallel_by_variant[variant] = k.get<int>();
   s.runs_per_gpu = d.value("runs_per_gpu", 1);
-  if (d.contains("baseline")) s.baseline = d["baseline"].get<std::string>();
-  if (d.contains("factors")) {
-    const json& f = d["factors"];
-    s.factors = Factors{f["a"].get<std::string>(), f["b"].get<std::string>(), f["ab"].get<std::string>(),
-                        f["base"].get<std::string>()};
+  if (present(d, "baseline")) s.baseline = d.at("baseline").get<std::string>();
+  if (present(d, "factors")) {
+    const json& f = d.at("factors");
+    s.factors = Factors{f.at("a").get<std::string>(), f.at("b").get<std::string>(), f.at("ab").get<std::string>(),
+                        f.at("base").get<std::string>()};
   }
-  if (d.contains("published")) {
-    const json& p = d["published"];
+  if (present(d, "published")) {
+    const json& p = d.at("published");
     Published pub;
-    pub.source = p["source"].get<std::string>();
+    pub.source = p.value("source", "");
     pub.metric = p.value("metric", "final_val");
-    for (const auto& [k, v] : p["values"].items()) pub.values[k] = v.get<double>();
+    if (present(p, "values"))
+      for (const auto& [k, v] : p.at("values").items()) pub.values[k] = v.get<double>();
     s.published = pub;
   }
-  s.reuse = d.value("reuse", true);
-  if (d.contains("until")) {
-    const json& u = d["until"];
+  s.reuse = !present(d, "reuse") || d.at("reuse").get<bool>();
+  if (present(d, "until")) {
+    const json& u = d.at("until");
     Until until;
-    until.claims = u["claims"].is_string() ? std::vector<std::string>{u["claims"].get<std::string>()}
-                                           : as_strings(u["claims"]);
-    until.max_seeds = u["max_seeds"].get<int64_t>();
-    if (u.contains("batch")) until.batch = u["batch"].get<int64_t>();
-    if (u.contains("half_width")) until.half_width = u["half_width"].get<double>();
-    if (u.contains("alpha")) until.alpha = u["alpha"].get<double>();
+    until.claims = u.at("claims").is_string() ? std::vector<std::string>{u.at("claims").get<std::string>()}
+                                              : as_strings(u.at("claims"));
+    until.max_seeds = u.at("max_seeds").get<int64_t>();
+    if (present(u, "batch")) until.batch = u.at("batch").get<int64_t>();
+    if (present(u, "half_width")) until.half_width = u.at("half_width").get<double>();
+    if (present(u, "alpha")) until.alpha = u.at("alpha").get<double>();
     s.until = until;
   }
-  if (d.contains("grid"))
-    for (const auto& [path, values] : d["grid"].items()) {
+  if (present(d, "grid"))
+    for (const auto& [path, values] : d.at("grid").items()) {
       GridAxis axis;
       axis.path = path;
       axis.where = path_with_key("$.grid", path);
@@ -523,6 +533,76 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source, cons
 
 ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args, int64_t max_cells) {
   return parse_spec(read_json_text(path, JsonLimits::user()), path, grid_args, max_cells);
+}
+
+}  // namespace egm::spec
+
+namespace egm::spec {
+
+ExperimentSpec read_stored_spec_json(const nlohmann::json& canonical) {
+  EGM_REQUIRE(canonical.is_object(), ConfigError, "the sweep's stored spec is not a JSON object");
+  ExperimentSpec s;
+  try {
+    s = read_fields(canonical);
+    // The axes' order: "grid_order" when the spec wrote them unsorted (canonical_form), else sorted.
+    if (present(canonical, "grid_order")) {
+      const std::vector<std::string> order = as_strings(canonical.at("grid_order"));
+      auto rank = [&](const GridAxis& a) { return std::find(order.begin(), order.end(), a.path) - order.begin(); };
+      std::stable_sort(s.grid.begin(), s.grid.end(), [&](const GridAxis& a, const GridAxis& b) { return rank(a) < rank(b); });
+    }
+  } catch (const nlohmann::json::exception& e) {
+    EGM_THROW(ConfigError, "the sweep's stored spec has an unexpected shape: {}", e.what());
+  }
+  if (present(canonical, "device") && canonical.at("device").is_string()) {
+    try {  // a device this build does not know is no reason to refuse the rest
+      s.device = parse_device_name(canonical.at("device").get<std::string>(), "");
+    } catch (const ConfigError&) {
+    }
+  }
+  s.canonical = canonical;
+  s.hash = sha256_hex(canonical.dump());
+  return s;
+}
+
+ExperimentSpec read_stored_spec(std::string_view spec_json) {
+  json j;
+  try {
+    j = egm::parse_json(spec_json, JsonLimits::user(), "spec_json");
+  } catch (const JsonError& e) {
+    EGM_THROW(ConfigError, "the sweep's stored spec is not valid JSON: {}", e.what());
+  }
+  return read_stored_spec_json(j);
+}
+
+ExperimentSpec with_seeds(ExperimentSpec spec, std::vector<uint64_t> seeds) {
+  spec.seeds = std::move(seeds);
+  spec.canonical = canonical_form(spec);
+  spec.hash = sha256_hex(spec.canonical.dump());
+  return spec;
+}
+
+nlohmann::ordered_json spec_file_json(const ExperimentSpec& spec) {
+  nlohmann::ordered_json f;
+  for (const auto& [key, value] : spec.canonical.items()) {
+    if (key == "grid_order") continue;                  // the grid below is written in its order
+    if (key == "variants" && spec.factorial) continue;  // a spec gives variants or a factorial, not both
+    f[key] = value;
+  }
+  if (!spec.grid.empty()) {
+    nlohmann::ordered_json grid = nlohmann::ordered_json::object();
+    for (const GridAxis& axis : spec.grid) grid[axis.path] = axis.values;
+    f["grid"] = grid;
+  }
+  if (spec.until) {  // not part of the canonical form (what the sweep is), but of the file (how it runs)
+    nlohmann::ordered_json u;
+    u["claims"] = spec.until->claims;
+    u["max_seeds"] = spec.until->max_seeds;
+    if (spec.until->batch) u["batch"] = *spec.until->batch;
+    if (spec.until->half_width) u["half_width"] = *spec.until->half_width;
+    if (spec.until->alpha) u["alpha"] = *spec.until->alpha;
+    f["until"] = u;
+  }
+  return f;
 }
 
 }  // namespace egm::spec

@@ -69,7 +69,7 @@ struct Published {
   std::map<std::string, double> values;  // variant -> published value
 };
 
-// A sequential sweep (egm sweep --until, src/launch/until_options.h): seeds are
+// A sequential sweep (egm sweep --until, src/sequential/until_options.h): seeds are
 // added in batches until every claim's anytime-valid confidence sequence is
 // settled or max_seeds is reached. The spec field and the flags are one
 // thing: a flag given overrides the field it names.
@@ -151,6 +151,27 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source = "<s
 // Reads `path` (IoError when it cannot) and parses it with the path as source.
 ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args = {},
                          int64_t max_cells = 0);
+
+// A sweep's stored canonical spec (sweeps.spec_json, `canonical` above) read
+// back into the spec's own types: what the analysis, egm merge and the
+// sequential loop know of a sweep. Tolerant, as a database may come from any
+// egm since schema 1: a field the canonical form gained later (grid,
+// data_parallel_by_variant, device) may be absent, an absent optional may be
+// null, an unknown device is left out; nothing is validated (a variant this
+// build does not know still reads). The grid's axes in the spec's order
+// ("grid_order", else sorted). ConfigError when the text is not JSON within
+// the bounded reader's limits, not an object, or a field has another shape.
+ExperimentSpec read_stored_spec(std::string_view spec_json);
+ExperimentSpec read_stored_spec_json(const nlohmann::json& canonical);
+
+// The same spec with these seeds (all of them, in run order), its canonical
+// form and hash again: what a sequential sweep launches next.
+ExperimentSpec with_seeds(ExperimentSpec spec, std::vector<uint64_t> seeds);
+
+// A spec file that parse_spec reads back to this spec (the same canonical
+// form and hash): the canonical form, with a factorial instead of its
+// variants, the grid in its axes' order, and the "until" field.
+nlohmann::ordered_json spec_file_json(const ExperimentSpec& spec);
 
 // The name a factorial cell gets: the named variant with this (attention,
 // position) when there is one (standard+learned -> base, ega+mope ->

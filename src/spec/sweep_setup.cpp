@@ -122,4 +122,25 @@ SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::Chang
                     std::move(reuse_notes)};
 }
 
+std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std::vector<Cell>& cells) {
+  std::vector<db::CellInput> inputs;
+  inputs.reserve(cells.size());
+  for (const auto& c : cells) {
+    db::CellInput in;
+    in.key = c.key;
+    in.variant = c.variant;
+    in.seed = static_cast<int64_t>(c.seed);
+    in.config_json = to_json(c.config).dump();
+    in.config_hash = c.config_hash;
+    in.max_steps = c.config.train.max_steps;
+    in.max_attempts = spec.max_attempts();
+    if (c.point) {
+      in.grid_point = c.point->index;
+      in.grid_json = c.point->as_json().dump();
+    }
+    inputs.push_back(std::move(in));
+  }
+  return inputs;
+}
+
 }  // namespace egm::spec

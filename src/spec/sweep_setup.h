@@ -65,6 +65,9 @@ SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::Chang
 // transaction that opens the sweep.
 void precheck_owner(const std::string& db_path, const std::string& name, const db::Claimant& me);
 
+// The rows ResultsDb::ensure_cells takes for `cells` (expand), in the same order.
+std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std::vector<Cell>& cells);
+
 // The launch flags --new-sweep and --extend (at most one; the flags exclude
 // each other) as a ChangedSpec.
 inline db::ChangedSpec changed_spec(bool new_sweep, bool extend) {

@@ -21,6 +21,10 @@ bool stop_requested();
 int stop_signal();
 inline constexpr const char* kStopSignalFileEnv = "EGM_STOP_SIGNAL_FILE";
 
+// The exit status of a process a stop signal ended cleanly (checkpointed):
+// EX_TEMPFAIL, run it again to resume (egm train, egm sweep, its --until loop).
+inline constexpr int kExitInterrupted = 75;
+
 // A signal's name ("SIGINT", "SIGTERM", "SIGUSR2", ...; "signal N" for others),
 // and a stop signal described for people: "SIGINT (Ctrl-C)", "SIGTERM
 // (preemption or cancel)", "SIGUSR2 (time-limit warning)". One wording for the

@@ -77,16 +77,21 @@ TEST(GridAnalysis, AxesFollowTheStoredSpecsOrder) {
   const json stored = {{"variants", {"base"}},
                        {"grid", {{"model.dropout", {0, 0.1}}, {"train.lr", {0.001, 0.003}}}},
                        {"grid_order", {"train.lr", "model.dropout"}}};
-  EXPECT_EQ(read_spec_view(stored.dump()).grid_axes, (std::vector<std::string>{"train.lr", "model.dropout"}));
+  auto axes = [](const json& spec) {
+    std::vector<std::string> paths;
+    for (const egm::spec::GridAxis& a : egm::spec::read_stored_spec(spec.dump()).grid) paths.push_back(a.path);
+    return paths;
+  };
+  EXPECT_EQ(axes(stored), (std::vector<std::string>{"train.lr", "model.dropout"}));
   json sorted = stored;
   sorted.erase("grid_order");
-  EXPECT_EQ(read_spec_view(sorted.dump()).grid_axes, (std::vector<std::string>{"model.dropout", "train.lr"}));
+  EXPECT_EQ(axes(sorted), (std::vector<std::string>{"model.dropout", "train.lr"}));
 
   SweepData d = grid_data();
   for (auto& c : d.cells) c.row.grid_json = json{{"train.lr", 0.001}, {"model.dropout", *c.row.grid_point * 0.1}}.dump();
-  d.spec.grid_axes = {"train.lr", "model.dropout"};
+  d.spec.grid = {egm::spec::GridAxis{"train.lr", {}, ""}, egm::spec::GridAxis{"model.dropout", {}, ""}};
   EXPECT_EQ(split_grid_points(d)[1].label, "train.lr=0.001 model.dropout=0.1");
-  d.spec.grid_axes = {};  // an older stored spec: the points' keys, sorted
+  d.spec.grid = {};  // an older stored spec: the points' keys, sorted
   EXPECT_EQ(split_grid_points(d)[1].label, "model.dropout=0.1 train.lr=0.001");
 }
 

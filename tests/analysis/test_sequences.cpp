@@ -41,7 +41,7 @@ TEST(Sequences, ReplayedInSpecSeedOrderAndSettled) {
   AnalysisOptions ao;
   ao.analyse_params = false;
   const SweepAnalysis a = analyze_sweep(data, ao);
-  ASSERT_EQ(data.spec.seeds, order);
+  ASSERT_EQ(data.spec.seeds, std::vector<uint64_t>(order.begin(), order.end()));
 
   const std::vector<ClaimSequence> seqs = claim_sequences(a, data.spec.seeds);
   ASSERT_EQ(seqs.size(), 1u);  // one delta, no factors

@@ -562,7 +562,7 @@ TEST(SweepAnalysisSkew, StronglySkewedContrastsAreNoted) {
       c.row.results.final_val = values[static_cast<size_t>(s)];
       data.cells.push_back(c);
     }
-    data.spec.seeds.push_back(s);
+    data.spec.seeds.push_back(static_cast<uint64_t>(s));
   }
   AnalysisOptions o;
   o.analyse_params = false;

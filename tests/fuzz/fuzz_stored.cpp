@@ -3,14 +3,14 @@
 // the stored value:
 //   0  a parameter layout and its snapshot, split at the first NUL
 //      (db::parse_param_layout, then db::unpack_params);
-//   1  a stored spec (analysis::read_spec_view, through the bounded reader).
+//   1  a stored spec (spec::read_stored_spec, through the bounded reader).
 // A refusal is an egm::Error; a crash, a sanitizer report, an allocation the
 // size of a crafted count, or another exception type is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "analysis/sweep_data.h"
+#include "spec/experiment_spec.h"
 #include "db/param_pack.h"
 #include "util/error.h"
 
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const std::string_view blob = nul == std::string_view::npos ? std::string_view() : text.substr(nul + 1);
       egm::db::unpack_params(egm::db::parse_param_layout(layout), blob);
     } else {
-      egm::analysis::read_spec_view(std::string(text));
+      egm::spec::read_stored_spec(text);
     }
   } catch (const egm::Error&) {
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# egm sweep --until (src/cli/sweep_until.h), on the real binaries: bad --until
+# egm sweep --until (src/sequential), on the real binaries: bad --until
 # input refused in one line with exit 2 and nothing written; a sequential sweep
 # that adds one seed per look until its budget, every look stored (looks) with
 # the claim's sequence and what the sweep did next, every cell done once; the

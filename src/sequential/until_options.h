@@ -3,7 +3,7 @@
 // spec's "until" field (spec::Until), how the two combine, their checks, and
 // the arguments that pass them on to the `egm sweep` a batch job runs. No
 // LibTorch: `egm submit` checks them before it writes anything. The loop
-// itself (launch, look, extend) is sweep_until.h, in egm-torch.
+// itself (launch, look, extend) is loop.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,7 +15,7 @@
 
 #include "spec/experiment_spec.h"
 
-namespace egm::launch {
+namespace egm::sequential {
 
 // The most seeds a sequential sweep may run per variant, and add per look: the
 // spec's until field allows no more (schemas/experiment.schema.json), and the flags no more either.
@@ -70,4 +70,4 @@ std::vector<std::string> check_until(const UntilOptions& options, const spec::Ex
 // same file). `options` must be active.
 std::vector<std::string> until_arguments(const UntilOptions& options);
 
-}  // namespace egm::launch
+}  // namespace egm::sequential

@@ -1,23 +1,12 @@
-#include "cli/sweep_until.h"
+// A look of egm sweep --until (look.h): the refusals before a loop, the look
+// itself (recorded, rendered, decided), and the spec file of the next launch.
+#include "sequential/look.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
-#include <unistd.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <set>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "analysis/sequences.h"
 #include "analysis/sweep_analysis.h"
@@ -27,16 +16,16 @@
 #include "stats/confidence_sequence.h"
 #include "util/error.h"
 #include "util/files.h"
-#include "util/json_limits.h"
-#include "util/process_info.h"
-#include "util/terminal_text.h"
 #include "util/unix_time.h"
 
-namespace egm::cli {
+namespace egm::sequential {
 
 namespace {
 
-std::string bound(double x) { return std::isfinite(x) ? fmt::format("{:+.4f}", x) : (x < 0 ? "-inf" : "+inf"); }
+// What a look decided, for people: "stopped: every claim settled", "not settled: seed 5 added; the sweep goes on".
+std::string outcome_text(const LookOutcome& o) {
+  return o.stop ? "stopped: " + o.why : "not settled: " + o.why + "; the sweep goes on";
+}
 
 }  // namespace
 
@@ -46,8 +35,7 @@ std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::Exper
   db::ResultsDb db(db_path, db::OpenMode::read_only);
   const std::optional<db::SweepRow> sweep = db.find_sweep(spec.name);
   if (!sweep) return spec.seeds;
-  std::vector<uint64_t> seeds;
-  for (int64_t s : analysis::read_spec_view(sweep->spec_json).seeds) seeds.push_back(static_cast<uint64_t>(s));
+  const std::vector<uint64_t> seeds = spec::read_stored_spec(sweep->spec_json).seeds;
   // An earlier --until of this spec: it starts from where that one stopped.
   for (uint64_t s : spec.seeds)
     if (std::find(seeds.begin(), seeds.end(), s) == seeds.end()) return spec.seeds;
@@ -82,7 +70,7 @@ std::optional<SequenceStart> sequence_start(const std::string& db_path, const st
   return start;
 }
 
-void require_same_sequence(const launch::UntilOptions& o, const std::string& db_path, const std::string& sweep_name) {
+void require_same_sequence(const UntilOptions& o, const std::string& db_path, const std::string& sweep_name) {
   if (o.new_sequence) return;
   const std::optional<SequenceStart> start = sequence_start(db_path, sweep_name);
   if (!start) return;
@@ -95,7 +83,7 @@ void require_same_sequence(const launch::UntilOptions& o, const std::string& db_
               sweep_name, start->look, start->alpha, start->half_width, o.alpha, half_width);
 }
 
-void require_budget(const launch::UntilOptions& o, const std::vector<uint64_t>& seeds,
+void require_budget(const UntilOptions& o, const std::vector<uint64_t>& seeds,
                     const spec::ExperimentSpec& spec, const std::string& db_path) {
   EGM_REQUIRE(o.max_seeds >= static_cast<int64_t>(seeds.size()), ConfigError,
               "--max-seeds {} is below the {} seeds sweep {} has already run in {}; pass --max-seeds {} or more to "
@@ -104,7 +92,7 @@ void require_budget(const launch::UntilOptions& o, const std::vector<uint64_t>& 
   // A budget no claim can settle within is refused: the sequence at alpha / m
   // (Bonferroni over the m claims the analysis forms) is the whole line until
   // t_mixture_first_bounded seeds, whatever the data.
-  const size_t family = launch::claim_family(spec).size();
+  const size_t family = claim_family(spec).size();
   stats::TMixtureOptions t;
   t.alpha = stats::per_claim_alpha(o.alpha, std::max<size_t>(family, 1), stats::Adjustment::bonferroni);
   const auto first = static_cast<int64_t>(stats::t_mixture_first_bounded(t));
@@ -115,14 +103,14 @@ void require_budget(const launch::UntilOptions& o, const std::vector<uint64_t>& 
   // Seeds are added after the largest; the last the budget could add must still be a seed a spec may hold.
   const uint64_t largest = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end());
   const auto more = static_cast<uint64_t>(o.max_seeds - static_cast<int64_t>(seeds.size()));
-  EGM_REQUIRE(largest <= launch::kMaxSeedValue - more, ConfigError,
+  EGM_REQUIRE(largest <= kMaxSeedValue - more, ConfigError,
               "--max-seeds {}: sweep {} would add seeds up to {} + {}, past the largest seed a spec may hold ({}); "
               "start from smaller seeds",
-              o.max_seeds, spec.name, largest, more, launch::kMaxSeedValue);
+              o.max_seeds, spec.name, largest, more, kMaxSeedValue);
 }
 
-LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
-                            const spec::ExperimentSpec& spec) {
+LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
+                            const spec::ExperimentSpec& spec, std::ostream& printed) {
   db::ResultsDb db(db_path, db::OpenMode::read_write);
   const analysis::SweepData data = analysis::load_sweep(db, spec.name, /*with_params=*/false);
   const analysis::SweepAnalysis a = analysis::analyze_sweep(data, {});
@@ -131,7 +119,7 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
   so.half_width = o.half_width.value_or(0);
   const std::vector<analysis::ClaimSequence> sequences = analysis::claim_sequences(a, data.spec.seeds, so);
 
-  std::vector<int64_t> seeds = data.spec.seeds;
+  const std::vector<uint64_t>& seeds = data.spec.seeds;
   const int64_t have = static_cast<int64_t>(seeds.size());
   LookOutcome out;
   bool all_settled = true;
@@ -154,12 +142,12 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
     out.stop = true;
     out.why = fmt::format("--max-seeds {} reached", o.max_seeds);
   } else {
-    int64_t next = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end()) + 1;
+    uint64_t next = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end()) + 1;
     const int64_t add = std::min(o.batch, o.max_seeds - have);
-    std::vector<int64_t> added;
+    std::vector<uint64_t> added;
     for (int64_t i = 0; i < add; ++i) added.push_back(next++);
-    for (int64_t s : seeds) out.next_seeds.push_back(static_cast<uint64_t>(s));
-    for (int64_t s : added) out.next_seeds.push_back(static_cast<uint64_t>(s));
+    out.next_seeds = seeds;
+    out.next_seeds.insert(out.next_seeds.end(), added.begin(), added.end());
     out.added = added.size() == 1 ? fmt::format("seed {}", added[0])
                                   : fmt::format("seeds {}-{}", added.front(), added.back());
     out.why = out.added + " added";
@@ -187,9 +175,9 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
   if (stands) {
     if (last.front().next != next) db.set_look_next(sweep.id, last.front().look, next);
     t.commit();
-    std::cout << fmt::format("egm sweep --until: look {} stands (nothing ran since it): {}\n", last.front().look,
-                             out.stop ? "stopped: " + out.why : "not settled: " + out.why + "; the sweep goes on")
-              << std::flush;
+    printed << fmt::format("egm sweep --until: look {} stands (nothing ran since it): {}\n", last.front().look,
+                           outcome_text(out))
+            << std::flush;
     return out;
   }
   const double now = unix_now();
@@ -210,47 +198,22 @@ LookOutcome look_and_decide(const launch::UntilOptions& o, const std::vector<std
     recorded.push_back({look, r.claim, static_cast<int64_t>(l ? l->n : 0), real(l ? l->estimate : NAN),
                         real(l ? l->lower : NAN), real(l ? l->upper : NAN), real(l ? l->p_anytime : NAN), decision,
                         settled, next, now, std::string(stats::t_mixture_method_name()), params});
-    text += l ? fmt::format("  {:<18} {:+.4f}  sequence [{}, {}]  {}{}\n", r.claim, l->estimate, bound(l->lower),
-                            bound(l->upper), decision,
-                            settled ? fmt::format(", settled at {} seeds", *r.seq->settled_at) : "")
-              : fmt::format("  {:<18} no paired contrasts yet\n", r.claim);
+    text += "  " + look_line(recorded.back()) + "\n";
   }
   db.record_look(sweep.id, recorded);
   t.commit();
-  text += "  " + (out.stop ? "stopped: " + out.why : "not settled: " + out.why + "; the sweep goes on") + "\n";
-  std::cout << text << std::flush;
+  text += "  " + outcome_text(out) + "\n";
+  printed << text << std::flush;
   return out;
 }
 
-SequenceLock::SequenceLock(const std::string& db_path, const std::string& sweep_name) {
-  std::string name;
-  for (char ch : sweep_name) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
-  path_ = db_path + ".until-" + name + ".lock";
-  std::error_code ec;  // the database's folder, as the coordinator would make it for the database
-  if (const auto dir = std::filesystem::path(db_path).parent_path(); !dir.empty())
-    std::filesystem::create_directories(dir, ec);
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  EGM_REQUIRE(fd_ >= 0, IoError, "cannot open {}: {}", path_, std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    char holder[256] = {};
-    const ssize_t n = ::pread(fd_, holder, sizeof(holder) - 1, 0);
-    std::string who(holder, n > 0 ? static_cast<size_t>(n) : 0);
-    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
-    ::close(fd_);
-    fd_ = -1;
-    EGM_THROW(ConfigError,
-              "sweep {} is being run by another egm sweep --until ({}): one sequence at a time; wait for it to end, "
-              "or stop it first (SIGTERM checkpoints it; the same command resumes it); nothing written",
-              sweep_name, who.empty() ? "its holder unknown" : terminal_safe(who));
-  }
-  const std::string me = fmt::format("pid {} on {}\n", ::getpid(), process_info().host);
-  if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, me.data(), me.size(), 0) < 0) {
-    // who holds it is a courtesy for the refusal above; the lock itself holds
-  }
-}
-
-SequenceLock::~SequenceLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock; the file stays (unlinking it would race a waiter)
+std::string look_line(const db::LookRow& l) {
+  auto bound = [](const std::optional<double>& v, const char* none) {
+    return v ? fmt::format("{:+.4f}", *v) : std::string(none);
+  };
+  return fmt::format("look {}: {} after {} seeds {} [{}, {}] {}{}", l.look, l.claim, l.seeds, bound(l.estimate, "-"),
+                     bound(l.lower, "-inf"), bound(l.upper, "+inf"), l.decision,
+                     l.settled ? ", settled" : ", not settled");
 }
 
 void amend_last_look(const std::string& db_path, const std::string& sweep_name, const std::string& next) {
@@ -261,30 +224,12 @@ void amend_last_look(const std::string& db_path, const std::string& sweep_name, 
   if (!last.empty()) db.set_look_next(sweep->id, last.front().look, next);
 }
 
-namespace {
-
-// The spec file's text with "seeds" replaced (its other fields as written).
-std::string spec_text_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds) {
-  // Within the spec reader's limits first (size, depth), then again keeping the key order.
-  const std::string text = read_json_text(spec_path, JsonLimits::user());
-  parse_json(text, JsonLimits::user(), spec_path);
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
-  j["seeds"] = seeds;
-  return j.dump(2) + "\n";
-}
-
-}  // namespace
-
-std::string write_spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds,
-                                  const std::string& db_path, const std::string& name) {
+std::string write_spec_with_seeds(const spec::ExperimentSpec& spec, const std::vector<uint64_t>& seeds,
+                                  const std::string& db_path) {
   const std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
-  const std::string path = (dir.empty() ? std::filesystem::path(".") : dir) / (name + ".until.json");
-  atomic_write_file(path, spec_text_with_seeds(spec_path, seeds));
+  const std::string path = (dir.empty() ? std::filesystem::path(".") : dir) / (spec.name + ".until.json");
+  atomic_write_file(path, spec::spec_file_json(spec::with_seeds(spec, seeds)).dump(2) + "\n");
   return path;
 }
 
-spec::ExperimentSpec spec_with_seeds(const std::string& spec_path, const std::vector<uint64_t>& seeds) {
-  return spec::parse_spec(spec_text_with_seeds(spec_path, seeds), spec_path);
-}
-
-}  // namespace egm::cli
+}  // namespace egm::sequential

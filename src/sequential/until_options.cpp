@@ -1,4 +1,6 @@
-#include "launch/until_options.h"
+// A sequential sweep's options (until_options.h): the flags, the spec's "until" field
+// under them, their refusals, and the arguments that pass them on.
+#include "sequential/until_options.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,7 +11,7 @@
 
 #include "util/error.h"
 
-namespace egm::launch {
+namespace egm::sequential {
 
 namespace {
 
@@ -145,4 +147,4 @@ std::vector<std::string> until_arguments(const UntilOptions& o) {
   return args;
 }
 
-}  // namespace egm::launch
+}  // namespace egm::sequential

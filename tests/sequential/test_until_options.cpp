@@ -1,4 +1,4 @@
-// A sequential sweep's options (src/launch/until_options.h): the spec's
+// A sequential sweep's options (src/sequential/until_options.h): the spec's
 // "until" field with the flags over it, `--until none`, the refusals, and the
 // arguments egm submit writes for the job's egm sweep reading back as the
 // same options.
@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "launch/until_options.h"
+#include "sequential/until_options.h"
 #include "spec/experiment_spec.h"
 #include "util/error.h"
 
 namespace {
 
-using namespace egm::launch;
+using namespace egm::sequential;
 using egm::spec::ExperimentSpec;
 using egm::spec::parse_spec;
 
