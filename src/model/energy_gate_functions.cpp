@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "util/torch_compat.h"
 
@@ -18,6 +20,36 @@ using torch::autograd::variable_list;
 constexpr double kVarFloor = 1e-16;  // max(std, 1e-8) written as sqrt(max(var, 1e-16)), as the plain ops do
 constexpr double kDenFloor = 1e-8;   // the published renormalisation's clamp
 
+// 1 where clamp_min left x as it was (its gradient flows, as clamp_min's own backward has
+// it), else 0: in x's type, one kernel (a bool mask would cost a conversion where it is used).
+at::Tensor unclamped(const at::Tensor& x, const at::Tensor& clamped) {
+  at::Tensor ok = at::empty_like(x);
+  at::eq_out(ok, clamped, x);
+  return ok;
+}
+
+class PadQueryKey : public torch::autograd::Function<PadQueryKey> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, int64_t width) {
+    const int64_t E = q.size(-1);
+    std::vector<int64_t> shape = q.sizes().vec();
+    shape.insert(shape.begin(), 2);
+    shape.back() = width;
+    at::Tensor qk = at::empty(shape, q.options());  // [2, B, H, T, width]: both written once
+    qk[0].narrow(-1, 0, E).copy_(q);
+    qk[1].narrow(-1, 0, E).copy_(k);
+    qk.narrow(-1, E, width - E).zero_();
+    ctx->saved_data["E"] = E;
+    return {qk[0], qk[1]};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const int64_t E = ctx->saved_data["E"].toInt();
+    auto cut = [E](const at::Tensor& g) { return g.defined() ? g.narrow(-1, 0, E) : g; };  // views, no copy
+    return {cut(grads[0]), cut(grads[1]), at::Tensor()};
+  }
+};
+
 class PublishedGatedValue : public torch::autograd::Function<PublishedGatedValue> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& e, const at::Tensor& alpha, const at::Tensor& tau,
@@ -29,8 +61,9 @@ class PublishedGatedValue : public torch::autograd::Function<PublishedGatedValue
       z = at::zeros_like(e);  // SPEC: with one position the z-score is 0
     } else {
       auto [var, mean] = at::var_mean(e, at::IntArrayRef{-1}, at::Scalar(0), /*keepdim=*/true);  // population
-      inv_std = var.clamp_min(kVarFloor).rsqrt();
-      var_ok = var.ge(kVarFloor);  // where the clamp does not hold var, var's gradient flows
+      at::Tensor var_clamped = var.clamp_min(kVarFloor);
+      var_ok = unclamped(var, var_clamped);  // where the clamp does not hold var, var's gradient flows
+      inv_std = var_clamped.rsqrt_();
       z = (e - mean).mul_(inv_std);
     }
     at::Tensor g = (z - tau.view({1, -1, 1})).mul_(alpha.view({1, -1, 1})).sigmoid_();  // [B, H, T]
@@ -80,7 +113,8 @@ class RenormaliseByColumn : public torch::autograd::Function<RenormaliseByColumn
     at::Tensor den = y_den.narrow(-1, E, 1);
     at::Tensor den_clamped = den.clamp_min(kDenFloor);
     at::Tensor y = y_den.narrow(-1, 0, E) / den_clamped;
-    ctx->save_for_backward({den, den_clamped, y});
+    at::Tensor minus_ok = unclamped(den, den_clamped).neg_();  // -1 where den's gradient flows, else 0
+    ctx->save_for_backward({minus_ok, den_clamped, y});
     ctx->saved_data["E"] = E;
     ctx->saved_data["width"] = y_den.size(-1);
     return y;
@@ -88,7 +122,7 @@ class RenormaliseByColumn : public torch::autograd::Function<RenormaliseByColumn
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list s = ctx->get_saved_variables();
-    const at::Tensor &den = s[0], &den_clamped = s[1], &y = s[2];
+    const at::Tensor &minus_ok = s[0], &den_clamped = s[1], &y = s[2];
     const int64_t E = ctx->saved_data["E"].toInt(), width = ctx->saved_data["width"].toInt();
     std::vector<int64_t> shape = y.sizes().vec();
     shape.back() = width;
@@ -96,8 +130,8 @@ class RenormaliseByColumn : public torch::autograd::Function<RenormaliseByColumn
     at::Tensor g_num = G.narrow(-1, 0, E);
     at::div_out(g_num, grads[0], den_clamped);  // dL/dnum = gy / max(den, 1e-8)
     // dL/dden = -sum_e gy_e y_e / den where the clamp does not hold den, else 0.
-    at::Tensor g_den = (g_num * y).sum(-1, /*keepdim=*/true).neg_();
-    G.narrow(-1, E, 1).copy_(at::where(den.ge(kDenFloor), g_den, at::zeros({}, g_den.options())));
+    at::Tensor g_den = G.narrow(-1, E, 1);
+    at::mul_out(g_den, (g_num * y).sum(-1, /*keepdim=*/true), minus_ok);
     if (width > E + 1) G.narrow(-1, E + 1, width - E - 1).zero_();
     return {G, at::Tensor()};
   }
@@ -114,8 +148,9 @@ class PrefixTerms : public torch::autograd::Function<PrefixTerms> {
     at::Tensor n = at::arange(1, T + 1, e64.options());
     at::Tensor mean = d.cumsum(-1).div_(n);                                        // mean over j <= i
     at::Tensor var = at::addcmul(d.square().cumsum(-1).div_(n), mean, mean, -1);  // population variance
-    at::Tensor var_ok = var.ge(kVarFloor);
-    at::Tensor r = var.clamp_min(kVarFloor).rsqrt();  // 1 / max(std, 1e-8)
+    at::Tensor var_clamped = var.clamp_min(kVarFloor);
+    at::Tensor var_ok = unclamped(var, var_clamped);
+    at::Tensor r = var_clamped.rsqrt_();  // 1 / max(std, 1e-8)
     at::Tensor al = alpha.to(at::kDouble).view({1, -1, 1});
     at::Tensor q = at::addcmul(tau.to(at::kDouble).view({1, -1, 1}), mean, r);  // mean / std + tau
     ctx->save_for_backward({d, mean, r, q, var_ok, al, n});
@@ -186,6 +221,12 @@ at::Tensor published_gated_value(const at::Tensor& e, const at::Tensor& alpha, c
   return PublishedGatedValue::apply(e, alpha, tau, v, width);
 }
 
+std::pair<at::Tensor, at::Tensor> pad_query_key(const at::Tensor& q, const at::Tensor& k, int64_t width) {
+  if (width == q.size(-1)) return {q, k};
+  variable_list qk = PadQueryKey::apply(q, k, width);
+  return {qk[0], qk[1]};
+}
+
 at::Tensor renormalise_by_column(const at::Tensor& y_den, int64_t E) {
   return RenormaliseByColumn::apply(y_den, E);
 }
@@ -203,9 +244,10 @@ bool gate_clamp_may_bind(const at::Tensor& a, const at::Tensor& c, const at::Ten
   torch::NoGradGuard no_grad;
   // a_i d_j + c_i is affine in d_j, so over j <= i it is least at the prefix's smallest or largest d.
   at::Tensor lo = std::get<0>(d.cummin(-1)), hi = std::get<0>(d.cummax(-1));
-  at::Tensor x_min = at::minimum(a * lo, a * hi).add_(c);
-  // sigmoid(x) >= 1e-8 for x >= logit(1e-8) = -18.42; -18 leaves room for rounding.
-  return x_min.lt(-18.0).any().item<bool>();
+  const double x_min = at::minimum(at::addcmul(c, a, lo), at::addcmul(c, a, hi)).min().item<double>();
+  // sigmoid(x) >= 1e-8 for x >= logit(1e-8) = -18.42; -18 leaves room for rounding. NaN: no
+  // bound (the one-copy form then gives the NaN the published one would).
+  return x_min < -18.0;
 }
 
 }  // namespace egm

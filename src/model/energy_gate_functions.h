@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <utility>
 
 namespace egm {
 
@@ -18,6 +19,9 @@ namespace egm {
 // e: [B, H, T] float32; alpha, tau: [H]; v: [B, H, T, E]. Returns [B, H, T, width] in v's type.
 at::Tensor published_gated_value(const at::Tensor& e, const at::Tensor& alpha, const at::Tensor& tau,
                                  const at::Tensor& v, int64_t width);
+
+// q and k [B, H, T, E] with zero columns up to `width`, written once into one buffer.
+std::pair<at::Tensor, at::Tensor> pad_query_key(const at::Tensor& q, const at::Tensor& k, int64_t width);
 
 // [y | den | ...] -> y / max(den, 1e-8): y the first E columns, den column E.
 at::Tensor renormalise_by_column(const at::Tensor& y_den, int64_t E);

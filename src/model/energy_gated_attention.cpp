@@ -32,7 +32,8 @@ torch::Tensor EnergyGatedAttentionImpl::forward(const torch::Tensor& x, const At
     // and lets the backends that need one head size for q, k and v (flash) take the call.
     const int64_t width = (head_size_ + 1 + 7) / 8 * 8;
     torch::Tensor v_gated = published_gated_value(e, alpha, tau, h.v, width);  // [B, H, T, width]
-    torch::Tensor y = sdpa(pad_to_width(h.q, width), pad_to_width(h.k, width), v_gated, ctx);
+    auto [q, k] = pad_query_key(h.q, h.k, width);
+    torch::Tensor y = sdpa(q, k, v_gated, ctx);
     return merge(divide_by_column(y, head_size_));
   }
   torch::Tensor g = key_gate(e);  // [B, H, T]

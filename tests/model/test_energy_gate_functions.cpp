@@ -85,6 +85,19 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PublishedGatedValueTest,
                                                               GateShape{1, 2, 1, 4, 8}, GateShape{2, 2, 33, 7, 16}),
                                             ::testing::Bool()));
 
+TEST(PadQueryKey, ZeroColumnsAndTheGradientsOfTheFirstOnes) {
+  torch::manual_seed(2);
+  torch::Tensor q = torch::randn({2, 3, 5, 6}, torch::kFloat64).requires_grad_(true);
+  torch::Tensor k = torch::randn({2, 3, 5, 6}, torch::kFloat64).requires_grad_(true);
+  auto [qp, kp] = egm::pad_query_key(q, k, 8);
+  EXPECT_TRUE(torch::equal(qp, torch::constant_pad_nd(q, {0, 2})));
+  EXPECT_TRUE(torch::equal(kp, torch::constant_pad_nd(k, {0, 2})));
+  torch::Tensor uq = torch::randn({2, 3, 5, 8}, torch::kFloat64), uk = torch::randn({2, 3, 5, 8}, torch::kFloat64);
+  auto g = torch::autograd::grad({qp, kp}, {q, k}, {uq, uk});
+  EXPECT_TRUE(torch::equal(g[0], uq.narrow(-1, 0, 6)));
+  EXPECT_TRUE(torch::equal(g[1], uk.narrow(-1, 0, 6)));
+}
+
 TEST(RenormaliseByColumn, ValueAndGradientMatchThePlainOpsAcrossTheClamp) {
   for (const auto dtype : {torch::kFloat64, torch::kFloat32}) {
     const double rtol = dtype == torch::kFloat64 ? 1e-10 : 1e-5, atol = dtype == torch::kFloat64 ? 1e-12 : 1e-6;
