@@ -189,6 +189,7 @@ class PrefixTerms : public torch::autograd::Function<PrefixTerms> {
 class AffineLogGate : public torch::autograd::Function<AffineLogGate> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& c, const at::Tensor& d) {
+    compat::NoAutocast fp32;  // the gate's terms are float32; so is its log
     at::Tensor out = at::log_sigmoid(at::addcmul(c.unsqueeze(-1), a.unsqueeze(-1), d.unsqueeze(-2)));
     ctx->save_for_backward({a, d, out});
     return out;
@@ -197,6 +198,7 @@ class AffineLogGate : public torch::autograd::Function<AffineLogGate> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list s = ctx->get_saved_variables();
     const at::Tensor &a = s[0], &d = s[1], &out = s[2];
+    compat::NoAutocast fp32;  // a CPU backward may run inside an autocast region: keep the products float32
     const at::Tensor& G = grads[0];  // [B, H, T, T]
     // d/dx log sigmoid(x) = 1 - sigmoid(x) = 1 - exp(out).
     at::Tensor gx = at::addcmul(G, G, out.exp(), /*value=*/-1);
