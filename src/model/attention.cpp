@@ -4,6 +4,7 @@
 
 #include "model/ablation_attention.h"
 #include "model/attention_variants.h"
+#include "model/energy_gate_functions.h"
 #include "model/kernels/causal_attention_kernels.h"
 #include "model/rotary.h"
 #include "util/error.h"
@@ -127,13 +128,16 @@ torch::Tensor AttentionImpl::affine_pair_gated_mix(const torch::Tensor& P, const
   return pair_gated_mix(P, affine_pair_gate(a, c, d), v);
 }
 
-torch::Tensor divide_by_column(const torch::Tensor& y_den, int64_t E) {
-  return y_den.narrow(-1, 0, E) / y_den.narrow(-1, E, 1).clamp_min(1e-8);
-}
+torch::Tensor divide_by_column(const torch::Tensor& y_den, int64_t E) { return renormalise_by_column(y_den, E); }
 
 torch::Tensor pad_to_multiple_of_8(const torch::Tensor& v) {
   const int64_t E = v.size(-1), padded = (E + 7) / 8 * 8;
   return padded == E ? v : torch::constant_pad_nd(v, {0, padded - E});
+}
+
+torch::Tensor pad_to_width(const torch::Tensor& x, int64_t width) {
+  const int64_t E = x.size(-1);
+  return width == E ? x : torch::constant_pad_nd(x, {0, width - E});
 }
 
 torch::Tensor affine_pair_gate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d) {

@@ -80,11 +80,14 @@ class AttentionImpl : public torch::nn::Module {
   double scale_;
 };
 
-// [y | den | padding] -> y / max(den, 1e-8), den the column right after the first E.
+// [y | den | padding] -> y / max(den, 1e-8), den the column right after the first E
+// (renormalise_by_column, energy_gate_functions.h: its backward written by hand).
 torch::Tensor divide_by_column(const torch::Tensor& y_den, int64_t E);
 // [v | columns...] padded with zero columns to a multiple of 8 (what CUDA's flash and
 // memory-efficient SDPA kernels need of the head size).
 torch::Tensor pad_to_multiple_of_8(const torch::Tensor& v);
+// x [..., E] with zero columns appended up to `width` (>= E).
+torch::Tensor pad_to_width(const torch::Tensor& x, int64_t width);
 
 // sigmoid(a_i d_j + c_i) for a, c, d: [B, H, T] -> [B, H, T(query), T(key)].
 torch::Tensor affine_pair_gate(const torch::Tensor& a, const torch::Tensor& c, const torch::Tensor& d);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "model/attention.h"
+#include "model/energy_gate_functions.h"
 
 namespace egm {
 
@@ -41,6 +42,9 @@ class EnergyGatedAttentionImpl : public EnergyGateAttentionImpl {
   torch::Tensor forward(const torch::Tensor& x, const AttentionContext& ctx) override;
   // g[b,h,j] = sigmoid(alpha_h (z_j - tau_h)), z over the T axis: [B, H, T].
   torch::Tensor key_gate(const torch::Tensor& e) const;
+
+ private:
+  void record_open_share(const torch::Tensor& g);  // the gate probe, g [B, H, T]
 };
 
 // Causal EGA: query row i z-scores keys with the mean/std of keys j <= i only,
@@ -51,9 +55,8 @@ class CausalEnergyGatedAttentionImpl : public EnergyGateAttentionImpl {
   torch::Tensor forward(const torch::Tensor& x, const AttentionContext& ctx) override;
   // The gate's logits alpha (z_ij - tau) = a_i d_j + c_i: per query a, c, per key d ([B, H, T] each);
   // the gate is affine_pair_gate(a, c, d), [B, H, T(query), T(key)].
-  struct GateTerms {
-    torch::Tensor a, c, d;
-  };
+  using GateTerms = PrefixGateTerms;
+  // As plain ops (the CPU kernels' and the plain-ops path's); the SDPA path's is egm::prefix_gate_terms.
   GateTerms prefix_gate_terms(const torch::Tensor& e) const;
 };
 

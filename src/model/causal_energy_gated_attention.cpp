@@ -1,4 +1,5 @@
 #include "model/attention_variants.h"
+#include "model/energy_gate_functions.h"
 #include "model/kernels/causal_attention_kernels.h"
 #include "model/kernels/flash_attention_kernels.h"
 
@@ -25,7 +26,9 @@ CausalEnergyGatedAttentionImpl::GateTerms CausalEnergyGatedAttentionImpl::prefix
 
 torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   Heads h = project(x, ctx);
-  GateTerms t = prefix_gate_terms(energies(x));
+  torch::Tensor e = energies(x);
+  // The SDPA path takes the prefix terms from one autograd function (its backward by hand).
+  GateTerms t = path_for(h.q) == Path::sdpa ? egm::prefix_gate_terms(e, alpha, tau) : prefix_gate_terms(e);
   if (probe_gate) {
     // Only pairs j <= i exist for query i: T (T + 1) / 2 of them per window and head.
     torch::NoGradGuard no_grad;
@@ -35,12 +38,20 @@ torch::Tensor CausalEnergyGatedAttentionImpl::forward(const torch::Tensor& x, co
     gate_open_share = (open / static_cast<double>(B * T * (T + 1) / 2)).cpu();
   }
   if (path_for(h.q) == Path::sdpa) {
-    // The pair gate g_ij = sigmoid(x_ij), x_ij = a_i d_j + c_i, as an additive log-gate mask,
-    // exactly: every key enters twice, once with score s_ij + log g_ij and value [v_j | 1],
+    // One copy of the keys when that is exact: score s_ij + log g_ij, value v_j. SDPA's output
+    // is then sum_j P_ij g_ij v_j / sum_j P_ij g_ij, the published renormalisation as long as
+    // the clamp max(., 1e-8) does not bind. It does not where every row's smallest gate is at
+    // least 1e-8 (the sum is an average of gates, P's row summing to 1), which
+    // gate_clamp_may_bind checks; dropout would renormalise by the undropped weights, and a
+    // CUDA graph's capture cannot read the check's answer back: the two-copy form below then.
+    const bool dropout_on = attn_dropout->is_training() && attn_dropout->options.p() > 0.0;
+    if (!dropout_on && host_reads_allowed() && !gate_clamp_may_bind(t.a, t.c, t.d))
+      return merge(sdpa(h.q, h.k, h.v, ctx, affine_log_gate(t.a, t.c, t.d)));
+    // Exactly, always: every key enters twice, once with score s_ij + log g_ij and value [v_j | 1],
     // once with s_ij + log(1 - g_ij) and value 0. The two copies' weights sum to exp(s_ij),
     // so SDPA's normaliser is softmax's own and its output is [sum_j A_ij g_ij v_j |
     // sum_j A_ij g_ij] with A = dropout(P), the published sums (the clamp and a shut gate
-    // included). A single log-gate copy would renormalise by sum_j P_ij g_ij instead.
+    // included).
     torch::Tensor x_gate = torch::addcmul(t.c.unsqueeze(-1), t.a.unsqueeze(-1), t.d.unsqueeze(-2));  // [B, H, T, T]
     torch::Tensor log_gate = torch::cat({torch::log_sigmoid(x_gate), torch::log_sigmoid(-x_gate)}, -1);
     torch::Tensor v1 = pad_to_multiple_of_8(torch::cat({h.v, torch::ones_like(h.v.narrow(-1, 0, 1))}, -1));

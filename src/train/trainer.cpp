@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "egm/version_info.h"
+#include "model/energy_gate_functions.h"
 #include "model/kernels/cpu_blas.h"
 #include "train/cuda_memory.h"
 #include "train/evaluation.h"
@@ -228,6 +229,7 @@ torch::Tensor Trainer::graphed_train_step(const Batch& b, double lr) {
   } else if (!graph_->captured()) {
     // The gradients are allocated inside the capture, so every replay writes them in the same place.
     optimizer_->zero_grad();
+    NoHostReads no_reads;   // a capture cannot read a value back: every replay must take the same path
     graph_->capture(step);  // counts the host steps once, replays once
   } else {
     // The dropout generator was reseeded for this step above; the replay reads its seed.

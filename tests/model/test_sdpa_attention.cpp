@@ -1,7 +1,9 @@
 // model.attention_path: at::scaled_dot_product_attention (the CUDA default) holds
 // the formula of today's path for standard attention (every position encoding),
-// published EGA (values [g v | g], exact renormalisation) and causal EGA (the
-// pair gate as two log-gate copies of every key, exact): the loss and every
+// published EGA (values [g v | g] from one autograd function, q and k padded to
+// their width, exact renormalisation) and causal EGA (the pair gate as a log-gate
+// bias on one copy of the keys where the clamp cannot bind, two copies where it
+// may, exact either way): the loss and every
 // parameter's gradient equal the fused CPU kernels' and the plain-ops path's at
 // dropout 0, in float32, at several shapes. The op counter (train/op_counter.h)
 // proves each path really ran. Then the backend SDPA chose for the model's calls, and a
@@ -10,12 +12,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "config/run_config.h"
 #include "model/attention.h"
+#include "model/energy_gate_functions.h"
 #include "model/gpt.h"
 #include "model/sdpa_backend.h"
 #include "util/error.h"
@@ -52,6 +56,12 @@ struct Result {
   std::vector<torch::Tensor> grads;
   egm::OpCounts ops;
 };
+
+// Causal EGA's log-gate tensors formed: one per layer in its one-copy SDPA form, two (log g, log(1 - g)) in the two-copy one.
+int64_t log_gates(const egm::OpCounts& ops) {
+  auto it = ops.kernels_by_name.find("aten::log_sigmoid_forward");
+  return it == ops.kernels_by_name.end() ? 0 : it->second;
+}
 
 class SdpaInTheModel : public ::testing::TestWithParam<Case> {};
 
@@ -97,6 +107,8 @@ TEST_P(SdpaInTheModel, LossAndEveryGradientMatchTheKernelsAndThePlainOps) {
     return n;
   };
   EXPECT_GE(sdpa_calls(sdpa), cfg.n_layer) << "the sdpa path calls SDPA's kernel in every layer";
+  if (cs.variant.rfind("ega_causal", 0) == 0)
+    EXPECT_EQ(log_gates(sdpa.ops), cfg.n_layer) << "causal EGA's one-copy form ran (the two-copy one has two log-gates)";
   EXPECT_EQ(sdpa_calls(kernels), 0);
   EXPECT_EQ(sdpa_calls(eager), 0);
   EXPECT_EQ(eager.ops.kernels_by_name.count("aten::softmax") + eager.ops.kernels_by_name.count("aten::_softmax"), 1u)
@@ -153,16 +165,62 @@ TEST(SdpaAttention, CausalEgaWithAShutGateMatchesThePublishedClamp) {
       if (p.key().find("alpha") != std::string::npos) p.value()[0] = 50.0;
     }
     model->eval();
-    return model->forward(idx);
+    egm::OpCounter counter;
+    torch::Tensor out = model->forward(idx);
+    if (path == "sdpa") EXPECT_EQ(log_gates(counter.counts()), 2) << "the clamp may bind: the two-copy form";
+    return out;
   };
   EXPECT_TRUE(close(logits("sdpa"), logits("eager"), 1e-4, 1e-5));
   EXPECT_TRUE(close(logits("sdpa"), logits("kernels"), 1e-4, 1e-5));
 }
 
+// Causal EGA's SDPA path takes one copy of the keys only where that is exact: at dropout 0
+// (dropout would renormalise by the undropped weights) and where a host read is allowed
+// (not while a CUDA graph is captured). Otherwise the two-copy form, with the same result.
+TEST(SdpaAttention, CausalEgaTakesOneCopyOfTheKeysOnlyWhereThatIsExact) {
+  egm::ModelConfig cfg;
+  cfg.variant = "ega_causal";
+  cfg.n_layer = 2;
+  cfg.n_head = 2;
+  cfg.d_model = 32;
+  cfg.block_size = 20;
+  cfg.vocab_size = 11;
+  cfg.attention_path = "sdpa";
+  torch::manual_seed(6);
+  torch::Tensor idx = torch::randint(cfg.vocab_size, {3, cfg.block_size}, torch::kInt64);
+  torch::Tensor targets = torch::randint(cfg.vocab_size, {3, cfg.block_size}, torch::kInt64);
+  struct Step {
+    int64_t log_gates;
+    torch::Tensor loss;
+    std::vector<torch::Tensor> grads;
+  };
+  auto step = [&](double dropout, bool host_reads) {
+    egm::ModelConfig c = cfg;
+    c.dropout = dropout;
+    egm::GPT model = egm::build_model(c, 4);
+    model->train();
+    std::optional<egm::NoHostReads> no_reads;
+    if (!host_reads) no_reads.emplace();
+    egm::OpCounter counter;
+    torch::Tensor loss = egm::GPTImpl::loss(model->forward(idx), targets);
+    loss.backward();
+    Step s{log_gates(counter.counts()), loss.detach(), {}};
+    for (auto& p : model->parameters()) s.grads.push_back(p.grad().clone());
+    return s;
+  };
+  const Step one = step(0.0, true), two = step(0.0, false);
+  EXPECT_EQ(one.log_gates, cfg.n_layer);
+  EXPECT_EQ(two.log_gates, 2 * cfg.n_layer);
+  EXPECT_EQ(step(0.1, true).log_gates, 2 * cfg.n_layer) << "dropout: the two-copy form";
+  EXPECT_TRUE(close(one.loss, two.loss, 1e-6, 1e-7));
+  for (size_t i = 0; i < one.grads.size(); ++i) EXPECT_TRUE(close(one.grads[i], two.grads[i], 1e-4, 1e-6)) << i;
+}
+
 // The backend SDPA runs the model's own calls on (sdpa_backend.h), as LibTorch 2.11
-// chooses on the CPU: its flash kernel for standard attention's bare causal call, the
-// math backend for an additive mask (EGA's [g v | g] value, causal EGA's 2T keys with a
-// mask that needs a gradient, ALiBi) and for any call with dropout.
+// chooses on the CPU: its flash kernel for the bare causal call (standard attention, and
+// EGA's [g v | g] value with q and k padded to its width), the math backend for an
+// additive mask (causal EGA's log gate, which needs a gradient; ALiBi) and for any call
+// with dropout.
 egm::GPT sdpa_model(const std::string& variant, double dropout) {
   egm::ModelConfig cfg;
   cfg.variant = variant;
@@ -190,8 +248,8 @@ torch::Tensor train_loss(egm::GPT& model) {
 TEST(SdpaBackend, TheModelsCallsRecordTheBackendTheyRanOn) {
   egm::forget_sdpa_resolutions();
   const std::vector<std::tuple<std::string, double, std::string>> want = {
-      {"base", 0.0, "flash"},     {"mope", 0.0, "flash"},     {"base", 0.1, "math"},  {"ega", 0.0, "math"},
-      {"ega_mope", 0.0, "math"},  {"ega_causal", 0.0, "math"}, {"alibi", 0.0, "math"}};
+      {"base", 0.0, "flash"},     {"mope", 0.0, "flash"},      {"base", 0.1, "math"},  {"ega", 0.0, "flash"},
+      {"ega_mope", 0.0, "flash"}, {"ega", 0.1, "math"},        {"ega_causal", 0.0, "math"}, {"alibi", 0.0, "math"}};
   for (const auto& [variant, dropout, backend] : want) {
     egm::GPT model = sdpa_model(variant, dropout);
     EXPECT_TRUE(model->sdpa_use().backends.empty()) << "nothing ran yet";
