@@ -196,6 +196,9 @@ struct RunRow {
 // The metrics.split column holds MetricSplit's names (run/records.h); SQL
 // that selects one writes split_literal(MetricSplit::eval_val), never the text.
 std::string split_literal(MetricSplit split);  // "'eval_val'"
+// The cells' measurement columns (cell_measurements(), run/outcome.h) in SQL:
+// each name after `prefix`, joined by `separator`: "c.final_val, c.best_val, ...".
+std::string measurement_list(std::string_view prefix = "", std::string_view separator = ", ");
 
 struct MetricPoint {
   int64_t cell_id = 0;
