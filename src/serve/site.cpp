@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "db/sqlite.h"
 #include "serve/pages.h"
 #include "util/error.h"
 
