@@ -181,7 +181,7 @@ TEST(Ownership, MigrationMarksSweepsThatRanUnknown) {
     c.execute("INSERT INTO runs (cell_id, attempt, status, started_at) VALUES (1, 1, 'done', 0)");
   }
   ResultsDb db(path, OpenMode::read_write);
-  EXPECT_EQ(db.schema_version(), 10);
+  EXPECT_EQ(db.schema_version(), results_schema_version());
   EXPECT_EQ(db.sweep(1).corpus_sha256, std::optional<std::string>("unknown"));
   EXPECT_EQ(describe_corpus(db.sweep(1)), "unknown (the sweep ran before egm recorded its corpus)");
   EXPECT_FALSE(db.sweep(2).corpus_sha256);
