@@ -270,6 +270,13 @@ std::string same_results(const std::string& a, const std::string& b) {
 
 std::string show(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : "none"; }
 
+// A status as an SQL literal ("'done'"): the words are results_db.h's, never restated here.
+template <typename Status>
+std::string lit(Status status) {
+  return fmt::format("'{}'", to_string(status));
+}
+const std::string kDone = lit(CellStatus::done);
+
 // ---- before anything is written -------------------------------------------------------
 
 // Every input opened and checked; the index of --prefer's input (-1: none).
@@ -407,7 +414,7 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
   }
   {
     Statement s = out.prepare(fmt::format(
-        "SELECT c.key, ch.src, ch.final_val, c.final_val {} AND c.status = 'done' AND ch.done AND NOT ({})", join,
+        "SELECT c.key, ch.src, ch.final_val, c.final_val {} AND c.status = {} AND ch.done AND NOT ({})", join, kDone,
         same_results("ch", "c")));
     s.bind_all(p.name, src_sweep);
     while (s.step()) {
@@ -424,7 +431,7 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
   }
   {
     Statement s =
-        out.prepare(fmt::format("SELECT count(*) {} AND c.status = 'done' AND ch.done AND ({})", join,
+        out.prepare(fmt::format("SELECT count(*) {} AND c.status = {} AND ch.done AND ({})", join, kDone,
                                 same_results("ch", "c")));
     s.bind_all(p.name, src_sweep);
     s.step();
@@ -436,12 +443,12 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
   for (const MeasurementField& f : cell_measurements()) sets += fmt::format("{0} = excluded.{0}, ", f.name);
   Statement up = out.prepare(fmt::format(
       "INSERT INTO temp.choice (sweep, key, src, src_cell, config_hash, done, {}, final_step) "
-      "SELECT ?1, c.key, ?3, c.id, c.config_hash, c.status = 'done', {}, c.final_step FROM src.cells c "
+      "SELECT ?1, c.key, ?3, c.id, c.config_hash, c.status = {}, {}, c.final_step FROM src.cells c "
       "WHERE c.sweep_id = ?2 "
       "ON CONFLICT (sweep, key) DO UPDATE SET src = excluded.src, src_cell = excluded.src_cell, "
       "done = excluded.done, {}final_step = excluded.final_step "
       "WHERE excluded.done AND (NOT choice.done OR (?4 AND NOT ({})))",
-      measurement_list(), measurement_list("c."), sets, same_results("choice", "excluded")));
+      measurement_list(), kDone, measurement_list("c."), sets, same_results("choice", "excluded")));
   up.bind_all(p.name, src_sweep, static_cast<int64_t>(i), static_cast<int64_t>(prefer == static_cast<int>(i)));
   up.run();
 }
@@ -463,7 +470,7 @@ Choices choose(Connection& out, const std::vector<Input>& inputs, int prefer, Me
     for (int k = 0; k < sweeps.column_count(); ++k) col[sweeps.column_name(k)] = k;
     std::vector<std::pair<size_t, int64_t>> mine;  // (plan, sweep id in the input)
     while (sweeps.step()) {
-      if (sweeps.text(col.at("status")) == "superseded") {
+      if (sweeps.text(col.at("status")) == to_string(SweepStatus::superseded)) {
         summary.notes.push_back(
             fmt::format("left out superseded sweep {} of {}", sweeps.text(col.at("name")), in.given));
         continue;
@@ -496,9 +503,8 @@ void write_sweeps(Connection& out, std::vector<SweepPlan>& plans, double now) {
                   p.name, p.spec_json.size(), JsonLimits::user().max_bytes);
     }
     out.execute(
-        "INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) "
-        "VALUES (?, ?, ?, ?, ?, 'pending')",
-        p.name, p.spec_json, p.spec_hash, p.created_at, now);
+        "INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) VALUES (?, ?, ?, ?, ?, ?)",
+        p.name, p.spec_json, p.spec_hash, p.created_at, now, to_string(SweepStatus::pending));
     p.out_id = out.last_insert_rowid();
   }
 }
@@ -555,9 +561,11 @@ void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t r
          out.exec(copy_sql(out, "runs", "r",
                            {{"id", fmt::format("r.id + {}", run_off)},
                             {"cell_id", fmt::format("r.cell_id + {}", cell_off)},
-                            {"status", "CASE r.status WHEN 'running' THEN 'interrupted' ELSE r.status END"},
-                            {"error", "CASE r.status WHEN 'running' THEN coalesce(r.error, 'still running in the "
-                                      "input egm merge read') ELSE r.error END"},
+                            {"status", fmt::format("CASE r.status WHEN {} THEN {} ELSE r.status END",
+                                                   lit(RunStatus::running), lit(RunStatus::interrupted))},
+                            {"error", fmt::format("CASE r.status WHEN {} THEN coalesce(r.error, 'still running in "
+                                                  "the input egm merge read') ELSE r.error END",
+                                                  lit(RunStatus::running))},
                             {"merge_source", merge_source}},
                            "FROM src.runs r WHERE r.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY r.id"));
          summary.runs += out.changes();
@@ -638,7 +646,8 @@ void copy_input(Connection& out, const Input& in, size_t i, std::vector<SweepPla
         out, "cells", "c",
         {{"id", fmt::format("c.id + {}", cell_off)},
          {"sweep_id", std::to_string(p.out_id)},
-         {"status", "CASE c.status WHEN 'running' THEN 'interrupted' ELSE c.status END"}},
+         {"status", fmt::format("CASE c.status WHEN {} THEN {} ELSE c.status END", lit(CellStatus::running),
+                                lit(CellStatus::interrupted))}},
         "FROM src.cells c WHERE c.sweep_id = ? AND c.id IN (SELECT src_cell FROM temp.picked)"));
     s.bind(1, *p.src_id[i]);
     s.run();
@@ -675,15 +684,16 @@ void order_cells(Connection& out, const SweepPlan& p) {
 // The sweep's status from its cells, and its sweep_merged event.
 void finish_sweep(Connection& out, SweepPlan& p, const std::vector<Input>& inputs, int prefer, double now) {
   // done when every cell is; else resumable (interrupted) while a cell can still run.
-  out.execute(
-      "UPDATE main.sweeps SET status = CASE "
-      "WHEN NOT EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status <> 'done') THEN 'done' "
-      "WHEN EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status IN ('pending', 'running', 'interrupted')) "
-      "THEN 'interrupted' ELSE 'failed' END WHERE id = ?1",
-      p.out_id);
-  p.summary.done = scalar(out, fmt::format("SELECT count(*) FROM main.cells WHERE sweep_id = {} AND status = "
-                                           "'done'",
-                                           p.out_id));
+  using C = CellStatus;
+  out.execute(fmt::format("UPDATE main.sweeps SET status = CASE "
+                          "WHEN NOT EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status <> {}) THEN {} "
+                          "WHEN EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status IN ({}, {}, {})) "
+                          "THEN {} ELSE {} END WHERE id = ?1",
+                          kDone, lit(SweepStatus::done), lit(C::pending), lit(C::running), lit(C::interrupted),
+                          lit(SweepStatus::interrupted), lit(SweepStatus::failed)),
+              p.out_id);
+  p.summary.done =
+      scalar(out, fmt::format("SELECT count(*) FROM main.cells WHERE sweep_id = {} AND status = {}", p.out_id, kDone));
   std::vector<std::string> parts;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (p.src_id[i]) parts.push_back(fmt::format("{} ({} cells)", inputs[i].path, p.summary.cells_from[i]));
