@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -261,10 +262,14 @@ struct SweepPlan {
 };
 
 // SQL: cells `a` and `b` have the same results (every measurement and the
-// final step; NULL is the same as NULL).
-std::string same_results(const std::string& a, const std::string& b) {
+// final step; NULL is the same as NULL); `b` from a file at `b_version`,
+// whose missing measurement columns are NULL.
+std::string same_results(const std::string& a, const std::string& b,
+                         int b_version = std::numeric_limits<int>::max()) {
   std::string sql;
-  for (const MeasurementField& f : cell_measurements()) sql += fmt::format("{0}.{2} IS {1}.{2} AND ", a, b, f.name);
+  for (const MeasurementField& f : cell_measurements())
+    sql += b_version >= f.cells_since ? fmt::format("{0}.{2} IS {1}.{2} AND ", a, b, f.name)
+                                      : fmt::format("{0}.{1} IS NULL AND ", a, f.name);
   return sql + fmt::format("{0}.final_step IS {1}.final_step", a, b);
 }
 
@@ -413,9 +418,9 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
                 s.text(2).substr(0, 12));
   }
   {
-    Statement s = out.prepare(fmt::format(
-        "SELECT c.key, ch.src, ch.final_val, c.final_val {} AND c.status = {} AND ch.done AND NOT ({})", join, kDone,
-        same_results("ch", "c")));
+    Statement s = out.prepare(
+        fmt::format("SELECT c.key, ch.src, ch.final_val, c.final_val {} AND c.status = {} AND ch.done AND NOT ({})",
+                    join, kDone, same_results("ch", "c", in.version)));
     s.bind_all(p.name, src_sweep);
     while (s.step()) {
       const auto other = static_cast<int>(s.int64(1));
@@ -424,15 +429,13 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
         continue;
       }
       if (++ch.conflicts <= 3)
-        ch.conflict_examples.push_back(fmt::format("{} {}: {} in {}, {} in {}", p.name, s.text(0),
-                                                   show(s.opt_real(2)), inputs[other].given, show(s.opt_real(3)),
-                                                   in.given));
+        ch.conflict_examples.push_back(fmt::format("{} {}: {} in {}, {} in {}", p.name, s.text(0), show(s.opt_real(2)),
+                                                   inputs[other].given, show(s.opt_real(3)), in.given));
     }
   }
   {
-    Statement s =
-        out.prepare(fmt::format("SELECT count(*) {} AND c.status = {} AND ch.done AND ({})", join, kDone,
-                                same_results("ch", "c")));
+    Statement s = out.prepare(fmt::format("SELECT count(*) {} AND c.status = {} AND ch.done AND ({})", join, kDone,
+                                          same_results("ch", "c", in.version)));
     s.bind_all(p.name, src_sweep);
     s.step();
     p.summary.kept_once += s.int64(0);
@@ -448,7 +451,7 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
       "ON CONFLICT (sweep, key) DO UPDATE SET src = excluded.src, src_cell = excluded.src_cell, "
       "done = excluded.done, {}final_step = excluded.final_step "
       "WHERE excluded.done AND (NOT choice.done OR (?4 AND NOT ({})))",
-      measurement_list(), kDone, measurement_list("c."), sets, same_results("choice", "excluded")));
+      measurement_list(), kDone, measurement_list("c.", ", ", in.version), sets, same_results("choice", "excluded")));
   up.bind_all(p.name, src_sweep, static_cast<int64_t>(i), static_cast<int64_t>(prefer == static_cast<int>(i)));
   up.run();
 }

@@ -124,7 +124,7 @@ SweepRow read_sweep(const Statement& s) {
 std::string cell_columns_for(int schema_version) {
   return "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
          "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, " +
-         measurement_list("c.") +
+         measurement_list("c.", ", ", schema_version) +
          ", c.final_step, "
          "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = " +
          split_literal(MetricSplit::train) + "), c.updated_at, " +
@@ -225,10 +225,12 @@ RunStatus parse_run_status(std::string_view n) { return parse_status<RunStatus>(
 
 std::string split_literal(MetricSplit split) { return fmt::format("'{}'", to_string(split)); }
 
-std::string measurement_list(std::string_view prefix, std::string_view separator) {
+std::string measurement_list(std::string_view prefix, std::string_view separator, int schema_version) {
   std::string list;
-  for (const MeasurementField& f : cell_measurements())
-    list += fmt::format("{}{}{}", list.empty() ? "" : separator, prefix, f.name);
+  for (const MeasurementField& f : cell_measurements()) {
+    if (!list.empty()) list += separator;
+    list += schema_version >= f.cells_since ? fmt::format("{}{}", prefix, f.name) : "NULL";
+  }
   return list;
 }
 

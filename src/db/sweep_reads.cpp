@@ -14,8 +14,9 @@ std::optional<double> strict_number(const Statement& s, int column, const char* 
                                     const std::string& path) {
   bool mismatch = false;
   std::optional<double> v = s.opt_number(column, &mismatch);
-  EGM_REQUIRE(!mismatch, DbError, "{}: {} of cell {} is stored as {}, not a number (was the database edited elsewhere?)",
-              path, what, cell_id, s.text(column).substr(0, 40));
+  EGM_REQUIRE(!mismatch, DbError,
+              "{}: {} of cell {} is stored as {}, not a number (was the database edited elsewhere?)", path, what,
+              cell_id, s.text(column).substr(0, 40));
   return v;
 }
 
