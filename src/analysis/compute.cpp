@@ -8,6 +8,7 @@
 
 #include "analysis/sweep_analysis.h"
 #include "db/reuse.h"
+#include "db/sweep_reads.h"
 #include "util/error.h"
 
 namespace egm::analysis {
@@ -56,25 +57,17 @@ std::vector<Claim> claims_of(const SweepAnalysis& a) {
 ComputeStatement compute_statement(db::ResultsDb& db, const std::string& sweep, const std::vector<Claim>& claims) {
   const std::optional<db::SweepRow> row = db.find_sweep(sweep);
   EGM_REQUIRE(row.has_value(), ConfigError, "no sweep named '{}' in {}", sweep, db.path());
-  const bool v7 = db.schema_version() >= 7;
-  db::Statement s = db.connection().prepare(
-      std::string("SELECT c.id, c.variant, r.device, r.world_size, r.started_at, r.ended_at, ") +
-      (v7 ? "r.threads, r.gpu_name, " : "NULL, NULL, ") +
-      (db.schema_version() >= 11 ? "r.reused_from IS NOT NULL" : "0") +
-      " FROM cells c JOIN runs r ON r.cell_id = c.id WHERE c.sweep_id = ?1 ORDER BY c.position, r.attempt");
-  s.bind(1, row->id);
   ComputeStatement out;
   out.sweep = sweep;
   std::map<std::string, ComputeTotals> by_variant;
   std::map<int64_t, db::ReusedCell> reused;
   for (db::ReusedCell& r : db::reused_cells(db, row->id)) reused.emplace(r.cell_id, std::move(r));
-  while (s.step()) {
+  for (const db::AttemptCompute& a : db::attempt_compute(db, row->id)) {
     ComputeTotals t;
-    const std::string variant = s.text(1);
-    const std::optional<double> ended = s.opt_real(5);
-    if (s.int64(8) != 0) {
+    if (a.reused) {
+      // A linked run costs nothing here; what its original cost is what reuse saved.
       t.reused = 1;
-      if (auto it = reused.find(s.int64(0)); it != reused.end() && it->second.original_seconds) {
+      if (auto it = reused.find(a.cell_id); it != reused.end() && it->second.original_seconds) {
         const db::ReusedCell& r = it->second;
         const double cost = std::max(0.0, *r.original_seconds) * static_cast<double>(r.original_world_size);
         if (r.original_device.rfind("cuda", 0) == 0)
@@ -82,22 +75,21 @@ ComputeStatement compute_statement(db::ResultsDb& db, const std::string& sweep, 
         else
           t.saved_core_seconds = cost * static_cast<double>(r.original_threads.value_or(1));
       }
-    } else if (!ended) {
+    } else if (!a.ended_at) {
       t.running = 1;
     } else {
-      const double seconds = std::max(0.0, *ended - s.real(4));
-      const double ranks = static_cast<double>(s.opt_int64(3).value_or(1));
+      const double seconds = std::max(0.0, *a.ended_at - a.started_at);
+      const double ranks = static_cast<double>(a.world_size.value_or(1));
       t.runs = 1;
-      if (s.text(2).rfind("cuda", 0) == 0) {
-        t.gpu_seconds[s.opt_text(7).value_or("GPU")] = seconds * ranks;
+      if (a.device.rfind("cuda", 0) == 0) {
+        t.gpu_seconds[a.gpu_name.value_or("GPU")] = seconds * ranks;
       } else {
-        const std::optional<int64_t> threads = s.opt_int64(6);
-        if (!threads) t.runs_without_threads = 1;
-        t.core_seconds = seconds * ranks * static_cast<double>(threads.value_or(1));
+        if (!a.threads) t.runs_without_threads = 1;
+        t.core_seconds = seconds * ranks * static_cast<double>(a.threads.value_or(1));
       }
     }
-    out.cells[s.int64(0)].add(t);
-    slot(out.variants, variant).add(t);
+    out.cells[a.cell_id].add(t);
+    slot(out.variants, a.variant).add(t);
     out.total.add(t);
   }
   for (const Claim& claim : claims) {

@@ -20,7 +20,6 @@
 #include "analysis/tables.h"
 #include "config/run_config.h"
 #include "config/variants.h"
-#include "db/sqlite.h"
 #include "stats/descriptive.h"
 #include "stats/distributions.h"
 #include "util/error.h"

@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "db/param_pack.h"
-#include "db/sqlite.h"
+#include "db/sweep_reads.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -170,32 +170,19 @@ void modules_with_values(const ParamSnapshot& p, std::set<std::string>& out, boo
 
 void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id,
                          std::map<int64_t, std::vector<ParamSnapshot>>& out) {
-  db::Connection& c = results.connection();
   std::map<int64_t, StoredLayout> layouts;
-  db::Statement layout_rows = c.prepare("SELECT id, layout FROM param_layouts");
-  while (layout_rows.step())
-    layouts.emplace(layout_rows.int64(0), stored_layout(db::parse_param_layout(layout_rows.text(1))));
-  struct Snapshot {
-    int64_t id, step, layout;
-  };
+  for (const auto& [id, text] : db::param_layout_texts(results))
+    layouts.emplace(id, stored_layout(db::parse_param_layout(text)));
+  using Snapshot = db::SnapshotRef;
   std::map<int64_t, std::vector<Snapshot>> by_cell;  // steps ascending
-  db::Statement list = c.prepare(
-      "SELECT s.cell_id, s.id, s.step, s.layout_id FROM param_snapshots s JOIN cells c ON c.id = s.cell_id "
-      "WHERE c.sweep_id = ? ORDER BY s.cell_id, s.step");
-  list.bind(1, sweep_id);
-  while (list.step()) by_cell[list.int64(0)].push_back({list.int64(1), list.int64(2), list.int64(3)});
-  db::Statement data = c.prepare("SELECT data FROM param_snapshots WHERE id = ?");
+  for (const Snapshot& s : db::param_snapshot_refs(results, sweep_id)) by_cell[s.cell_id].push_back(s);
   auto layout_of = [&](const Snapshot& s) -> const StoredLayout& {
-    auto layout = layouts.find(s.layout);
-    EGM_REQUIRE(layout != layouts.end(), DbError, "param snapshot {} has no layout {}", s.id, s.layout);
+    auto layout = layouts.find(s.layout_id);
+    EGM_REQUIRE(layout != layouts.end(), DbError, "param snapshot {} has no layout {}", s.id, s.layout_id);
     return layout->second;
   };
   auto load = [&](const Snapshot& s) {
-    data.bind(1, s.id);
-    EGM_REQUIRE(data.step(), DbError, "param snapshot {} vanished while reading", s.id);
-    ParamSnapshot p = make_snapshot(s.step, layout_of(s), data.blob(0), s.id);
-    data.reset();
-    return p;
+    return make_snapshot(s.step, layout_of(s), db::param_snapshot_data(results, s.id), s.id);
   };
   for (auto& [cell, snapshots] : by_cell) {
     std::set<std::string> modules;  // every module any snapshot of the cell has
@@ -227,11 +214,6 @@ void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id,
 // Before schema v5 (one row per value): each (cell, step)'s rows packed into
 // a snapshot as v5 stores it.
 void read_param_rows(db::ResultsDb& results, int64_t sweep_id, std::map<int64_t, std::vector<ParamSnapshot>>& out) {
-  db::Statement params = results.connection().prepare(
-      "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
-      "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "
-      "ORDER BY p.cell_id, p.step, p.module, p.layer, p.idx, p.name");
-  params.bind(1, sweep_id);
   std::map<std::string, StoredLayout> layouts;
   int64_t cell = 0, step = 0;
   std::vector<db::ParamEntry> entries;
@@ -244,11 +226,11 @@ void read_param_rows(db::ResultsDb& results, int64_t sweep_id, std::map<int64_t,
       it = layouts.emplace(packed.layout, stored_layout(db::parse_param_layout(packed.layout))).first;
     out[cell].push_back(make_snapshot(step, it->second, std::move(packed.data), -1));
   };
-  while (params.step()) {
-    if (!entries.empty() && (params.int64(0) != cell || params.int64(1) != step)) flush();
-    cell = params.int64(0);
-    step = params.int64(1);
-    entries.push_back({params.text(2), params.int64(3), params.int64(4), params.text(5), params.real(6)});
+  for (db::ParamValue& v : db::param_rows_before_v5(results, sweep_id)) {
+    if (!entries.empty() && (v.cell_id != cell || v.step != step)) flush();
+    cell = v.cell_id;
+    step = v.step;
+    entries.push_back({std::move(v.module), v.layer, v.idx, std::move(v.name), v.value});
   }
   flush();
 }
@@ -286,13 +268,8 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   }
   data.reused = db::reused_cells(results, sweep->id);
 
-  db::Statement curves = results.connection().prepare(
-      "SELECT m.cell_id, m.step, m.loss FROM metrics m JOIN cells c ON c.id = m.cell_id "
-      "WHERE c.sweep_id = ? AND m.split = 'eval_val' AND m.loss IS NOT NULL ORDER BY m.cell_id, m.step");
-  curves.bind(1, sweep->id);
-  while (curves.step())  // a loss stored as text (a file edited elsewhere) is no point of a curve
-    if (std::optional<double> loss = curves.opt_number(2))
-      data.val_curves[curves.int64(0)].push_back({curves.int64(1), *loss});
+  for (const db::LossPoint& p : db::split_losses(results, sweep->id, MetricSplit::eval_val))
+    data.val_curves[p.cell_id].push_back({p.step, p.loss});
 
   if (with_params && results.schema_version() >= 5)
     read_used_snapshots(results, sweep->id, data.params);

@@ -77,8 +77,9 @@ db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Forma
   db::Table t;
   t.columns = {"sweep", "cell", "variant", "seed"};
   if (grid) t.columns.insert(t.columns.end(), {"grid_point", "grid"});
-  t.columns.insert(t.columns.end(), {"status", "attempts", "failures", "step", "final_val", "best_val", "full_val",
-                                     "ar_val", "ar_ref_val", "last_error"});
+  t.columns.insert(t.columns.end(), {"status", "attempts", "failures", "step"});
+  for (const MeasurementField& m : cell_measurements()) t.columns.push_back(m.name);
+  t.columns.push_back("last_error");
   if (!reused.empty()) t.columns.push_back("reused_from");
   for (const auto& c : cells) {
     const std::optional<int64_t> step = c.status == db::CellStatus::done && c.final_step ? c.final_step : c.latest_step;
@@ -87,10 +88,9 @@ db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Forma
       row.push_back(opt(c.grid_point));
       row.push_back(c.grid_json ? db::Value(grid_text(*c.grid_json)) : db::Value());
     }
-    row.insert(row.end(), {std::string(db::to_string(c.status)), int64_t{c.attempts}, int64_t{c.failures}, opt(step),
-                           opt(c.results.final_val), opt(c.results.best_val), opt(c.results.full_val),
-                           opt(c.results.ar_val), opt(c.results.ar_ref_val),
-                           c.last_error ? db::Value(shorten(*c.last_error, format)) : db::Value()});
+    row.insert(row.end(), {std::string(db::to_string(c.status)), int64_t{c.attempts}, int64_t{c.failures}, opt(step)});
+    for (const MeasurementField& m : cell_measurements()) row.push_back(opt(c.results.*m.value));
+    row.push_back(c.last_error ? db::Value(shorten(*c.last_error, format)) : db::Value());
     if (!reused.empty()) {
       const auto it = reused.find(c.id);
       row.push_back(it == reused.end() ? db::Value() : db::Value(it->second));

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,11 +18,10 @@
 
 #include "db/event_kind.h"
 #include "db/migrations.h"
+#include "db/results_db.h"
 #include "db/schema_check.h"
+#include "db/tables.h"
 #include "db/sqlite.h"
-#include "spec/expand.h"
-#include "spec/experiment_spec.h"
-#include "spec/spec_union.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 #include "util/process_info.h"
@@ -40,6 +41,121 @@ constexpr int kOldestInput = 5;
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+}  // namespace
+
+CheckedInput check_input_database(const std::string& given, const std::string& role) {
+  CheckedInput in;
+  in.given = given;
+  std::error_code ec;
+  EGM_REQUIRE(fs::is_regular_file(given, ec), ConfigError, "{} {} does not exist or is not a file; nothing written",
+              role, given);
+  in.path = fs::absolute(given).lexically_normal().string();
+  in.size = static_cast<int64_t>(fs::file_size(given));
+  const int newest = results_schema_version();
+  try {
+    Connection c(given, OpenMode::read_only);
+    in.version = c.user_version();
+    EGM_REQUIRE(in.version != 0, ConfigError, "{} {} is not an egm results database (no egm schema version); "
+                "nothing written", role, given);
+    EGM_REQUIRE(in.version <= newest, ConfigError,
+                "{} {} has schema version {}, newer than this egm knows ({}): use a newer egm; nothing written",
+                role, given, in.version, newest);
+    EGM_REQUIRE(in.version >= kOldestInput, ConfigError,
+                "{} {} has schema version {}, older than egm merge reads ({}): run the egm that wrote it once "
+                "more (any egm sweep on it upgrades it), then merge; nothing written",
+                role, given, in.version, kOldestInput);
+    // A damaged file is refused before any of it is copied (a b-tree page
+    // overwritten, a truncated file): SQLite's own structural check.
+    Statement check = c.prepare("PRAGMA quick_check(1)");
+    const std::string verdict = check.step() ? check.text(0) : "no answer";
+    EGM_REQUIRE(verdict == "ok", ConfigError, "{} {} is damaged (SQLite's quick_check: {}); nothing written", role,
+                given, first_line(verdict));
+    // Its schema is egm's where merge reads it (no view, virtual table or trigger in its place).
+    // ... its values have their columns' types, and its rows name rows that exist.
+    try {
+      check_egm_schema(c, "main", in.version, role + " " + given);
+      check_egm_values(c, in.version, role + " " + given);
+      check_egm_references(c, in.version, role + " " + given);
+      check_egm_layouts(c, in.version, role + " " + given);
+    } catch (const DbError& e) {
+      EGM_THROW(ConfigError, "{}; nothing written", first_line(e.what()));
+    }
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const DbError& e) {
+    // Not SQLite at all, or damaged past opening: SQLite's own reason, on one line.
+    std::string why = first_line(e.what());
+    if (why.rfind(given + ": ", 0) == 0) why.erase(0, given.size() + 2);  // the file is named once
+    const bool damaged = why.find("malformed") != std::string::npos || why.find("corrupt") != std::string::npos;
+    // Locked, or waiting for a writer's rollback: a good database; say what it is.
+    const bool busy = why.find("locked by another process") != std::string::npos ||
+                      why.find("hot journal") != std::string::npos || why.find("write-ahead log") != std::string::npos;
+    if (busy) EGM_THROW(ConfigError, "{} {}: {}; nothing written", role, given, why);
+    EGM_THROW(ConfigError, "{} {} is {} ({}); nothing written", role, given,
+              damaged ? "damaged" : "not an egm results database", why);
+  }
+  return in;
+}
+
+
+namespace {
+
+// An input as given, opened and checked before anything is written.
+using Input = CheckedInput;
+Input check_input(const std::string& given) { return check_input_database(given, "input"); }
+
+// ---- specs ---------------------------------------------------------------------------
+
+// Where the specs of one sweep may differ between inputs: the lists that
+// --extend grows (cells are added, none changed), and what names variants.
+bool is_union_list(const std::string& path) {
+  return path == "$.seeds" || path == "$.variants" || path == "$.factorial.attention" ||
+         path == "$.factorial.position";
+}
+bool may_be_absent(const std::string& path) {  // a split by variant drops what names the other half's variants
+  return path == "$.baseline" || path == "$.factors" || path == "$.published" || path == "$.data_parallel_by_variant";
+}
+bool is_keyed_union(const std::string& path) {  // objects keyed by variant
+  return path == "$.published.values" || path == "$.data_parallel_by_variant";
+}
+
+std::string excerpt(const json& j) {
+  std::string s = j.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+// Merges spec `b` into `a`; the path of the first difference that is not
+// allowed, or nullopt.
+std::optional<std::string> merge_spec(json& a, const json& b, const std::string& path) {
+  if (is_union_list(path) && a.is_array() && b.is_array()) {
+    // A set of what `a` holds: 100,000 seeds against 80,000 was quadratic (143 s).
+    std::set<std::string> seen;
+    for (const json& v : a) seen.insert(v.dump());
+    for (const json& v : b)
+      if (seen.insert(v.dump()).second) a.push_back(v);
+    return std::nullopt;
+  }
+  const bool recurse = path == "$" || path == "$.published" || path == "$.factorial" || is_keyed_union(path);
+  if (recurse && a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a.items()) keys.insert(k);
+    for (const auto& [k, v] : b.items()) keys.insert(k);
+    for (const std::string& k : keys) {
+      const std::string sub = path + "." + k;
+      const bool in_a = a.contains(k), in_b = b.contains(k);
+      if (in_a && in_b) {
+        if (auto bad = merge_spec(a[k], b.at(k), sub)) return bad;
+      } else if (!(may_be_absent(sub) || is_keyed_union(path))) {
+        return fmt::format("{} (in one, not the other)", sub);
+      } else if (in_b) {
+        a[k] = b.at(k);
+      }
+    }
+    return std::nullopt;
+  }
+  if (a == b) return std::nullopt;
+  return fmt::format("{} ({} vs {})", path, excerpt(a), excerpt(b));
+}
 
 // ---- SQL helpers ---------------------------------------------------------------------
 
@@ -86,7 +202,7 @@ int64_t scalar(Connection& c, const std::string& sql) {
 // The input attached as schema `src` for the life of this object.
 class Attached {
  public:
-  Attached(Connection& c, const CheckedInput& in) : c_(c) {
+  Attached(Connection& c, const Input& in) : c_(c) {
     Statement s = c_.prepare("ATTACH DATABASE ? AS src");
     s.bind(1, read_only_uri(in.path));
     s.run();
@@ -146,101 +262,48 @@ struct SweepPlan {
   std::string from;  // the first input that holds it (messages)
 };
 
-// The union spec in spec's types (spec/experiment_spec.h's tolerant reader).
-spec::ExperimentSpec read_union_spec(const SweepPlan& p) {
-  try {
-    return spec::read_stored_spec_json(p.spec);
-  } catch (const ConfigError& e) {
-    EGM_THROW(ConfigError, "sweep '{}': {}; nothing written", p.name, e.what());
-  }
+// SQL: cells `a` and `b` have the same results (every measurement and the
+// final step; NULL is the same as NULL); `b` from a file at `b_version`,
+// whose missing measurement columns are NULL.
+std::string same_results(const std::string& a, const std::string& b,
+                         int b_version = std::numeric_limits<int>::max()) {
+  std::string sql;
+  for (const MeasurementField& f : cell_measurements())
+    sql += b_version >= f.cells_since ? fmt::format("{0}.{2} IS {1}.{2} AND ", a, b, f.name)
+                                      : fmt::format("{0}.{1} IS NULL AND ", a, f.name);
+  return sql + fmt::format("{0}.final_step IS {1}.final_step", a, b);
 }
-
-constexpr const char* kSameResults =
-    "ch.final_val IS c.final_val AND ch.best_val IS c.best_val AND ch.full_val IS c.full_val AND ch.ar_val IS c.ar_val "
-    "AND ch.ar_ref_val IS c.ar_ref_val AND ch.final_step IS c.final_step";
 
 std::string show(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : "none"; }
 
-}  // namespace
-
-CheckedInput check_input_database(const std::string& given, const std::string& role) {
-  CheckedInput in;
-  in.given = given;
-  std::error_code ec;
-  EGM_REQUIRE(fs::is_regular_file(given, ec), ConfigError, "{} {} does not exist or is not a file; nothing written",
-              role, given);
-  in.path = fs::absolute(given).lexically_normal().string();
-  in.size = static_cast<int64_t>(fs::file_size(given));
-  const int newest = results_schema_version();
-  try {
-    Connection c(given, OpenMode::read_only);
-    in.version = c.user_version();
-    EGM_REQUIRE(in.version != 0, ConfigError, "{} {} is not an egm results database (no egm schema version); "
-                "nothing written", role, given);
-    EGM_REQUIRE(in.version <= newest, ConfigError,
-                "{} {} has schema version {}, newer than this egm knows ({}): use a newer egm; nothing written",
-                role, given, in.version, newest);
-    EGM_REQUIRE(in.version >= kOldestInput, ConfigError,
-                "{} {} has schema version {}, older than egm merge reads ({}): run the egm that wrote it once "
-                "more (any egm sweep on it upgrades it), then merge; nothing written",
-                role, given, in.version, kOldestInput);
-    // A damaged file is refused before any of it is copied (a b-tree page
-    // overwritten, a truncated file): SQLite's own structural check.
-    Statement check = c.prepare("PRAGMA quick_check(1)");
-    const std::string verdict = check.step() ? check.text(0) : "no answer";
-    EGM_REQUIRE(verdict == "ok", ConfigError, "{} {} is damaged (SQLite's quick_check: {}); nothing written", role,
-                given, first_line(verdict));
-    // Its schema is egm's where merge reads it (no view, virtual table or trigger in its place).
-    // ... its values have their columns' types, and its rows name rows that exist.
-    try {
-      check_egm_schema(c, "main", in.version, role + " " + given);
-      check_egm_values(c, in.version, role + " " + given);
-      check_egm_references(c, in.version, role + " " + given);
-      check_egm_layouts(c, in.version, role + " " + given);
-    } catch (const DbError& e) {
-      EGM_THROW(ConfigError, "{}; nothing written", first_line(e.what()));
-    }
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const DbError& e) {
-    // Not SQLite at all, or damaged past opening: SQLite's own reason, on one line.
-    std::string why = first_line(e.what());
-    if (why.rfind(given + ": ", 0) == 0) why.erase(0, given.size() + 2);  // the file is named once
-    const bool damaged = why.find("malformed") != std::string::npos || why.find("corrupt") != std::string::npos;
-    // Locked, or waiting for a writer's rollback: a good database; say what it is.
-    const bool busy = why.find("locked by another process") != std::string::npos ||
-                      why.find("hot journal") != std::string::npos || why.find("write-ahead log") != std::string::npos;
-    if (busy) EGM_THROW(ConfigError, "{} {}: {}; nothing written", role, given, why);
-    EGM_THROW(ConfigError, "{} {} is {} ({}); nothing written", role, given,
-              damaged ? "damaged" : "not an egm results database", why);
-  }
-  return in;
+// A status as an SQL literal ("'done'"): the words are results_db.h's, never restated here.
+template <typename Status>
+std::string lit(Status status) {
+  return fmt::format("'{}'", to_string(status));
 }
+const std::string kDone = lit(CellStatus::done);
 
-MergeSummary merge_databases(const MergeOptions& o, const std::function<void(const std::string&)>& progress) {
-  auto say = [&](const std::string& line) {
-    if (progress) progress(line);
-  };
-  EGM_REQUIRE(!o.inputs.empty(), ConfigError, "egm merge needs at least one input database");
+// ---- before anything is written -------------------------------------------------------
+
+// Every input opened and checked; the index of --prefer's input (-1: none).
+std::vector<Input> check_inputs(const MergeOptions& o, int& prefer) {
   std::error_code ec;
   EGM_REQUIRE(o.force || !fs::exists(fs::symlink_status(o.out, ec)), ConfigError,
               "{} exists; pass --force to replace it (nothing written)", o.out);
   const fs::path out_dir = fs::absolute(o.out).parent_path();
   EGM_REQUIRE(fs::is_directory(out_dir, ec), ConfigError, "folder {} does not exist; nothing written",
               out_dir.string());
-
-  // ---- every input checked before anything is written
-  std::vector<CheckedInput> inputs;
+  std::vector<Input> inputs;
   for (const std::string& given : o.inputs) {
-    CheckedInput in = check_input_database(given, "input");
-    for (const CheckedInput& other : inputs)
+    Input in = check_input(given);
+    for (const Input& other : inputs)
       EGM_REQUIRE(!fs::equivalent(other.path, in.path, ec), ConfigError,
                   "input {} is given twice ({} and {}); nothing written", in.path, other.given, given);
     EGM_REQUIRE(!fs::exists(o.out, ec) || !fs::equivalent(o.out, in.path, ec), ConfigError,
                 "the output {} is also an input; write the merge to a new file (nothing written)", o.out);
     inputs.push_back(std::move(in));
   }
-  int prefer = -1;
+  prefer = -1;
   if (!o.prefer.empty()) {
     for (size_t i = 0; i < inputs.size(); ++i)
       if (o.prefer == inputs[i].given || (fs::exists(o.prefer, ec) && fs::equivalent(o.prefer, inputs[i].path, ec)))
@@ -248,6 +311,425 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
     EGM_REQUIRE(prefer >= 0, ConfigError, "--prefer {} is not one of the inputs ({}); nothing written", o.prefer,
                 fmt::join(o.inputs, ", "));
   }
+  return inputs;
+}
+
+// The new output: egm's schema, no journal and no syncs while it is built (a
+// failure deletes it; nobody reads it before it is renamed into place).
+void prepare_output(Connection& out) {
+  out.exec("PRAGMA page_size = 8192");  // as ResultsDb makes a new file
+  out.exec("PRAGMA journal_mode = OFF");
+  out.exec("PRAGMA synchronous = OFF");
+  out.exec("PRAGMA foreign_keys = ON");
+  out.exec("PRAGMA cache_size = -65536");
+  migrate(out, results_migrations());
+  // Each statement commits on its own (cheap without a journal): an
+  // attached input can be detached only outside a transaction.
+}
+
+// ---- pass 1: sweeps, specs and the choice of each cell (cells only) -----------------------
+
+// What pass 1 decides: the merged sweeps, in the order they are first seen,
+// and the cells done in two inputs with different results.
+struct Choices {
+  std::vector<SweepPlan> plans;
+  std::map<std::string, size_t> plan_of;
+  int64_t conflicts = 0;
+  std::vector<std::string> conflict_examples;
+};
+
+// A sweep of input `i` (read from src.sweeps) joined to its plan: a new plan,
+// or the union of its spec with the plan's; its corpus checked against the plan's.
+size_t join_sweep(Statement& sweeps, const std::map<std::string, int>& col, const std::vector<Input>& inputs,
+                  size_t i, Choices& ch) {
+  const Input& in = inputs[i];
+  const std::string name = sweeps.text(col.at("name"));
+  const std::string spec_json = sweeps.text(col.at("spec_json"));
+  json spec;
+  try {  // the spec reader's own limits: a spec egm itself would refuse is not merged
+    spec = parse_json(spec_json, JsonLimits::user(), "sweeps.spec_json");
+  } catch (const JsonError& e) {
+    EGM_THROW(ConfigError, "input {}: sweep '{}' has a spec egm cannot read ({}); nothing written", in.given, name,
+              first_line(e.what()));
+  }
+  EGM_REQUIRE(spec.is_object(), ConfigError,
+              "input {}: sweep '{}' has a spec that is not a JSON object; nothing written", in.given, name);
+  auto [it, added] = ch.plan_of.emplace(name, ch.plans.size());
+  if (added) {
+    SweepPlan p;
+    p.name = name;
+    p.spec = std::move(spec);
+    p.spec_json = spec_json;
+    p.spec_hash = sweeps.text(col.at("spec_hash"));
+    p.created_at = sweeps.real(col.at("created_at"));
+    p.src_id.resize(inputs.size());
+    p.summary.name = name;
+    p.summary.cells_from.resize(inputs.size());
+    p.from = in.given;
+    ch.plans.push_back(std::move(p));
+  } else {
+    SweepPlan& p = ch.plans[it->second];
+    if (sweeps.text(col.at("spec_hash")) != p.spec_hash || p.summary.spec_widened) {
+      if (auto bad = merge_spec(p.spec, spec, "$"))
+        EGM_THROW(ConfigError,
+                  "sweep '{}': the spec in {} differs from the one in {} at {}; egm merge combines sweeps of one "
+                  "spec (they may differ only in seeds and variants); nothing written",
+                  name, in.given, p.from, *bad);
+      p.summary.spec_widened =
+          p.summary.spec_widened || p.spec.dump() != parse_json(p.spec_json, JsonLimits::user(), "spec").dump();
+    }
+    p.created_at = std::min(p.created_at, sweeps.real(col.at("created_at")));
+  }
+  SweepPlan& p = ch.plans[it->second];
+  p.src_id[i] = sweeps.int64(col.at("id"));
+  // The corpus a sweep trained on, where the input records it (schema
+  // v9's corpus_sha256; 'unknown' for a sweep that ran before): one
+  // sweep, one corpus. Its path may differ between clusters; its bytes may not.
+  for (const auto& [c, k] : col) {
+    if (c != "corpus_sha256" || sweeps.is_null(k)) continue;
+    const std::string v = sweeps.text(k);
+    if (v == "unknown") continue;
+    auto [seen, fresh] = p.corpus.emplace(c, std::make_pair(v, in.given));
+    EGM_REQUIRE(fresh || seen->second.first == v, ConfigError,
+                "sweep '{}': {} records {} = {}, {} records {}; sweeps on different corpora are not merged; "
+                "nothing written",
+                name, seen->second.second, c, seen->second.first, in.given, v);
+  }
+  return it->second;
+}
+
+// The cells of sweep `src_sweep` of input `i` against the choices so far:
+// another run config is refused, different results counted as conflicts
+// (unless one side is preferred), and each cell's choice updated.
+void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::vector<Input>& inputs, size_t i,
+                  int prefer, Choices& ch) {
+  const Input& in = inputs[i];
+  const std::string join =
+      "FROM src.cells c JOIN temp.choice ch ON ch.sweep = ?1 AND ch.key = c.key WHERE c.sweep_id = ?2";
+  {
+    Statement s = out.prepare("SELECT c.key, ch.src, ch.config_hash, c.config_hash " + join +
+                              " AND ch.config_hash <> c.config_hash LIMIT 1");
+    s.bind_all(p.name, src_sweep);
+    if (s.step())
+      EGM_THROW(ConfigError,
+                "sweep '{}': cell {} has another run config in {} (sha256 {}...) than in {} ({}...): these are "
+                "not sweeps of one spec (did a preset or default change between the egm builds?); nothing "
+                "written",
+                p.name, s.text(0), in.given, s.text(3).substr(0, 12), inputs[s.int64(1)].given,
+                s.text(2).substr(0, 12));
+  }
+  {
+    Statement s = out.prepare(
+        fmt::format("SELECT c.key, ch.src, ch.final_val, c.final_val {} AND c.status = {} AND ch.done AND NOT ({})",
+                    join, kDone, same_results("ch", "c", in.version)));
+    s.bind_all(p.name, src_sweep);
+    while (s.step()) {
+      const auto other = static_cast<int>(s.int64(1));
+      if (prefer == static_cast<int>(i) || prefer == other) {
+        ++p.summary.preferred;
+        continue;
+      }
+      if (++ch.conflicts <= 3)
+        ch.conflict_examples.push_back(fmt::format("{} {}: {} in {}, {} in {}", p.name, s.text(0), show(s.opt_real(2)),
+                                                   inputs[other].given, show(s.opt_real(3)), in.given));
+    }
+  }
+  {
+    Statement s = out.prepare(fmt::format("SELECT count(*) {} AND c.status = {} AND ch.done AND ({})", join, kDone,
+                                          same_results("ch", "c", in.version)));
+    s.bind_all(p.name, src_sweep);
+    s.step();
+    p.summary.kept_once += s.int64(0);
+  }
+  // Taken: a cell not seen yet; a done cell over one that is not; a
+  // done cell with other results when this input is preferred.
+  std::string sets;
+  for (const MeasurementField& f : cell_measurements()) sets += fmt::format("{0} = excluded.{0}, ", f.name);
+  Statement up = out.prepare(fmt::format(
+      "INSERT INTO temp.choice (sweep, key, src, src_cell, config_hash, done, {}, final_step) "
+      "SELECT ?1, c.key, ?3, c.id, c.config_hash, c.status = {}, {}, c.final_step FROM src.cells c "
+      "WHERE c.sweep_id = ?2 "
+      "ON CONFLICT (sweep, key) DO UPDATE SET src = excluded.src, src_cell = excluded.src_cell, "
+      "done = excluded.done, {}final_step = excluded.final_step "
+      "WHERE excluded.done AND (NOT choice.done OR (?4 AND NOT ({})))",
+      measurement_list(), kDone, measurement_list("c.", ", ", in.version), sets, same_results("choice", "excluded")));
+  up.bind_all(p.name, src_sweep, static_cast<int64_t>(i), static_cast<int64_t>(prefer == static_cast<int>(i)));
+  up.run();
+}
+
+// Pass 1 over every input: the merged sweeps and, in temp.choice, the input
+// each cell is taken from. Every refusal comes from here, before a row is copied.
+Choices choose(Connection& out, const std::vector<Input>& inputs, int prefer, MergeSummary& summary) {
+  out.exec(fmt::format(
+      "CREATE TEMP TABLE choice (sweep TEXT NOT NULL, key TEXT NOT NULL, src INTEGER NOT NULL, "
+      "src_cell INTEGER NOT NULL, config_hash TEXT NOT NULL, done INTEGER NOT NULL, {} REAL, final_step INTEGER, "
+      "PRIMARY KEY (sweep, key)) WITHOUT ROWID",
+      measurement_list("", " REAL, ")));
+  Choices ch;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Input& in = inputs[i];
+    Attached attached(out, in);
+    Statement sweeps = out.prepare("SELECT * FROM src.sweeps ORDER BY id");
+    std::map<std::string, int> col;
+    for (int k = 0; k < sweeps.column_count(); ++k) col[sweeps.column_name(k)] = k;
+    std::vector<std::pair<size_t, int64_t>> mine;  // (plan, sweep id in the input)
+    while (sweeps.step()) {
+      if (sweeps.text(col.at("status")) == to_string(SweepStatus::superseded)) {
+        summary.notes.push_back(
+            fmt::format("left out superseded sweep {} of {}", sweeps.text(col.at("name")), in.given));
+        continue;
+      }
+      const size_t plan = join_sweep(sweeps, col, inputs, i, ch);
+      mine.emplace_back(plan, sweeps.int64(col.at("id")));
+    }
+    for (const auto& [pi, src_sweep] : mine) choose_cells(out, ch.plans[pi], src_sweep, inputs, i, prefer, ch);
+  }
+  EGM_REQUIRE(ch.conflicts == 0, ConfigError,
+              "conflict: {} cell(s) done in two inputs with different results ({}{}); pass --prefer INPUT to take "
+              "that input's results; nothing written",
+              ch.conflicts, fmt::join(ch.conflict_examples, "; "), ch.conflicts > 3 ? "; ..." : "");
+  EGM_REQUIRE(!ch.plans.empty(), ConfigError, "the inputs hold no sweep to merge; nothing written");
+  return ch;
+}
+
+// ---- pass 2: the merged sweeps, then each input's chosen cells with all of their rows ----
+
+// The merged sweeps' rows (status pending until pass 3).
+void write_sweeps(Connection& out, std::vector<SweepPlan>& plans, double now) {
+  for (SweepPlan& p : plans) {
+    if (p.summary.spec_widened) {
+      p.spec_json = p.spec.dump(2);  // as the coordinator stores a spec; its hash as parse_spec computes it
+      p.spec_hash = sha256_hex(p.spec.dump());
+      // egm's readers take a spec of at most JsonLimits::user().max_bytes: a union past it could never be read back.
+      EGM_REQUIRE(p.spec_json.size() <= JsonLimits::user().max_bytes, ConfigError,
+                  "sweep '{}': the merged spec would be {} bytes, more than egm reads ({}); merge fewer seeds or "
+                  "variants; nothing written",
+                  p.name, p.spec_json.size(), JsonLimits::user().max_bytes);
+    }
+    out.execute(
+        "INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) VALUES (?, ?, ?, ?, ?, ?)",
+        p.name, p.spec_json, p.spec_hash, p.created_at, now, to_string(SweepStatus::pending));
+    p.out_id = out.last_insert_rowid();
+  }
+}
+
+// The input's row of merge_sources (and, when it was a merge itself, its
+// own rows behind it); returns the new row's id.
+int64_t record_source(Connection& out, const Input& in, double now) {
+  out.execute(
+      "INSERT INTO merge_sources (path, size, schema_version, host, egm_commit, merged_at) VALUES (?, ?, ?, ?, ?, ?)",
+      in.path, in.size, static_cast<int64_t>(in.version), process_info().host, std::string(source_state().commit),
+      now);
+  const int64_t source = out.last_insert_rowid();
+  if (has_table(out, "src", "merge_sources"))
+    out.exec(fmt::format(
+        "INSERT INTO main.merge_sources (id, path, size, schema_version, host, egm_commit, merged_at, via) "
+        "SELECT id + {0}, path, size, schema_version, host, egm_commit, merged_at, coalesce(via + {0}, {0}) "
+        "FROM src.merge_sources ORDER BY id",
+        source));
+  return source;
+}
+
+// The corpus sweep `p` trained on (schema v9): sha256, bytes and path of the
+// first input that knows it ('unknown' only when none does).
+void copy_corpus(Connection& out, const SweepPlan& p, int64_t src_id) {
+  const std::vector<std::string> src_cols = table_columns(out, "src", "sweeps");
+  std::vector<std::string> corpus_cols;
+  for (const std::string& c : table_columns(out, "main", "sweeps"))
+    if (c.rfind("corpus_", 0) == 0 && std::find(src_cols.begin(), src_cols.end(), c) != src_cols.end())
+      corpus_cols.push_back(c);
+  if (std::find(corpus_cols.begin(), corpus_cols.end(), "corpus_sha256") == corpus_cols.end()) return;
+  std::string sets;
+  for (const std::string& c : corpus_cols)
+    sets += fmt::format("{0}{1} = (SELECT {1} FROM src.sweeps WHERE id = ?1)", sets.empty() ? "" : ", ", c);
+  out.execute("UPDATE main.sweeps SET " + sets +
+                  " WHERE id = ?2 AND (corpus_sha256 IS NULL OR corpus_sha256 = 'unknown') AND "
+                  "(SELECT corpus_sha256 FROM src.sweeps WHERE id = ?1) IS NOT NULL",
+              src_id, p.out_id);
+}
+
+// Everything of the picked cells (temp.picked) but the cells themselves, table
+// by table as db/tables.h lists them (runs, source diffs, metrics, learned
+// parameters, events, looks); ids shifted by the offsets. A table listed there
+// that merge has no copy for is an Error (tests/db/test_merge.cpp), never left out.
+void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t run_off, MergeSummary& summary) {
+  const std::map<std::string, std::function<void()>> copies{
+      {"runs",
+       [&] {
+         // What ran each cell (host, commit, source diff, compute), the input named.
+         const std::vector<std::string> src_run_cols = table_columns(out, "src", "runs");
+         const std::string merge_source =
+             std::find(src_run_cols.begin(), src_run_cols.end(), "merge_source") != src_run_cols.end()
+                 ? fmt::format("coalesce(r.merge_source + {0}, {0})", source)
+                 : std::to_string(source);
+         out.exec(copy_sql(out, "runs", "r",
+                           {{"id", fmt::format("r.id + {}", run_off)},
+                            {"cell_id", fmt::format("r.cell_id + {}", cell_off)},
+                            {"status", fmt::format("CASE r.status WHEN {} THEN {} ELSE r.status END",
+                                                   lit(RunStatus::running), lit(RunStatus::interrupted))},
+                            {"error", fmt::format("CASE r.status WHEN {} THEN coalesce(r.error, 'still running in "
+                                                  "the input egm merge read') ELSE r.error END",
+                                                  lit(RunStatus::running))},
+                            {"merge_source", merge_source},
+                            // A reused cell's link keeps naming its original when the original comes along
+                            // (shifted as the runs are); otherwise reused_from alone says where it came from.
+                            {"reused_run", std::find(src_run_cols.begin(), src_run_cols.end(), "reused_run") !=
+                                                   src_run_cols.end()
+                                               ? fmt::format("CASE WHEN r.reused_run IN (SELECT o.id FROM src.runs o "
+                                                             "WHERE o.cell_id IN (SELECT src_cell FROM temp.picked)) "
+                                                             "THEN r.reused_run + {} END",
+                                                             run_off)
+                                               : std::string()}},
+                           "FROM src.runs r WHERE r.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY r.id"));
+         summary.runs += out.changes();
+       }},
+      {"source_diffs",
+       [&] {
+         out.exec("INSERT OR IGNORE INTO main.source_diffs (sha256, size, diff) SELECT sha256, size, diff "
+                  "FROM src.source_diffs");
+       }},
+      {"metrics",
+       [&] {
+         out.exec(copy_sql(out, "metrics", "m",
+                           {{"cell_id", fmt::format("m.cell_id + {}", cell_off)},
+                            {"run_id", fmt::format("m.run_id + {}", run_off)}},
+                           "FROM src.metrics m WHERE m.cell_id IN (SELECT src_cell FROM temp.picked)"));
+         summary.metrics += out.changes();
+       }},
+      {"param_layouts",
+       [&] {
+         out.exec("INSERT OR IGNORE INTO main.param_layouts (layout) SELECT layout FROM src.param_layouts ORDER BY id");
+       }},
+      {"param_snapshots",
+       [&] {
+         out.exec(fmt::format(
+             "INSERT INTO main.param_snapshots (cell_id, run_id, step, layout_id, data) "
+             "SELECT s.cell_id + {}, s.run_id + {}, s.step, ml.id, s.data FROM src.param_snapshots s "
+             "JOIN src.param_layouts sl ON sl.id = s.layout_id JOIN main.param_layouts ml ON ml.layout = sl.layout "
+             "WHERE s.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY s.id",
+             cell_off, run_off));
+       }},
+      {"events",
+       [&] {
+         // The log of each merged sweep: its own events, and its chosen cells'.
+         out.exec(fmt::format(
+             "INSERT INTO main.events (time, sweep_id, cell_id, run_id, kind, message, step) "
+             "SELECT e.time, (SELECT out_id FROM temp.sweep_map WHERE src_id = e.sweep_id), "
+             "CASE WHEN e.cell_id IS NOT NULL THEN e.cell_id + {0} END, "
+             "CASE WHEN e.run_id IS NOT NULL AND e.cell_id IS NOT NULL THEN e.run_id + {1} END, e.kind, e.message, "
+             "e.step FROM src.events e WHERE e.sweep_id IN (SELECT src_id FROM temp.sweep_map) "
+             "AND (e.cell_id IS NULL OR e.cell_id IN (SELECT src_cell FROM temp.picked)) ORDER BY e.id",
+             cell_off, run_off));
+       }},
+      {"looks",
+       [&] {
+         // A sequential sweep's looks (schema v10), as this input recorded them.
+         out.exec(copy_sql(
+             out, "looks", "l",
+             {{"id", ""}, {"sweep_id", "(SELECT out_id FROM temp.sweep_map WHERE src_id = l.sweep_id)"}},
+             "FROM src.looks l WHERE l.sweep_id IN (SELECT src_id FROM temp.sweep_map) ORDER BY l.id"));
+       }},
+  };
+  for (const StoredTable& t : stored_tables()) {
+    if (t.merge != MergeRole::cell_rows && t.merge != MergeRole::shared) continue;
+    const auto copy = copies.find(t.name);
+    EGM_CHECK(copy != copies.end(), "egm merge has no copy for table {} (db/tables.h)", t.name);
+    if (has_table(out, "src", t.name)) copy->second();  // an older input lacks the newer tables
+  }
+}
+
+// Input `i`'s chosen cells, with all of their rows, into the merged sweeps.
+void copy_input(Connection& out, const Input& in, size_t i, std::vector<SweepPlan>& plans, double now,
+                MergeSummary& summary) {
+  Attached attached(out, in);
+  const int64_t source = record_source(out, in, now);
+  out.exec("DELETE FROM temp.picked; DELETE FROM temp.sweep_map");
+  {
+    Statement s = out.prepare("INSERT INTO temp.picked (src_cell) SELECT src_cell FROM temp.choice WHERE src = ?");
+    s.bind(1, static_cast<int64_t>(i));
+    s.run();
+  }
+  const int64_t cell_off = scalar(out, "SELECT max(id) FROM main.cells");
+  const int64_t run_off = scalar(out, "SELECT max(id) FROM main.runs");
+  for (SweepPlan& p : plans) {
+    if (!p.src_id[i]) continue;
+    out.execute("INSERT INTO temp.sweep_map (src_id, out_id) VALUES (?, ?)", *p.src_id[i], p.out_id);
+    copy_corpus(out, p, *p.src_id[i]);
+    Statement s = out.prepare(copy_sql(
+        out, "cells", "c",
+        {{"id", fmt::format("c.id + {}", cell_off)},
+         {"sweep_id", std::to_string(p.out_id)},
+         {"status", fmt::format("CASE c.status WHEN {} THEN {} ELSE c.status END", lit(CellStatus::running),
+                                lit(CellStatus::interrupted))}},
+        "FROM src.cells c WHERE c.sweep_id = ? AND c.id IN (SELECT src_cell FROM temp.picked)"));
+    s.bind(1, *p.src_id[i]);
+    s.run();
+    p.summary.cells_from[i] = out.changes();
+    p.summary.cells += out.changes();
+  }
+  copy_cell_rows(out, source, cell_off, run_off, summary);
+}
+
+// ---- pass 3: each merged sweep's cell order, status and event ----------------------------
+
+// Cells in the union spec's order: the expansion's (spec/expand.h), grid
+// points, then variants, then seeds.
+void order_cells(Connection& out, const SweepPlan& p) {
+  out.exec("DELETE FROM temp.variant_rank; DELETE FROM temp.seed_rank");
+  const json variants = p.spec.value("variants", json::array());
+  const json seeds = p.spec.value("seeds", json::array());
+  for (size_t k = 0; k < variants.size(); ++k)
+    if (variants[k].is_string())
+      out.execute("INSERT OR IGNORE INTO temp.variant_rank VALUES (?, ?)", variants[k].get<std::string>(),
+                  static_cast<int64_t>(k));
+  for (size_t k = 0; k < seeds.size(); ++k)
+    if (seeds[k].is_number_integer())
+      out.execute("INSERT OR IGNORE INTO temp.seed_rank VALUES (?, ?)", seeds[k].get<int64_t>(),
+                  static_cast<int64_t>(k));
+  const auto nv = static_cast<int64_t>(variants.size()), ns = static_cast<int64_t>(seeds.size());
+  out.execute(fmt::format("UPDATE main.cells SET position = coalesce(coalesce(grid_point, 0) * {0} + "
+                          "(SELECT idx FROM temp.variant_rank WHERE variant = cells.variant) * {1} + "
+                          "(SELECT idx FROM temp.seed_rank WHERE seed = cells.seed), position) WHERE sweep_id = ?",
+                          nv * ns, ns),
+              p.out_id);
+}
+
+// The sweep's status from its cells, and its sweep_merged event.
+void finish_sweep(Connection& out, SweepPlan& p, const std::vector<Input>& inputs, int prefer, double now) {
+  // done when every cell is; else resumable (interrupted) while a cell can still run.
+  using C = CellStatus;
+  out.execute(fmt::format("UPDATE main.sweeps SET status = CASE "
+                          "WHEN NOT EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status <> {}) THEN {} "
+                          "WHEN EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status IN ({}, {}, {})) "
+                          "THEN {} ELSE {} END WHERE id = ?1",
+                          kDone, lit(SweepStatus::done), lit(C::pending), lit(C::running), lit(C::interrupted),
+                          lit(SweepStatus::interrupted), lit(SweepStatus::failed)),
+              p.out_id);
+  p.summary.done =
+      scalar(out, fmt::format("SELECT count(*) FROM main.cells WHERE sweep_id = {} AND status = {}", p.out_id, kDone));
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (p.src_id[i]) parts.push_back(fmt::format("{} ({} cells)", inputs[i].path, p.summary.cells_from[i]));
+  std::string message = fmt::format("egm merge: {} cells from {}", p.summary.cells, fmt::join(parts, ", "));
+  if (p.summary.kept_once > 0)
+    message += fmt::format("; {} done in several inputs with the same results, kept once", p.summary.kept_once);
+  if (p.summary.preferred > 0)
+    message += fmt::format("; {} with different results taken from {} (--prefer)", p.summary.preferred,
+                           inputs[prefer].path);
+  if (p.summary.spec_widened) message += "; the spec lists the inputs' seeds and variants together";
+  out.execute("INSERT INTO events (time, sweep_id, kind, message) VALUES (?, ?, ?, ?)", now, p.out_id,
+              to_string(EventKind::sweep_merged), message);
+}
+
+}  // namespace
+
+MergeSummary merge_databases(const MergeOptions& o, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  EGM_REQUIRE(!o.inputs.empty(), ConfigError, "egm merge needs at least one input database");
+  int prefer = -1;
+  const std::vector<Input> inputs = check_inputs(o, prefer);
   // ATTACH of a read-only file: URI filenames (?mode=ro) must be on; Debian's
   // SQLite enables them at compile time, and without them the URI would name
   // a new file.
@@ -258,340 +740,37 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
   MergeSummary summary;
   {
     Connection out(tmp.path(), OpenMode::read_write_create);
-    // A new file nobody reads until it is renamed into place: no journal, no
-    // syncs while it is built (a failure deletes it); WAL again at the end.
-    out.exec("PRAGMA page_size = 8192");  // as ResultsDb makes a new file
-    out.exec("PRAGMA journal_mode = OFF");
-    out.exec("PRAGMA synchronous = OFF");
-    out.exec("PRAGMA foreign_keys = ON");
-    out.exec("PRAGMA cache_size = -65536");
-    migrate(out, results_migrations());
-    // Each statement commits on its own (cheap without a journal): an
-    // attached input can be detached only outside a transaction.
-
-    // ---- pass 1: sweeps, specs and the choice of each cell (cells only)
-    out.exec(
-        "CREATE TEMP TABLE choice (sweep TEXT NOT NULL, key TEXT NOT NULL, src INTEGER NOT NULL, "
-        "src_cell INTEGER NOT NULL, config_hash TEXT NOT NULL, done INTEGER NOT NULL, final_val REAL, best_val REAL, "
-        "full_val REAL, ar_val REAL, ar_ref_val REAL, final_step INTEGER, PRIMARY KEY (sweep, key)) WITHOUT ROWID");
-    std::vector<SweepPlan> plans;  // in the order they are first seen
-    std::map<std::string, size_t> plan_of;
-    int64_t conflicts = 0;
-    std::vector<std::string> conflict_examples;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const CheckedInput& in = inputs[i];
-      Attached attached(out, in);
-      Statement sweeps = out.prepare("SELECT * FROM src.sweeps ORDER BY id");
-      std::map<std::string, int> col;
-      for (int k = 0; k < sweeps.column_count(); ++k) col[sweeps.column_name(k)] = k;
-      std::vector<std::pair<size_t, int64_t>> mine;  // (plan, sweep id in the input)
-      while (sweeps.step()) {
-        const std::string name = sweeps.text(col.at("name"));
-        if (sweeps.text(col.at("status")) == "superseded") {
-          summary.notes.push_back(fmt::format("left out superseded sweep {} of {}", name, in.given));
-          continue;
-        }
-        const std::string spec_json = sweeps.text(col.at("spec_json"));
-        json spec;
-        try {  // the spec reader's own limits: a spec egm itself would refuse is not merged
-          spec = parse_json(spec_json, JsonLimits::user(), "sweeps.spec_json");
-        } catch (const JsonError& e) {
-          EGM_THROW(ConfigError, "input {}: sweep '{}' has a spec egm cannot read ({}); nothing written", in.given,
-                    name, first_line(e.what()));
-        }
-        EGM_REQUIRE(spec.is_object(), ConfigError,
-                    "input {}: sweep '{}' has a spec that is not a JSON object; nothing written", in.given, name);
-        auto [it, added] = plan_of.emplace(name, plans.size());
-        if (added) {
-          SweepPlan p;
-          p.name = name;
-          p.spec = std::move(spec);
-          p.spec_json = spec_json;
-          p.spec_hash = sweeps.text(col.at("spec_hash"));
-          p.created_at = sweeps.real(col.at("created_at"));
-          p.src_id.resize(inputs.size());
-          p.summary.name = name;
-          p.summary.cells_from.resize(inputs.size());
-          p.from = in.given;
-          plans.push_back(std::move(p));
-        } else {
-          SweepPlan& p = plans[it->second];
-          if (sweeps.text(col.at("spec_hash")) != p.spec_hash || p.summary.spec_widened) {
-            if (auto bad = spec::union_specs(p.spec, spec))
-              EGM_THROW(ConfigError,
-                        "sweep '{}': the spec in {} differs from the one in {} at {}; egm merge combines sweeps of one "
-                        "spec (they may differ only in seeds and variants); nothing written",
-                        name, in.given, p.from, *bad);
-            p.summary.spec_widened =
-                p.summary.spec_widened || p.spec.dump() != parse_json(p.spec_json, JsonLimits::user(), "spec").dump();
-          }
-          p.created_at = std::min(p.created_at, sweeps.real(col.at("created_at")));
-        }
-        SweepPlan& p = plans[plan_of.at(name)];
-        p.src_id[i] = sweeps.int64(col.at("id"));
-        // The corpus a sweep trained on, where the input records it (schema
-        // v9's corpus_sha256; 'unknown' for a sweep that ran before): one
-        // sweep, one corpus. Its path may differ between clusters; its bytes may not.
-        for (const auto& [c, k] : col) {
-          if (c != "corpus_sha256" || sweeps.is_null(k)) continue;
-          const std::string v = sweeps.text(k);
-          if (v == "unknown") continue;
-          auto [seen, fresh] = p.corpus.emplace(c, std::make_pair(v, in.given));
-          EGM_REQUIRE(fresh || seen->second.first == v, ConfigError,
-                      "sweep '{}': {} records {} = {}, {} records {}; sweeps on different corpora are not merged; "
-                      "nothing written",
-                      name, seen->second.second, c, seen->second.first, in.given, v);
-        }
-        mine.emplace_back(plan_of.at(name), sweeps.int64(col.at("id")));
-      }
-      for (const auto& [pi, src_sweep] : mine) {
-        SweepPlan& p = plans[pi];
-        const std::string join =
-            "FROM src.cells c JOIN temp.choice ch ON ch.sweep = ?1 AND ch.key = c.key WHERE c.sweep_id = ?2";
-        {
-          Statement s = out.prepare("SELECT c.key, ch.src, ch.config_hash, c.config_hash " + join +
-                                    " AND ch.config_hash <> c.config_hash LIMIT 1");
-          s.bind_all(p.name, src_sweep);
-          if (s.step())
-            EGM_THROW(ConfigError,
-                      "sweep '{}': cell {} has another run config in {} (sha256 {}...) than in {} ({}...): these are "
-                      "not sweeps of one spec (did a preset or default change between the egm builds?); nothing "
-                      "written",
-                      p.name, s.text(0), in.given, s.text(3).substr(0, 12), inputs[s.int64(1)].given,
-                      s.text(2).substr(0, 12));
-        }
-        {
-          Statement s = out.prepare(fmt::format(
-              "SELECT c.key, ch.src, ch.final_val, c.final_val {} AND c.status = 'done' AND ch.done AND NOT ({})", join,
-              kSameResults));
-          s.bind_all(p.name, src_sweep);
-          while (s.step()) {
-            const auto other = static_cast<int>(s.int64(1));
-            if (prefer == static_cast<int>(i) || prefer == other) {
-              ++p.summary.preferred;
-              continue;
-            }
-            if (++conflicts <= 3)
-              conflict_examples.push_back(fmt::format("{} {}: {} in {}, {} in {}", p.name, s.text(0),
-                                                      show(s.opt_real(2)), inputs[other].given, show(s.opt_real(3)),
-                                                      in.given));
-          }
-        }
-        {
-          Statement s = out.prepare(
-              fmt::format("SELECT count(*) {} AND c.status = 'done' AND ch.done AND ({})", join, kSameResults));
-          s.bind_all(p.name, src_sweep);
-          s.step();
-          p.summary.kept_once += s.int64(0);
-        }
-        // Taken: a cell not seen yet; a done cell over one that is not; a
-        // done cell with other results when this input is preferred.
-        Statement up = out.prepare(fmt::format(
-            "INSERT INTO temp.choice (sweep, key, src, src_cell, config_hash, done, final_val, best_val, full_val, "
-            "ar_val, ar_ref_val, final_step) SELECT ?1, c.key, ?3, c.id, c.config_hash, c.status = 'done', "
-            "c.final_val, c.best_val, c.full_val, c.ar_val, c.ar_ref_val, c.final_step FROM src.cells c "
-            "WHERE c.sweep_id = ?2 "
-            "ON CONFLICT (sweep, key) DO UPDATE SET src = excluded.src, src_cell = excluded.src_cell, "
-            "done = excluded.done, final_val = excluded.final_val, best_val = excluded.best_val, "
-            "full_val = excluded.full_val, ar_val = excluded.ar_val, ar_ref_val = excluded.ar_ref_val, "
-            "final_step = excluded.final_step "
-            "WHERE excluded.done AND (NOT choice.done OR (?4 AND NOT ({})))",
-            "choice.final_val IS excluded.final_val AND choice.best_val IS excluded.best_val AND "
-            "choice.full_val IS excluded.full_val AND choice.ar_val IS excluded.ar_val AND "
-            "choice.ar_ref_val IS excluded.ar_ref_val AND choice.final_step IS excluded.final_step"));
-        up.bind_all(p.name, src_sweep, static_cast<int64_t>(i), static_cast<int64_t>(prefer == static_cast<int>(i)));
-        up.run();
-      }
-    }
-    EGM_REQUIRE(conflicts == 0, ConfigError,
-                "conflict: {} cell(s) done in two inputs with different results ({}{}); pass --prefer INPUT to take "
-                "that input's results; nothing written",
-                conflicts, fmt::join(conflict_examples, "; "), conflicts > 3 ? "; ..." : "");
-    EGM_REQUIRE(!plans.empty(), ConfigError, "the inputs hold no sweep to merge; nothing written");
+    prepare_output(out);
+    Choices ch = choose(out, inputs, prefer, summary);
+    std::vector<SweepPlan>& plans = ch.plans;
     // Progress only from here: a refusal above is its one line.
     say(fmt::format("checked {} input(s): {} sweep(s), no conflict", inputs.size(), plans.size()));
 
-    // ---- pass 2: the merged sweeps, then each input's chosen cells with all of their rows
     const double now = unix_now();
-    for (SweepPlan& p : plans) {
-      if (p.summary.spec_widened) {
-        p.spec_json = p.spec.dump(2);  // as the coordinator stores a spec; its hash as parse_spec computes it
-        p.spec_hash = sha256_hex(p.spec.dump());
-        // egm's readers take a spec of at most JsonLimits::user().max_bytes: a union past it could never be read back.
-        EGM_REQUIRE(p.spec_json.size() <= JsonLimits::user().max_bytes, ConfigError,
-                    "sweep '{}': the merged spec would be {} bytes, more than egm reads ({}); merge fewer seeds or "
-                    "variants; nothing written",
-                    p.name, p.spec_json.size(), JsonLimits::user().max_bytes);
-      }
-      out.execute(
-          "INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) "
-          "VALUES (?, ?, ?, ?, ?, 'pending')",
-          p.name, p.spec_json, p.spec_hash, p.created_at, now);
-      p.out_id = out.last_insert_rowid();
-    }
+    write_sweeps(out, plans, now);
     out.exec("CREATE TEMP TABLE picked (src_cell INTEGER PRIMARY KEY)");
     out.exec("CREATE TEMP TABLE sweep_map (src_id INTEGER PRIMARY KEY, out_id INTEGER NOT NULL)");
-    const std::string host = process_info().host;
-    const std::string commit(source_state().commit);
-    const std::vector<std::string> out_sweep_cols = table_columns(out, "main", "sweeps");
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const CheckedInput& in = inputs[i];
-      Attached attached(out, in);
-      out.execute(
-          "INSERT INTO merge_sources (path, size, schema_version, host, egm_commit, merged_at) VALUES (?, ?, ?, ?, ?, ?)",
-          in.path, in.size, static_cast<int64_t>(in.version), host, commit, now);
-      const int64_t source = out.last_insert_rowid();
-      // An input that was itself a merge: its inputs come along, behind it.
-      const bool nested = has_table(out, "src", "merge_sources");
-      if (nested)
-        out.exec(fmt::format(
-            "INSERT INTO main.merge_sources (id, path, size, schema_version, host, egm_commit, merged_at, via) "
-            "SELECT id + {0}, path, size, schema_version, host, egm_commit, merged_at, coalesce(via + {0}, {0}) "
-            "FROM src.merge_sources ORDER BY id",
-            source));
-      out.exec("DELETE FROM temp.picked; DELETE FROM temp.sweep_map");
-      {
-        Statement s = out.prepare("INSERT INTO temp.picked (src_cell) SELECT src_cell FROM temp.choice WHERE src = ?");
-        s.bind(1, static_cast<int64_t>(i));
-        s.run();
-      }
-      const int64_t cell_off = scalar(out, "SELECT max(id) FROM main.cells");
-      const int64_t run_off = scalar(out, "SELECT max(id) FROM main.runs");
-      const std::vector<std::string> src_sweep_cols = table_columns(out, "src", "sweeps");
-      for (SweepPlan& p : plans) {
-        if (!p.src_id[i]) continue;
-        out.execute("INSERT INTO temp.sweep_map (src_id, out_id) VALUES (?, ?)", *p.src_id[i], p.out_id);
-        // The corpus it trained on (schema v9): sha256, bytes and path of the
-        // first input that knows it ('unknown' only when none does).
-        {
-          std::vector<std::string> corpus_cols;
-          for (const std::string& c : out_sweep_cols)
-            if (c.rfind("corpus_", 0) == 0 &&
-                std::find(src_sweep_cols.begin(), src_sweep_cols.end(), c) != src_sweep_cols.end())
-              corpus_cols.push_back(c);
-          if (std::find(corpus_cols.begin(), corpus_cols.end(), "corpus_sha256") != corpus_cols.end()) {
-            std::string sets;
-            for (const std::string& c : corpus_cols)
-              sets += fmt::format("{0}{1} = (SELECT {1} FROM src.sweeps WHERE id = ?1)", sets.empty() ? "" : ", ", c);
-            out.execute("UPDATE main.sweeps SET " + sets +
-                            " WHERE id = ?2 AND (corpus_sha256 IS NULL OR corpus_sha256 = 'unknown') AND "
-                            "(SELECT corpus_sha256 FROM src.sweeps WHERE id = ?1) IS NOT NULL",
-                        *p.src_id[i], p.out_id);
-          }
-        }
-        Statement s = out.prepare(copy_sql(
-            out, "cells", "c",
-            {{"id", fmt::format("c.id + {}", cell_off)},
-             {"sweep_id", std::to_string(p.out_id)},
-             {"status", "CASE c.status WHEN 'running' THEN 'interrupted' ELSE c.status END"}},
-            "FROM src.cells c WHERE c.sweep_id = ? AND c.id IN (SELECT src_cell FROM temp.picked)"));
-        s.bind(1, *p.src_id[i]);
-        s.run();
-        p.summary.cells_from[i] = out.changes();
-        p.summary.cells += out.changes();
-      }
-      // What ran each cell (host, commit, source diff, compute), the input named.
-      const std::vector<std::string> src_run_cols = table_columns(out, "src", "runs");
-      const std::string merge_source =
-          std::find(src_run_cols.begin(), src_run_cols.end(), "merge_source") != src_run_cols.end()
-              ? fmt::format("coalesce(r.merge_source + {0}, {0})", source)
-              : std::to_string(source);
-      out.exec(copy_sql(out, "runs", "r",
-                        {{"id", fmt::format("r.id + {}", run_off)},
-                         {"cell_id", fmt::format("r.cell_id + {}", cell_off)},
-                         {"status", "CASE r.status WHEN 'running' THEN 'interrupted' ELSE r.status END"},
-                         {"error", "CASE r.status WHEN 'running' THEN coalesce(r.error, 'still running in the input "
-                                   "egm merge read') ELSE r.error END"},
-                         {"merge_source", merge_source},
-                         // A reused cell's link keeps naming its original when the original comes along
-                         // (shifted as the runs are); otherwise reused_from alone says where it came from.
-                         {"reused_run", std::find(src_run_cols.begin(), src_run_cols.end(), "reused_run") !=
-                                                src_run_cols.end()
-                                            ? fmt::format("CASE WHEN r.reused_run IN (SELECT o.id FROM src.runs o "
-                                                          "WHERE o.cell_id IN (SELECT src_cell FROM temp.picked)) "
-                                                          "THEN r.reused_run + {} END",
-                                                          run_off)
-                                            : std::string()}},
-                        "FROM src.runs r WHERE r.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY r.id"));
-      summary.runs += out.changes();
-      if (has_table(out, "src", "source_diffs"))
-        out.exec("INSERT OR IGNORE INTO main.source_diffs (sha256, size, diff) SELECT sha256, size, diff "
-                 "FROM src.source_diffs");
-      out.exec(copy_sql(out, "metrics", "m",
-                        {{"cell_id", fmt::format("m.cell_id + {}", cell_off)},
-                         {"run_id", fmt::format("m.run_id + {}", run_off)}},
-                        "FROM src.metrics m WHERE m.cell_id IN (SELECT src_cell FROM temp.picked)"));
-      summary.metrics += out.changes();
-      out.exec("INSERT OR IGNORE INTO main.param_layouts (layout) SELECT layout FROM src.param_layouts ORDER BY id");
-      out.exec(fmt::format(
-          "INSERT INTO main.param_snapshots (cell_id, run_id, step, layout_id, data) "
-          "SELECT s.cell_id + {}, s.run_id + {}, s.step, ml.id, s.data FROM src.param_snapshots s "
-          "JOIN src.param_layouts sl ON sl.id = s.layout_id JOIN main.param_layouts ml ON ml.layout = sl.layout "
-          "WHERE s.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY s.id",
-          cell_off, run_off));
-      // The log of each merged sweep: its own events, and its chosen cells'.
-      out.exec(fmt::format(
-          "INSERT INTO main.events (time, sweep_id, cell_id, run_id, kind, message, step) "
-          "SELECT e.time, (SELECT out_id FROM temp.sweep_map WHERE src_id = e.sweep_id), "
-          "CASE WHEN e.cell_id IS NOT NULL THEN e.cell_id + {0} END, "
-          "CASE WHEN e.run_id IS NOT NULL AND e.cell_id IS NOT NULL THEN e.run_id + {1} END, e.kind, e.message, "
-          "e.step FROM src.events e WHERE e.sweep_id IN (SELECT src_id FROM temp.sweep_map) "
-          "AND (e.cell_id IS NULL OR e.cell_id IN (SELECT src_cell FROM temp.picked)) ORDER BY e.id",
-          cell_off, run_off));
-      // A sequential sweep's looks (schema v10), as this input recorded them.
-      if (has_table(out, "src", "looks"))
-        out.exec(copy_sql(out, "looks", "l",
-                          {{"id", ""}, {"sweep_id", "(SELECT out_id FROM temp.sweep_map WHERE src_id = l.sweep_id)"}},
-                          "FROM src.looks l WHERE l.sweep_id IN (SELECT src_id FROM temp.sweep_map) ORDER BY l.id"));
-      say(fmt::format("copied {}: {} runs so far, {} metric rows", in.given, summary.runs, summary.metrics));
+      copy_input(out, inputs[i], i, plans, now, summary);
+      say(fmt::format("copied {}: {} runs so far, {} metric rows", inputs[i].given, summary.runs, summary.metrics));
     }
 
-    // ---- each merged sweep: cells in the union spec's order, its status, an event
+    out.exec("CREATE TEMP TABLE variant_rank (variant TEXT PRIMARY KEY, idx INTEGER NOT NULL)");
+    out.exec("CREATE TEMP TABLE seed_rank (seed INTEGER PRIMARY KEY, idx INTEGER NOT NULL)");
     for (SweepPlan& p : plans) {
-      // The expansion's order (spec/expand.h) of the union spec: grid points, then variants, then seeds.
-      const spec::CellOrder order(read_union_spec(p));
-      std::vector<std::pair<int64_t, int64_t>> moves;  // cell id -> position
-      {
-        Statement cells = out.prepare(
-            "SELECT id, coalesce(grid_point, 0), variant, seed FROM main.cells WHERE sweep_id = ? ORDER BY id");
-        cells.bind(1, p.out_id);
-        while (cells.step())
-          if (auto at = order.position(cells.int64(1), cells.text(2), static_cast<uint64_t>(cells.int64(3))))
-            moves.emplace_back(cells.int64(0), *at);
-      }
-      for (const auto& [id, at] : moves) out.execute("UPDATE main.cells SET position = ? WHERE id = ?", at, id);
-      // done when every cell is; else resumable (interrupted) while a cell can still run.
-      out.execute(
-          "UPDATE main.sweeps SET status = CASE "
-          "WHEN NOT EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status <> 'done') THEN 'done' "
-          "WHEN EXISTS (SELECT 1 FROM cells WHERE sweep_id = ?1 AND status IN ('pending', 'running', 'interrupted')) "
-          "THEN 'interrupted' ELSE 'failed' END WHERE id = ?1",
-          p.out_id);
-      p.summary.done = scalar(out, fmt::format("SELECT count(*) FROM main.cells WHERE sweep_id = {} AND status = "
-                                               "'done'",
-                                               p.out_id));
-      std::vector<std::string> parts;
-      for (size_t i = 0; i < inputs.size(); ++i)
-        if (p.src_id[i]) parts.push_back(fmt::format("{} ({} cells)", inputs[i].path, p.summary.cells_from[i]));
-      std::string message = fmt::format("egm merge: {} cells from {}", p.summary.cells, fmt::join(parts, ", "));
-      if (p.summary.kept_once > 0)
-        message += fmt::format("; {} done in several inputs with the same results, kept once", p.summary.kept_once);
-      if (p.summary.preferred > 0)
-        message += fmt::format("; {} with different results taken from {} (--prefer)", p.summary.preferred,
-                               inputs[prefer].path);
-      if (p.summary.spec_widened) message += "; the spec lists the inputs' seeds and variants together";
-      out.execute("INSERT INTO events (time, sweep_id, kind, message) VALUES (?, ?, ?, ?)", now, p.out_id,
-                  to_string(EventKind::sweep_merged), message);
+      order_cells(out, p);
+      finish_sweep(out, p, inputs, prefer, now);
       summary.sweeps.push_back(p.summary);
     }
     out.exec("PRAGMA journal_mode = WAL");  // an ordinary egm database from here on
   }
   fsync_path(tmp.path());
+  std::error_code ec;
   if (o.force)
     for (const char* suffix : {"-wal", "-shm", "-journal"}) fs::remove(o.out + suffix, ec);  // not the new file's
   fs::rename(tmp.path(), o.out);
   tmp.keep();
-  fsync_path(out_dir.string());
+  fsync_path(fs::absolute(o.out).parent_path().string());
   return summary;
 }
 

@@ -155,7 +155,7 @@ std::vector<ParamEntry> unpack_params(const std::vector<ParamSeries>& layout, st
 
 namespace {
 
-enum Column { kModule, kLayer, kIdx, kName, kValue, kLayout, kData };
+enum PackedColumn { kModule, kLayer, kIdx, kName, kValue, kLayout, kData };
 
 struct ValuesTable {
   sqlite3_vtab base{};

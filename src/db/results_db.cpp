@@ -122,11 +122,11 @@ SweepRow read_sweep(const Statement& s) {
 
 // grid_point and grid_json came with schema v3; an older file (read-only) has neither.
 std::string cell_columns_for(int schema_version) {
-  return std::string(
-             "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
-             "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, c.final_val, c.best_val, "
-             "c.full_val, c.ar_val, c.ar_ref_val, c.final_step, "
-             "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = ") +
+  return "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
+         "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, " +
+         measurement_list("c.", ", ", schema_version) +
+         ", c.final_step, "
+         "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = " +
          split_literal(MetricSplit::train) + "), c.updated_at, " +
          (schema_version >= 3 ? "c.grid_point, c.grid_json" : "NULL, NULL") +
          " FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
@@ -150,18 +150,17 @@ CellRow read_cell(const Statement& s) {
   r.max_attempts = static_cast<int>(s.int64(13));
   r.last_error = s.opt_text(14);
   // A value stored as text ('NaN') or a blob is missing, never 0.0; counted.
-  std::optional<double>* measured[] = {&r.results.final_val, &r.results.best_val, &r.results.full_val,
-                                       &r.results.ar_val, &r.results.ar_ref_val};
-  for (int k = 0; k < 5; ++k) {
+  int k = 15;
+  for (const MeasurementField& f : cell_measurements()) {
     bool mismatch = false;
-    *measured[k] = s.opt_number(15 + k, &mismatch);
+    r.results.*f.value = s.opt_number(k++, &mismatch);
     r.non_numeric += mismatch;
   }
-  r.final_step = s.opt_int64(20);
-  r.latest_step = s.opt_int64(21);
-  r.updated_at = s.real(22);
-  r.grid_point = s.opt_int64(23);
-  r.grid_json = s.opt_text(24);
+  r.final_step = s.opt_int64(k);
+  r.latest_step = s.opt_int64(k + 1);
+  r.updated_at = s.real(k + 2);
+  r.grid_point = s.opt_int64(k + 3);
+  r.grid_json = s.opt_text(k + 4);
   return r;
 }
 
@@ -228,6 +227,15 @@ CellStatus parse_cell_status(std::string_view n) { return parse_status<CellStatu
 RunStatus parse_run_status(std::string_view n) { return parse_status<RunStatus>(n, kRunStatus, "run"); }
 
 std::string split_literal(MetricSplit split) { return fmt::format("'{}'", to_string(split)); }
+
+std::string measurement_list(std::string_view prefix, std::string_view separator, int schema_version) {
+  std::string list;
+  for (const MeasurementField& f : cell_measurements()) {
+    if (!list.empty()) list += separator;
+    list += schema_version >= f.cells_since ? fmt::format("{}{}", prefix, f.name) : "NULL";
+  }
+  return list;
+}
 
 std::string default_db_path() {
   std::string env = env_or("EGM_DB");
@@ -700,11 +708,16 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
   EventKind kind = EventKind::attempt_done;
   switch (status) {
     case RunStatus::done:
-      connection_.execute(
-          "UPDATE cells SET status = 'done', final_val = ?, best_val = ?, full_val = ?, ar_val = ?, ar_ref_val = ?, "
-          "final_step = ?, updated_at = ? WHERE id = ?",
-          results.final_val, results.best_val, results.full_val, results.ar_val, results.ar_ref_val,
-          step, t, cell_id);
+      {
+        std::string sets;
+        for (const MeasurementField& f : cell_measurements()) sets += fmt::format("{} = ?, ", f.name);
+        CachedStatement done = connection_.cached("UPDATE cells SET status = 'done', " + sets +
+                                                  "final_step = ?, updated_at = ? WHERE id = ?");
+        int k = 0;
+        for (const MeasurementField& f : cell_measurements()) done->bind(++k, results.*f.value);
+        done->bind(k + 1, step).bind(k + 2, t).bind(k + 3, cell_id);
+        done->run();
+      }
       message = fmt::format("{} attempt {} done{}", key, attempt,
                             results.final_val ? fmt::format(": final val {:.4f}", *results.final_val) : "");
       break;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -204,6 +205,11 @@ struct RunRow {
 // The metrics.split column holds MetricSplit's names (run/records.h); SQL
 // that selects one writes split_literal(MetricSplit::eval_val), never the text.
 std::string split_literal(MetricSplit split);  // "'eval_val'"
+// The cells' measurement columns (cell_measurements(), run/outcome.h) in SQL:
+// each name after `prefix`, joined by `separator`: "c.final_val, c.best_val, ...";
+// a column that a file at `schema_version` does not have yet reads as NULL.
+std::string measurement_list(std::string_view prefix = "", std::string_view separator = ", ",
+                             int schema_version = std::numeric_limits<int>::max());
 
 struct MetricPoint {
   int64_t cell_id = 0;

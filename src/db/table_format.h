@@ -13,6 +13,15 @@ namespace egm::db {
 // One cell of a result: NULL, integer, real or text (SQLite's storage classes).
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
+// A column's type in every export format (export/table_sink.h). timestamp:
+// UNIX seconds (REAL) in the database; Parquet TIMESTAMP(us, UTC), CSV ISO 8601.
+enum class ColumnType { int64, float64, text, timestamp };
+
+struct Column {
+  std::string name;
+  ColumnType type = ColumnType::text;
+};
+
 struct Table {
   std::vector<std::string> columns;
   std::vector<std::vector<Value>> rows;  // each row has columns.size() values

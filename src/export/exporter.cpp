@@ -8,7 +8,7 @@
 
 #include "db/results_db.h"
 #include "export/csv_sink.h"
-#include "export/export_tables.h"
+#include "db/export_tables.h"
 #include "export/tensorboard.h"
 #include "util/error.h"
 #include "egm/version_info.h"
@@ -93,8 +93,7 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
 
   // A read snapshot: every table of one export sees the same committed state
   // while a coordinator goes on writing.
-  db::Connection& connection = results.connection();
-  db::Transaction snapshot(connection, db::Transaction::Kind::deferred);
+  db::Transaction snapshot(results.connection(), db::Transaction::Kind::deferred);
   // A new --out is built beside it and renamed into place. An existing empty
   // folder (a symbolic link to one, a mount point, a shared folder with its
   // own mode, group and ACLs) is kept: the export is built in a hidden folder
@@ -116,16 +115,17 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   if (options.format == ExportFormat::tensorboard) {
-    const TensorBoardSummary tb = write_tensorboard(connection, sweep->id, partial.string(), [&](int64_t cells) {
+    const TensorBoardSummary tb = write_tensorboard(results, sweep->id, partial.string(), [&](int64_t cells) {
       if (progress) progress(fmt::format("tensorboard: {} cells ({:.0f} s)", cells, elapsed()));
     });
     summary.tensorboard_runs = tb.runs;
     summary.files.push_back({"", tb.events});
   } else {
     const int version = results.schema_version();
-    for (const ExportTable& table : export_tables(version)) {
-      if (!table.requires_table.empty() && !has_table(connection, table.requires_table)) continue;
-      TableSchema schema = schema_of(table);
+    for (const db::ExportTable& table : db::export_tables(version)) {
+      if (!table.requires_table.empty() && !db::has_table(results, table.requires_table)) continue;
+      TableSchema schema{table.name, {}, {}};
+      for (const db::SourceColumn& c : table.columns) schema.columns.push_back(c.column);
       schema.metadata = {{"egm.table", table.name},
                          {"egm.sweep", sweep->name},
                          {"egm.spec_hash", sweep->spec_hash},
@@ -135,8 +135,11 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
       const std::string path = (partial / name).string();
       std::unique_ptr<TableSink> sink =
           options.format == ExportFormat::parquet ? parquet(path, schema) : open_csv_sink(path, schema);
-      const int64_t rows = read_rows(connection, version, table, sweep->id, *sink, [&](int64_t n) {
-        if (progress && n % 1000000 == 0) progress(fmt::format("{}: {} rows ({:.0f} s)", table.name, n, elapsed()));
+      int64_t counted = 0;
+      const int64_t rows = db::read_export_rows(results, table, sweep->id, [&](const Row& row) {
+        sink->add(row);
+        if (++counted % 1000000 == 0 && progress)
+          progress(fmt::format("{}: {} rows ({:.0f} s)", table.name, counted, elapsed()));
       });
       sink->finish();
       summary.files.push_back({name, rows});

@@ -14,14 +14,11 @@
 
 namespace egm::exporter {
 
-// A column's type in every format. timestamp: UNIX seconds (REAL) in the
-// database; Parquet TIMESTAMP(us, UTC), CSV ISO 8601 ("2026-05-30T12:00:05.250000Z").
-enum class ColumnType { int64, float64, text, timestamp };
-
-struct Column {
-  std::string name;
-  ColumnType type = ColumnType::text;
-};
+// A column's type in every format (db/table_format.h). timestamp: UNIX seconds
+// (REAL) in the database; Parquet TIMESTAMP(us, UTC), CSV ISO 8601
+// ("2026-05-30T12:00:05.250000Z").
+using ColumnType = db::ColumnType;
+using Column = db::Column;
 
 struct TableSchema {
   std::string name;  // "cells"; the file is NAME.parquet / NAME.csv

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "db/sweep_reads.h"
 #include "export/tfrecord.h"
 #include "tensorboard_event.pb.h"
 #include "util/error.h"
@@ -81,10 +82,12 @@ class EventFile {
 }  // namespace
 
 std::string loss_tag(std::string_view split) {
-  if (split == "train") return "train/loss";
-  if (split == "eval_train") return "eval/train_loss";
-  if (split == "eval_val") return "eval/val_loss";
-  if (split == "val_full" || split == "val_ar" || split == "val_ar_ref") return fmt::format("final/{}", split);
+  const auto is = [&](MetricSplit s) { return split == to_string(s); };
+  if (is(MetricSplit::train)) return "train/loss";
+  if (is(MetricSplit::eval_train)) return "eval/train_loss";
+  if (is(MetricSplit::eval_val)) return "eval/val_loss";
+  if (is(MetricSplit::val_full) || is(MetricSplit::val_ar) || is(MetricSplit::val_ar_ref))
+    return fmt::format("final/{}", split);
   return fmt::format("other/{}", split);
 }
 
@@ -105,71 +108,42 @@ std::string run_folder(const std::string& key, int64_t cell_id, std::set<std::st
   return name;
 }
 
-// A stored number as a number: text or a blob in a REAL column (a database
-// edited elsewhere) is refused, naming the cell, never read as 0.0.
-std::optional<double> number(const db::Statement& s, int column, const char* what, int64_t cell_id,
-                             const std::string& path) {
-  bool mismatch = false;
-  std::optional<double> v = s.opt_number(column, &mismatch);
-  EGM_REQUIRE(!mismatch, DbError,
-              "{}: {} of cell {} is stored as {}, not a number (was the database edited elsewhere?); nothing exported",
-              path, what, cell_id, s.text(column).substr(0, 40));
-  return v;
-}
-
 }  // namespace
 
-TensorBoardSummary write_tensorboard(db::Connection& connection, int64_t sweep_id, const std::string& dir,
+TensorBoardSummary write_tensorboard(db::ResultsDb& results, int64_t sweep_id, const std::string& dir,
                                      const std::function<void(int64_t)>& progress) {
-  db::Statement sweep = connection.prepare("SELECT created_at FROM sweeps WHERE id = ?1");
-  sweep.bind(1, sweep_id);
-  EGM_REQUIRE(sweep.step(), DbError, "{}: no sweep with id {}", connection.path(), sweep_id);
   // A time beyond any real clock (a crafted row) would overflow the cast: named 0 then.
-  const double created_at = sweep.real(0);
+  const double created_at = results.sweep(sweep_id).created_at;
   const bool sane = std::abs(created_at) <= 1e11;
   const std::string file_name =
       fmt::format("events.out.tfevents.{}.egm", sane ? static_cast<int64_t>(created_at) : int64_t{0});
 
-  db::Statement cells = connection.prepare(
-      "SELECT id, key, status, final_val, best_val, final_step, updated_at FROM cells WHERE sweep_id = ?1 "
-      "ORDER BY position");
-  cells.bind(1, sweep_id);
-  // The cell's rows in primary-key order (split, step): no sort.
-  db::Statement metrics = connection.prepare(
-      "SELECT split, step, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?1 ORDER BY split, step");
   TensorBoardSummary summary;
   int64_t seen = 0;
   std::set<std::string> used;
-  const std::string& db = connection.path();
-  while (cells.step()) {
-    const int64_t cell_id = cells.int64(0);
-    EventFile file((std::filesystem::path(dir) / run_folder(cells.text(1), cell_id, used) / file_name).string(),
-                   created_at);
-    metrics.reset();
-    metrics.bind(1, cell_id);
-    while (metrics.step()) {
-      const std::string split = metrics.text(0);
-      const int64_t step = metrics.int64(1);
-      const double time = number(metrics, 5, "a metric's time", cell_id, db).value_or(0);
-      const std::optional<double> loss = number(metrics, 2, "a loss", cell_id, db);
-      if (split == "train")
-        file.train(step, time, loss, number(metrics, 3, "a learning rate", cell_id, db),
-                   number(metrics, 4, "a tokens/s", cell_id, db));
-      else
-        file.loss(step, time, loss_tag(split), loss);
+  try {
+    for (const db::CellEnd& cell : db::cell_ends(results, sweep_id)) {
+      EventFile file((std::filesystem::path(dir) / run_folder(cell.key, cell.id, used) / file_name).string(),
+                     created_at);
+      db::for_each_metric(results, cell.id, [&](const db::CellMetric& m) {
+        if (m.split == to_string(MetricSplit::train))
+          file.train(m.step, m.time, m.loss, m.lr, m.tokens_per_s);
+        else
+          file.loss(m.step, m.time, loss_tag(m.split), m.loss);
+      });
+      if (cell.done && cell.final_step) {
+        if (cell.final_val) file.loss(*cell.final_step, cell.updated_at, "final/final_val", *cell.final_val);
+        if (cell.best_val) file.loss(*cell.final_step, cell.updated_at, "final/best_val", *cell.best_val);
+      }
+      if (file.open()) {
+        file.close();
+        ++summary.runs;
+        summary.events += file.events();
+      }
+      if (++seen % 1000 == 0 && progress) progress(seen);
     }
-    if (cells.text(2) == "done" && !cells.is_null(5)) {
-      const int64_t step = cells.int64(5);
-      const double time = number(cells, 6, "updated_at", cell_id, db).value_or(0);
-      if (auto v = number(cells, 3, "final_val", cell_id, db)) file.loss(step, time, "final/final_val", *v);
-      if (auto v = number(cells, 4, "best_val", cell_id, db)) file.loss(step, time, "final/best_val", *v);
-    }
-    if (file.open()) {
-      file.close();
-      ++summary.runs;
-      summary.events += file.events();
-    }
-    if (++seen % 1000 == 0 && progress) progress(seen);
+  } catch (const DbError& e) {
+    EGM_THROW(DbError, "{}; nothing exported", e.what());
   }
   return summary;
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "db/sqlite.h"
+#include "db/results_db.h"
 
 namespace egm::exporter {
 
@@ -32,7 +32,7 @@ struct TensorBoardSummary {
 // cell of the sweep with metrics or results (the timestamp in the name keeps
 // a second export of the same sweep byte-identical). `progress` is called
 // after every 1,000 cells with the count so far.
-TensorBoardSummary write_tensorboard(db::Connection& connection, int64_t sweep_id, const std::string& dir,
+TensorBoardSummary write_tensorboard(db::ResultsDb& results, int64_t sweep_id, const std::string& dir,
                                      const std::function<void(int64_t)>& progress = {});
 
 }  // namespace egm::exporter

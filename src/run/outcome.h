@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace egm {
@@ -35,6 +36,24 @@ struct Measurements {
 
   friend bool operator==(const Measurements& a, const Measurements& b);
 };
+
+// Every measurement, the one list that the outcome's JSON, the results
+// database (a REAL column of cells of the same name), egm merge, egm export,
+// egm runs and the cell page are built from: adding a measurement is a field
+// above, a line here and its column in schemas/results.sql.
+struct MeasurementField {
+  const char* name;                            // the JSON field and, with a cells column, its name
+  std::optional<double> Measurements::*value;  // where it is held
+  int cells_since;  // the results schema version that added its cells column; 0: none (kept per attempt only)
+};
+inline constexpr MeasurementField kMeasurementFields[] = {
+    {"final_val", &Measurements::final_val, 1},     {"best_val", &Measurements::best_val, 1},
+    {"final_train", &Measurements::final_train, 0}, {"full_val", &Measurements::full_val, 1},
+    {"ar_val", &Measurements::ar_val, 1},           {"ar_ref_val", &Measurements::ar_ref_val, 1},
+    {"tokens_per_s", &Measurements::tokens_per_s, 0},
+};
+// The measurements with a cells column, in the order above (the cells columns' order in every table).
+std::vector<MeasurementField> cell_measurements();
 
 // A finite value, else none: the one place the trainer's NaN becomes "no value".
 std::optional<double> finite_or_none(double value);

@@ -16,71 +16,26 @@
 #include "analysis/param_analysis.h"
 #include "analysis/sweep_data.h"
 #include "db/reuse.h"
-#include "db/sqlite.h"
+#include "db/sweep_reads.h"
 #include "spec/experiment_spec.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
 namespace egm::serve {
 
-namespace {
-
-db::Table cell_query(Context& c, const char* sql, int64_t cell_id) {
-  db::Statement s = c.db.connection().prepare(sql);
-  s.bind(1, cell_id);
-  return db::read_rows(s);
-}
-
-constexpr const char* kAttemptsSql =
-    "SELECT attempt, status, host, device, world_size, backend, datetime(started_at, 'unixepoch') AS started_utc, "
-    "datetime(ended_at, 'unixepoch') AS ended_utc, round(coalesce(ended_at, strftime('%s', 'now')) - started_at, 1) "
-    "AS seconds, resumed_from_step, torch_version, git_commit, error FROM runs WHERE cell_id = ? ORDER BY attempt";
-// events.step came with schema v4; an older file (read-only) shows it empty.
-std::string events_sql(int schema_version) {
-  return fmt::format(
-      "SELECT datetime(e.time, 'unixepoch') AS time_utc, e.kind, r.attempt, {} AS step, e.message FROM events e "
-      "LEFT JOIN runs r ON r.id = e.run_id WHERE e.cell_id = ? ORDER BY e.time, e.id",
-      schema_version >= 4 ? "e.step" : "NULL");
-}
-constexpr const char* kMetricsSql =
-    "SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, r.attempt, m.time FROM metrics m JOIN runs r ON r.id = "
-    "m.run_id WHERE m.cell_id = ? ORDER BY m.split, m.step";
-constexpr const char* kParamsSql =
-    "SELECT p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p WHERE p.cell_id = ? "
-    "ORDER BY p.step, p.module, p.layer, p.name, p.idx";
-// Learned parameters at step 0 and at the cell's last recorded step, side by side.
-constexpr const char* kParamsNowSql =
-    "SELECT module, layer, idx, name, "
-    "(SELECT value FROM params q WHERE q.cell_id = p.cell_id AND q.module = p.module AND q.layer = p.layer AND "
-    "q.idx = p.idx AND q.name = p.name AND q.step = 0) AS at_step_0, value AS learned, step "
-    "FROM params p WHERE p.cell_id = ?1 AND p.step = (SELECT max(step) FROM params WHERE cell_id = ?1) "
-    "ORDER BY module, layer, name, idx";
-
-}  // namespace
-
 Response cell_page(Context& c, const std::string& sweep_name, const std::string& key, const std::string& table_segment) {
   const db::SweepRow sweep = require_sweep(c, sweep_name);
-  std::optional<int64_t> cell_id;
-  {
-    db::Statement s = c.db.connection().prepare("SELECT id FROM cells WHERE sweep_id = ? AND key = ?");
-    s.bind_all(sweep.id, key);
-    if (s.step()) cell_id = s.int64(0);
-  }
+  const std::optional<int64_t> cell_id = db::find_cell(c.db, sweep.id, key);
   if (!cell_id) fail(404, fmt::format("no cell '{}' in sweep '{}'", key, sweep_name));
   const db::CellRow cell = c.db.cell(*cell_id);
   if (!table_segment.empty()) {
     const auto dl = download_name(table_segment);
     const std::string table = dl ? dl->first : table_segment;
-    const std::string events = events_sql(c.db.schema_version());
-    const char* sql = table == "attempts" ? kAttemptsSql
-                      : table == "events" ? events.c_str()
-                      : table == "metrics" ? kMetricsSql
-                      : table == "params" ? kParamsSql
-                                          : nullptr;
-    if (!dl || !sql)
+    const std::optional<db::CellTable> which = db::parse_cell_download(table);
+    if (!dl || !which)
       fail(404, fmt::format("no table '{}' for cell '{}'; tables: attempts, events, metrics, params (.csv or .json)",
                             table_segment, key));
-    return download(cell_query(c, sql, *cell_id), dl->second, sweep_name + "-" + key + "-" + table);
+    return download(db::cell_table(c.db, *which, *cell_id), dl->second, sweep_name + "-" + key + "-" + table);
   }
   const std::string base = "/sweep/" + url_encode(sweep_name) + "/cell/" + url_encode(key);
   const bool live = cell.status == db::CellStatus::running && !db::stale_since(sweep, c.now);
@@ -114,16 +69,20 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
       body += "<p class=\"note\" id=\"reused\">reused, not trained here: " + escape(r.from) + "</p>\n";
   {
     db::Table t;
-    t.columns = {"final_val", "best_val", "full_val", "ar_val", "ar_ref_val", "final_step"};
-    t.rows.push_back({opt(cell.results.final_val), opt(cell.results.best_val), opt(cell.results.full_val),
-                      opt(cell.results.ar_val), opt(cell.results.ar_ref_val), opt(cell.final_step)});
+    t.rows.emplace_back();
+    for (const MeasurementField& f : cell_measurements()) {
+      t.columns.push_back(f.name);
+      t.rows.back().push_back(opt(cell.results.*f.value));
+    }
+    t.columns.push_back("final_step");
+    t.rows.back().push_back(opt(cell.final_step));
     TableOptions o;
     o.id = "table-results";
     o.digits = 6;
     body += "<h2>Results</h2>\n" + html_table(t, o);
   }
   // Loss curves: train (every recorded step), the periodic evals.
-  const db::Table metrics = cell_query(c, kMetricsSql, *cell_id);
+  const db::Table metrics = db::cell_table(c.db, db::CellTable::metrics, *cell_id);
   {
     analysis::Figure plot;
     plot.name = "loss";
@@ -131,19 +90,20 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     plot.x_label = "step";
     plot.y_label = "loss (nats)";
     size_t colour = 0;
-    for (const char* split : {"train", "eval_train", "eval_val"}) {
+    for (const MetricSplit s : {MetricSplit::train, MetricSplit::eval_train, MetricSplit::eval_val}) {
+      const std::string split = to_string(s);
       std::vector<double> xs, ys;
       for (const auto& row : metrics.rows) {
         if (std::get<std::string>(row[1]) != split) continue;
         xs.push_back(static_cast<double>(std::get<int64_t>(row[0])));
         ys.push_back(std::holds_alternative<double>(row[2]) ? std::get<double>(row[2]) : std::nan(""));
       }
-      if (!xs.empty()) plot.line(xs, ys, analysis::figure_colour(colour), split, std::string(split) == "eval_train");
+      if (!xs.empty()) plot.line(xs, ys, analysis::figure_colour(colour), split, s == MetricSplit::eval_train);
       ++colour;
     }
     body += "<h2>Loss curves</h2>\n<div class=\"plots\">" + svg_figure(plot) + "</div>\n";
   }
-  const db::Table learned = cell_query(c, kParamsNowSql, *cell_id);
+  const db::Table learned = db::cell_table(c.db, db::CellTable::learned, *cell_id);
   if (!learned.rows.empty()) {
     // The MoPE pairs of this cell in the omega-sigma plane.
     std::map<int64_t, analysis::MopePair> pairs;
@@ -178,10 +138,10 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     TableOptions o;
     o.id = "table-attempts";
     o.links = base + "/attempts";
-    body += "<h2>Attempts</h2>\n" + html_table(cell_query(c, kAttemptsSql, *cell_id), o);
+    body += "<h2>Attempts</h2>\n" + html_table(db::cell_table(c.db, db::CellTable::attempts, *cell_id), o);
     o.id = "table-events";
     o.links = base + "/events";
-    body += "<h2>Events</h2>\n" + html_table(cell_query(c, events_sql(c.db.schema_version()).c_str(), *cell_id), o);
+    body += "<h2>Events</h2>\n" + html_table(db::cell_table(c.db, db::CellTable::events, *cell_id), o);
   }
   body += fmt::format("<p class=\"downloads\">every metric point ({}): <a href=\"{}/metrics.csv\">CSV</a><a "
                       "href=\"{}/metrics.json\">JSON</a></p>\n",

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "db/sqlite.h"
 #include "serve/pages.h"
 #include "util/error.h"
 

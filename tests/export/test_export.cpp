@@ -14,7 +14,6 @@
 #include "db/migrations.h"
 #include "db/sqlite.h"
 #include "export/csv_sink.h"
-#include "export/export_tables.h"
 #include "export/exporter.h"
 #include "export/tensorboard.h"
 #include "export/tfrecord.h"

@@ -1,6 +1,7 @@
-// The tables an export writes, as data: each is a name, typed columns with
-// the SQL expression each is read from, and where its rows come from. Adding
-// a table is adding one entry to export_tables() (export_tables.cpp); a table
+// The tables `egm export` writes, as data: each is a name, typed columns with
+// the SQL expression each is read from, and where its rows come from; and the
+// reading of their rows (the export's SQL lives here, not in src/export).
+// Adding a table is adding one entry to export_tables() (export_tables.cpp); a table
 // that only some databases have (the looks of a sequential sweep) names it in
 // `requires_table` and is skipped where it is absent.
 #pragma once
@@ -10,10 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "db/sqlite.h"
-#include "export/table_sink.h"
+#include "db/results_db.h"
+#include "db/table_format.h"
 
-namespace egm::exporter {
+namespace egm::db {
+
+// One output row: a value per column, NULL as std::monostate; int64 columns
+// hold int64_t, float64 and timestamp columns double, text columns std::string.
+using Row = std::vector<Value>;
+using RowSink = std::function<void(const Row&)>;
 
 struct SourceColumn {
   Column column;
@@ -34,21 +40,16 @@ struct ExportTable {
   // Rows that are not one per SQL row (the learned parameters, unpacked from
   // their snapshots): replaces `from`, called with each cell's id when
   // per_cell, else the sweep's. Returns the rows written.
-  std::function<int64_t(db::Connection&, int64_t id, TableSink&)> read;
+  std::function<int64_t(Connection&, int64_t id, const RowSink&)> read;
 };
 
 // The tables, in export order, for a database at `schema_version`.
 std::vector<ExportTable> export_tables(int schema_version);
 
-// The table's columns (what a sink is opened with).
-TableSchema schema_of(const ExportTable& table);
-
-// Streams the sweep's rows of `table` into `sink` (not finished); returns the
-// row count. `progress` is called every 100,000 rows with the count so far.
-int64_t read_rows(db::Connection& connection, int schema_version, const ExportTable& table, int64_t sweep_id,
-                  TableSink& sink, const std::function<void(int64_t)>& progress = {});
+// Streams the sweep's rows of `table` into `sink`; returns the row count.
+int64_t read_export_rows(ResultsDb& db, const ExportTable& table, int64_t sweep_id, const RowSink& sink);
 
 // True when the database has a table or view of this name.
-bool has_table(db::Connection& connection, const std::string& name);
+bool has_table(ResultsDb& db, const std::string& name);
 
-}  // namespace egm::exporter
+}  // namespace egm::db

@@ -1,0 +1,200 @@
+// Typed reads of one sweep for analyze, report, serve's cell page and the
+// TensorBoard export (sweep_reads.h); the SQL each of them runs.
+#include "db/sweep_reads.h"
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+
+namespace egm::db {
+namespace {
+
+// A number as stored: NULL is none; text or a blob (a file edited elsewhere) a DbError.
+std::optional<double> strict_number(const Statement& s, int column, const char* what, int64_t cell_id,
+                                    const std::string& path) {
+  bool mismatch = false;
+  std::optional<double> v = s.opt_number(column, &mismatch);
+  EGM_REQUIRE(!mismatch, DbError,
+              "{}: {} of cell {} is stored as {}, not a number (was the database edited elsewhere?)", path, what,
+              cell_id, s.text(column).substr(0, 40));
+  return v;
+}
+
+constexpr const char* kAttemptsSql =
+    "SELECT attempt, status, host, device, world_size, backend, datetime(started_at, 'unixepoch') AS started_utc, "
+    "datetime(ended_at, 'unixepoch') AS ended_utc, round(coalesce(ended_at, strftime('%s', 'now')) - started_at, 1) "
+    "AS seconds, resumed_from_step, torch_version, git_commit, error FROM runs WHERE cell_id = ? ORDER BY attempt";
+// events.step came with schema v4; an older file (read-only) shows it empty.
+std::string events_sql(int schema_version) {
+  return fmt::format(
+      "SELECT datetime(e.time, 'unixepoch') AS time_utc, e.kind, r.attempt, {} AS step, e.message FROM events e "
+      "LEFT JOIN runs r ON r.id = e.run_id WHERE e.cell_id = ? ORDER BY e.time, e.id",
+      schema_version >= 4 ? "e.step" : "NULL");
+}
+constexpr const char* kMetricsSql =
+    "SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, r.attempt, m.time FROM metrics m JOIN runs r ON r.id = "
+    "m.run_id WHERE m.cell_id = ? ORDER BY m.split, m.step";
+constexpr const char* kParamsSql =
+    "SELECT p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p WHERE p.cell_id = ? "
+    "ORDER BY p.step, p.module, p.layer, p.name, p.idx";
+// Learned parameters at step 0 and at the cell's last recorded step, side by side.
+constexpr const char* kLearnedSql =
+    "SELECT module, layer, idx, name, "
+    "(SELECT value FROM params q WHERE q.cell_id = p.cell_id AND q.module = p.module AND q.layer = p.layer AND "
+    "q.idx = p.idx AND q.name = p.name AND q.step = 0) AS at_step_0, value AS learned, step "
+    "FROM params p WHERE p.cell_id = ?1 AND p.step = (SELECT max(step) FROM params WHERE cell_id = ?1) "
+    "ORDER BY module, layer, name, idx";
+
+}  // namespace
+
+std::optional<int64_t> find_cell(ResultsDb& db, int64_t sweep_id, const std::string& key) {
+  Statement s = db.connection().prepare("SELECT id FROM cells WHERE sweep_id = ? AND key = ?");
+  s.bind_all(sweep_id, key);
+  if (s.step()) return s.int64(0);
+  return std::nullopt;
+}
+
+std::vector<int64_t> cell_ids(ResultsDb& db, int64_t sweep_id) {
+  Statement s = db.connection().prepare("SELECT id FROM cells WHERE sweep_id = ?1 ORDER BY position");
+  s.bind(1, sweep_id);
+  std::vector<int64_t> ids;
+  while (s.step()) ids.push_back(s.int64(0));
+  return ids;
+}
+
+std::optional<CellTable> parse_cell_download(std::string_view name) {
+  if (name == "attempts") return CellTable::attempts;
+  if (name == "events") return CellTable::events;
+  if (name == "metrics") return CellTable::metrics;
+  if (name == "params") return CellTable::params;
+  return std::nullopt;
+}
+
+Table cell_table(ResultsDb& db, CellTable table, int64_t cell_id) {
+  const std::string events = events_sql(db.schema_version());
+  const char* sql = nullptr;
+  switch (table) {
+    case CellTable::attempts: sql = kAttemptsSql; break;
+    case CellTable::events: sql = events.c_str(); break;
+    case CellTable::metrics: sql = kMetricsSql; break;
+    case CellTable::params: sql = kParamsSql; break;
+    case CellTable::learned: sql = kLearnedSql; break;
+  }
+  Statement s = db.connection().prepare(sql);
+  s.bind(1, cell_id);
+  return read_rows(s);
+}
+
+std::vector<LossPoint> split_losses(ResultsDb& db, int64_t sweep_id, MetricSplit split) {
+  Statement s = db.connection().prepare(
+      "SELECT m.cell_id, m.step, m.loss FROM metrics m JOIN cells c ON c.id = m.cell_id "
+      "WHERE c.sweep_id = ? AND m.split = ? AND m.loss IS NOT NULL ORDER BY m.cell_id, m.step");
+  s.bind_all(sweep_id, std::string(to_string(split)));
+  std::vector<LossPoint> points;
+  while (s.step())  // a loss stored as text (a file edited elsewhere) is no point of a curve
+    if (std::optional<double> loss = s.opt_number(2)) points.push_back({s.int64(0), s.int64(1), *loss});
+  return points;
+}
+
+std::vector<AttemptCompute> attempt_compute(ResultsDb& db, int64_t sweep_id) {
+  const bool v7 = db.schema_version() >= 7;  // threads and gpu_name came with v7
+  Statement s = db.connection().prepare(
+      std::string("SELECT c.id, c.variant, r.device, r.world_size, r.started_at, r.ended_at, ") +
+      (v7 ? "r.threads, r.gpu_name, " : "NULL, NULL, ") +
+      (db.schema_version() >= 11 ? "r.reused_from IS NOT NULL" : "0") +  // reuse came with v11
+      " FROM cells c JOIN runs r ON r.cell_id = c.id WHERE c.sweep_id = ?1 ORDER BY c.position, r.attempt");
+  s.bind(1, sweep_id);
+  std::vector<AttemptCompute> rows;
+  while (s.step())
+    rows.push_back({s.int64(0), s.text(1), s.text(2), s.opt_int64(3), s.real(4), s.opt_real(5), s.opt_int64(6),
+                    s.opt_text(7), s.int64(8) != 0});
+  return rows;
+}
+
+std::map<int64_t, std::string> param_layout_texts(ResultsDb& db) {
+  Statement s = db.connection().prepare("SELECT id, layout FROM param_layouts");
+  std::map<int64_t, std::string> layouts;
+  while (s.step()) layouts.emplace(s.int64(0), s.text(1));
+  return layouts;
+}
+
+std::vector<SnapshotRef> param_snapshot_refs(ResultsDb& db, int64_t sweep_id) {
+  Statement s = db.connection().prepare(
+      "SELECT s.cell_id, s.id, s.step, s.layout_id FROM param_snapshots s JOIN cells c ON c.id = s.cell_id "
+      "WHERE c.sweep_id = ? ORDER BY s.cell_id, s.step");
+  s.bind(1, sweep_id);
+  std::vector<SnapshotRef> refs;
+  while (s.step()) refs.push_back({s.int64(0), s.int64(1), s.int64(2), s.int64(3)});
+  return refs;
+}
+
+std::string param_snapshot_data(ResultsDb& db, int64_t id) {
+  CachedStatement s = db.connection().cached("SELECT data FROM param_snapshots WHERE id = ?");
+  s->bind(1, id);
+  EGM_REQUIRE(s->step(), DbError, "param snapshot {} vanished while reading", id);
+  return s->blob(0);
+}
+
+std::vector<ParamValue> param_rows_before_v5(ResultsDb& db, int64_t sweep_id) {
+  Statement s = db.connection().prepare(
+      "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
+      "JOIN cells c ON c.id = p.cell_id WHERE c.sweep_id = ? AND p.value IS NOT NULL "
+      "ORDER BY p.cell_id, p.step, p.module, p.layer, p.idx, p.name");
+  s.bind(1, sweep_id);
+  std::vector<ParamValue> rows;
+  while (s.step()) {
+    ParamValue v;
+    v.cell_id = s.int64(0);
+    v.step = s.int64(1);
+    v.module = s.text(2);
+    v.layer = s.int64(3);
+    v.idx = s.int64(4);
+    v.name = s.text(5);
+    v.value = s.real(6);
+    rows.push_back(std::move(v));
+  }
+  return rows;
+}
+
+std::vector<CellEnd> cell_ends(ResultsDb& db, int64_t sweep_id) {
+  Statement s = db.connection().prepare(
+      "SELECT id, key, status, final_val, best_val, final_step, updated_at FROM cells WHERE sweep_id = ?1 "
+      "ORDER BY position");
+  s.bind(1, sweep_id);
+  std::vector<CellEnd> cells;
+  while (s.step()) {
+    CellEnd c;
+    c.id = s.int64(0);
+    c.key = s.text(1);
+    c.done = s.text(2) == to_string(CellStatus::done);
+    c.final_step = s.opt_int64(5);
+    if (c.done && c.final_step) {  // what a done cell ended with: read only where it is used
+      c.updated_at = strict_number(s, 6, "updated_at", c.id, db.path()).value_or(0);
+      c.final_val = strict_number(s, 3, "final_val", c.id, db.path());
+      c.best_val = strict_number(s, 4, "best_val", c.id, db.path());
+    }
+    cells.push_back(std::move(c));
+  }
+  return cells;
+}
+
+void for_each_metric(ResultsDb& db, int64_t cell_id, const std::function<void(const CellMetric&)>& each) {
+  // The cell's rows in primary-key order (split, step): no sort.
+  CachedStatement s = db.connection().cached(
+      "SELECT split, step, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?1 ORDER BY split, step");
+  s->bind(1, cell_id);
+  const std::string& path = db.path();
+  CellMetric m;
+  while (s->step()) {
+    m.split = s->text(0);
+    m.step = s->int64(1);
+    m.time = strict_number(*s, 5, "a metric's time", cell_id, path).value_or(0);
+    m.loss = strict_number(*s, 2, "a loss", cell_id, path);
+    const bool train = m.split == to_string(MetricSplit::train);  // only train rows carry these
+    m.lr = train ? strict_number(*s, 3, "a learning rate", cell_id, path) : std::nullopt;
+    m.tokens_per_s = train ? strict_number(*s, 4, "a tokens/s", cell_id, path) : std::nullopt;
+    each(m);
+  }
+}
+
+}  // namespace egm::db
