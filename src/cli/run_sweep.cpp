@@ -208,6 +208,53 @@ void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size, c
       estimated + unmeasured, db_path, unmeasured ? "; the others counted at their average" : "");
 }
 
+// How many workers the launch takes, checked against this host where it is the
+// one that runs them: its GPUs (and runs_per_gpu), then the memory each
+// worker needs (one line, exit 2, before anything starts).
+int checked_workers(const SweepOptions& o, const spec::ExperimentSpec& spec, const DeviceName& device, int cells,
+                    int ranks) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool one_host = !spans_hosts(o);  // only then are this host's GPUs and memory the ones that count
+  int per_host = cores;  // workers that fit on this host by default
+  // --print-command renders the launch for another host (a batch job's node):
+  // its GPUs are checked there, at the workers' HELLO, before the database opens.
+  if (device.is_cuda() && !o.print_command) {
+    const int gpus = visible_gpu_count();
+    const std::string host = process_info().host;
+    EGM_REQUIRE(gpus >= 1, ConfigError,
+                "--device {}: no GPU is visible on {} (CUDA_VISIBLE_DEVICES, or a node without GPUs); use --device "
+                "cpu or run where GPUs are",
+                device.str(), host);
+    EGM_REQUIRE(device.index < gpus, ConfigError, "--device {}: {} has {} GPU{} (cuda:0..cuda:{})", device.str(),
+                host, gpus, gpus == 1 ? "" : "s", gpus - 1);
+    per_host = device.index < 0 ? gpus * spec.runs_per_gpu : spec.runs_per_gpu;
+    if (o.workers > 0 && one_host) {
+      if (device.index < 0) {
+        launch::require_gpu_slots(o.workers, gpus, spec.runs_per_gpu, host);
+      } else {
+        EGM_REQUIRE(o.workers <= spec.runs_per_gpu, ConfigError,
+                    "--device {}: {} workers share one GPU but runs_per_gpu is {}; pass --workers {} or raise "
+                    "runs_per_gpu in the spec",
+                    device.str(), o.workers, spec.runs_per_gpu, spec.runs_per_gpu);
+      }
+    }
+  }
+  const int workers = o.workers > 0 ? o.workers : std::max(ranks, std::min(per_host, cells));
+  launch::require_enough_workers(workers, ranks, o.launch.spec_path);
+  // Memory, where this host is the one that runs them (a batch job's nodes check nothing here).
+  if (!o.print_command && one_host) {
+    if (device.is_cuda()) {
+      const int gpu = std::max(0, device.index);
+      const int sharing = device.index < 0 ? std::min(workers, spec.runs_per_gpu) : workers;
+      require_memory_fits(spec, device, sharing, fmt::format("GPU {} on {}", gpu, process_info().host),
+                          cuda_device_memory_mb(gpu).value_or(0));
+    }
+    require_memory_fits(spec, DeviceName{}, device.is_cuda() ? 0 : workers,
+                        fmt::format("the memory of {}", process_info().host), host_available_mb());
+  }
+  return workers;
+}
+
 }  // namespace
 
 void run_sweep(SweepOptions o) {
@@ -249,7 +296,6 @@ void run_sweep(SweepOptions o) {
                                   until.max_seeds));
   }
   if (!o.print_command) std::cout << fmt::format("sweep {}: {}", spec.name, size.product()) << std::endl;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A data-parallel cell takes that many workers at once (coordinator/README.md).
   int ranks = 1;
   for (const auto& variant : spec.variants) ranks = std::max(ranks, spec.ranks_for(variant));
@@ -259,44 +305,7 @@ void run_sweep(SweepOptions o) {
   const DeviceName device = launch::resolve_device(o.launch.device, spec.device);
   o.launch.device = device;
   require_buildable(device);
-  const bool one_host = !spans_hosts(o);  // only then are this host's GPUs and memory the ones that count
-  int per_host = cores;  // workers that fit on this host by default
-  // --print-command renders the launch for another host (a batch job's node):
-  // its GPUs are checked there, at the workers' HELLO, before the database opens.
-  if (device.is_cuda() && !o.print_command) {
-    const int gpus = visible_gpu_count();
-    const std::string host = process_info().host;
-    EGM_REQUIRE(gpus >= 1, ConfigError,
-                "--device {}: no GPU is visible on {} (CUDA_VISIBLE_DEVICES, or a node without GPUs); use --device "
-                "cpu or run where GPUs are",
-                device.str(), host);
-    EGM_REQUIRE(device.index < gpus, ConfigError, "--device {}: {} has {} GPU{} (cuda:0..cuda:{})", device.str(),
-                host, gpus, gpus == 1 ? "" : "s", gpus - 1);
-    per_host = device.index < 0 ? gpus * spec.runs_per_gpu : spec.runs_per_gpu;
-    if (o.workers > 0 && one_host) {
-      if (device.index < 0) {
-        launch::require_gpu_slots(o.workers, gpus, spec.runs_per_gpu, host);
-      } else {
-        EGM_REQUIRE(o.workers <= spec.runs_per_gpu, ConfigError,
-                    "--device {}: {} workers share one GPU but runs_per_gpu is {}; pass --workers {} or raise "
-                    "runs_per_gpu in the spec",
-                    device.str(), o.workers, spec.runs_per_gpu, spec.runs_per_gpu);
-      }
-    }
-  }
-  const int workers = o.workers > 0 ? o.workers : std::max(ranks, std::min(per_host, cells));
-  launch::require_enough_workers(workers, ranks, o.launch.spec_path);
-  // Memory, where this host is the one that runs them (a batch job's nodes check nothing here).
-  if (!o.print_command && one_host) {
-    if (device.is_cuda()) {
-      const int gpu = std::max(0, device.index);
-      const int sharing = device.index < 0 ? std::min(workers, spec.runs_per_gpu) : workers;
-      require_memory_fits(spec, device, sharing, fmt::format("GPU {} on {}", gpu, process_info().host),
-                          cuda_device_memory_mb(gpu).value_or(0));
-    }
-    require_memory_fits(spec, DeviceName{}, device.is_cuda() ? 0 : workers,
-                        fmt::format("the memory of {}", process_info().host), host_available_mb());
-  }
+  const int workers = checked_workers(o, spec, device, cells, ranks);
 
   const std::string data = existing_corpus(o.data);
   std::string view = o.view;

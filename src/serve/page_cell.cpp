@@ -22,6 +22,67 @@
 #include "util/json_limits.h"
 
 namespace egm::serve {
+namespace {
+
+// The cell's loss curves: train (every recorded step) and the periodic evals.
+std::string loss_curves_html(const db::Table& metrics) {
+  analysis::Figure plot;
+  plot.name = "loss";
+  plot.title = "loss curves";
+  plot.x_label = "step";
+  plot.y_label = "loss (nats)";
+  size_t colour = 0;
+  for (const MetricSplit s : {MetricSplit::train, MetricSplit::eval_train, MetricSplit::eval_val}) {
+    const std::string split = to_string(s);
+    std::vector<double> xs, ys;
+    for (const auto& row : metrics.rows) {
+      if (std::get<std::string>(row[1]) != split) continue;
+      xs.push_back(static_cast<double>(std::get<int64_t>(row[0])));
+      ys.push_back(std::holds_alternative<double>(row[2]) ? std::get<double>(row[2]) : std::nan(""));
+    }
+    if (!xs.empty()) plot.line(xs, ys, analysis::figure_colour(colour), split, s == MetricSplit::eval_train);
+    ++colour;
+  }
+  return "<h2>Loss curves</h2>\n<div class=\"plots\">" + svg_figure(plot) + "</div>\n";
+}
+
+// The learned parameters at the cell's first and last snapshot, with its MoPE
+// pairs in the omega-sigma plane; nothing when it has none.
+std::string learned_html(const db::Table& learned, const db::CellRow& cell, const std::string& key,
+                         const std::string& base) {
+  if (learned.rows.empty()) return "";
+  // The MoPE pairs of this cell in the omega-sigma plane.
+  std::map<int64_t, analysis::MopePair> pairs;
+  for (const auto& row : learned.rows) {
+    if (std::get<std::string>(row[0]) != "mope") continue;
+    auto& pr = pairs[std::get<int64_t>(row[2])];
+    const std::string& n = std::get<std::string>(row[3]);
+    const double at0 = std::holds_alternative<double>(row[4]) ? std::get<double>(row[4]) : std::nan("");
+    const double now = std::holds_alternative<double>(row[5]) ? std::get<double>(row[5]) : std::nan("");
+    if (n == "omega") pr.omega = now, pr.omega0 = at0;
+    if (n == "sigma") pr.sigma = now, pr.sigma0 = at0;
+    pr.has_init = std::isfinite(pr.omega0) && std::isfinite(pr.sigma0) && pr.omega0 > 0;
+  }
+  std::string body = "<h2>Learned parameters</h2>\n";
+  if (!pairs.empty()) {
+    analysis::MopeRun run;
+    run.variant = cell.variant;
+    run.key = key;
+    for (auto& [idx, pr] : pairs) {
+      pr.idx = idx;
+      run.pairs.push_back(pr);
+    }
+    body += "<div class=\"plots\">" + svg_figure(*analysis::omega_sigma_figure({run})) + "</div>\n";
+  }
+  TableOptions o;
+  o.id = "table-params";
+  o.links = base + "/params";
+  o.digits = 6;
+  body += html_table(learned, o);
+  return body;
+}
+
+}  // namespace
 
 Response cell_page(Context& c, const std::string& sweep_name, const std::string& key, const std::string& table_segment) {
   const db::SweepRow sweep = require_sweep(c, sweep_name);
@@ -81,59 +142,9 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     o.digits = 6;
     body += "<h2>Results</h2>\n" + html_table(t, o);
   }
-  // Loss curves: train (every recorded step), the periodic evals.
   const db::Table metrics = db::cell_table(c.db, db::CellTable::metrics, *cell_id);
-  {
-    analysis::Figure plot;
-    plot.name = "loss";
-    plot.title = "loss curves";
-    plot.x_label = "step";
-    plot.y_label = "loss (nats)";
-    size_t colour = 0;
-    for (const MetricSplit s : {MetricSplit::train, MetricSplit::eval_train, MetricSplit::eval_val}) {
-      const std::string split = to_string(s);
-      std::vector<double> xs, ys;
-      for (const auto& row : metrics.rows) {
-        if (std::get<std::string>(row[1]) != split) continue;
-        xs.push_back(static_cast<double>(std::get<int64_t>(row[0])));
-        ys.push_back(std::holds_alternative<double>(row[2]) ? std::get<double>(row[2]) : std::nan(""));
-      }
-      if (!xs.empty()) plot.line(xs, ys, analysis::figure_colour(colour), split, s == MetricSplit::eval_train);
-      ++colour;
-    }
-    body += "<h2>Loss curves</h2>\n<div class=\"plots\">" + svg_figure(plot) + "</div>\n";
-  }
-  const db::Table learned = db::cell_table(c.db, db::CellTable::learned, *cell_id);
-  if (!learned.rows.empty()) {
-    // The MoPE pairs of this cell in the omega-sigma plane.
-    std::map<int64_t, analysis::MopePair> pairs;
-    for (const auto& row : learned.rows) {
-      if (std::get<std::string>(row[0]) != "mope") continue;
-      auto& pr = pairs[std::get<int64_t>(row[2])];
-      const std::string& n = std::get<std::string>(row[3]);
-      const double at0 = std::holds_alternative<double>(row[4]) ? std::get<double>(row[4]) : std::nan("");
-      const double now = std::holds_alternative<double>(row[5]) ? std::get<double>(row[5]) : std::nan("");
-      if (n == "omega") pr.omega = now, pr.omega0 = at0;
-      if (n == "sigma") pr.sigma = now, pr.sigma0 = at0;
-      pr.has_init = std::isfinite(pr.omega0) && std::isfinite(pr.sigma0) && pr.omega0 > 0;
-    }
-    body += "<h2>Learned parameters</h2>\n";
-    if (!pairs.empty()) {
-      analysis::MopeRun run;
-      run.variant = cell.variant;
-      run.key = key;
-      for (auto& [idx, pr] : pairs) {
-        pr.idx = idx;
-        run.pairs.push_back(pr);
-      }
-      body += "<div class=\"plots\">" + svg_figure(*analysis::omega_sigma_figure({run})) + "</div>\n";
-    }
-    TableOptions o;
-    o.id = "table-params";
-    o.links = base + "/params";
-    o.digits = 6;
-    body += html_table(learned, o);
-  }
+  body += loss_curves_html(metrics);
+  body += learned_html(db::cell_table(c.db, db::CellTable::learned, *cell_id), cell, key, base);
   {
     TableOptions o;
     o.id = "table-attempts";
