@@ -25,7 +25,7 @@ Coordinator::Job* Coordinator::current_job(WorkerSlot& w, int64_t cell_id, int64
   return nullptr;
 }
 
-void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
+void Coordinator::on_records(WorkerSlot& w, const protocol::Records& m) {
   Job* job = current_job(w, m.cell_id, m.run_id, "RECORDS");
   if (!job) return;
   if (w.rank != job->ranks.front()) {  // the trainer records on the group's rank 0 only
@@ -66,7 +66,7 @@ void Coordinator::on_records(WorkerSlot& w, const sweep::Records& m) {
   }
 }
 
-void Coordinator::on_result(WorkerSlot& w, const sweep::Result& m) {
+void Coordinator::on_result(WorkerSlot& w, const protocol::Result& m) {
   Job* job = current_job(w, m.cell_id, m.run_id, "RESULT");
   if (!job) return release_if_abandoned(w, m.run_id);
   if (w.rank == job->ranks.front()) job->result = m;
@@ -74,7 +74,7 @@ void Coordinator::on_result(WorkerSlot& w, const sweep::Result& m) {
   member_answered(w, *job);
 }
 
-void Coordinator::on_failed(WorkerSlot& w, const sweep::Failed& m) {
+void Coordinator::on_failed(WorkerSlot& w, const protocol::Failed& m) {
   Job* job = current_job(w, m.cell_id, m.run_id, "FAILED");
   if (!job) return release_if_abandoned(w, m.run_id);
   if (!job->failure || w.rank == job->ranks.front()) {
@@ -85,7 +85,7 @@ void Coordinator::on_failed(WorkerSlot& w, const sweep::Failed& m) {
   // them to checkpoint (they hear STOP only if they are not blocked).
   if (job->ranks.size() > 1 && !job->stop_sent)
     for (int r : job->running)
-      if (r != w.rank) sweep::send_message(transport_, r, sweep::Stop{"a partner of this run failed", 0});
+      if (r != w.rank) protocol::send_message(transport_, r, protocol::Stop{"a partner of this run failed", 0});
   job->stop_sent = true;
   member_answered(w, *job);
 }
@@ -116,7 +116,7 @@ void Coordinator::close_job(Job& job) {
   jobs_.erase(run_id);
 }
 
-void Coordinator::close_result(Job& job, const sweep::Result& m) {
+void Coordinator::close_result(Job& job, const protocol::Result& m) {
   const RunOutcome& o = m.result;
   CellSlot& cell = cells_.at(m.cell_id);
   const std::string& key = cell.row.key;
@@ -160,11 +160,11 @@ void Coordinator::close_result(Job& job, const sweep::Result& m) {
 }
 
 void Coordinator::close_failure(Job& job) {
-  const sweep::Failed& m = *job.failure;
+  const protocol::Failed& m = *job.failure;
   // One line for the view, the runs row and cells.last_error (a worker that
   // predates the rule may send LibTorch's whole stack trace in `error`); the
   // full text goes to the attempt_failed event.
-  const std::string headline = sweep::failure_headline(m.error);
+  const std::string headline = protocol::failure_headline(m.error);
   std::string error = m.where.empty() ? headline : fmt::format("{} [at {}]", headline, m.where);
   if (job.ranks.size() > 1) error += fmt::format(" (worker rank {} of the run's {})", job.failed_rank, job.ranks.size());
   db::FailureInfo failure;
@@ -191,11 +191,11 @@ void Coordinator::abandon_job(int64_t run_id, const std::string& text, bool requ
   // handing them a cell now would cross the run they are finishing.
   if (!job.stop_sent)
     for (int r : job.running)
-      if (worker(r).state == WorkerState::busy) sweep::send_message(transport_, r, sweep::Stop{text, 0});
+      if (worker(r).state == WorkerState::busy) protocol::send_message(transport_, r, protocol::Stop{text, 0});
   jobs_.erase(it);
 }
 
-void Coordinator::on_bye(WorkerSlot& w, const sweep::Bye& m) {
+void Coordinator::on_bye(WorkerSlot& w, const protocol::Bye& m) {
   if (!m.error.empty()) log::error("worker rank {} left: {}", w.rank, m.error);
   w.state = WorkerState::gone;
   if (w.run_id) {

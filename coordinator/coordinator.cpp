@@ -61,7 +61,7 @@ class PassTransaction {
 
 }  // namespace
 
-Coordinator::Coordinator(CoordinatorOptions options, sweep::Transport& transport, std::FILE* out)
+Coordinator::Coordinator(CoordinatorOptions options, protocol::Transport& transport, std::FILE* out)
     : options_(std::move(options)),
       transport_(transport),
       out_(out),
@@ -115,7 +115,7 @@ int Coordinator::main_loop() {
     if (!stopping_ && stop_requested()) begin_stop(stop_signal());
     bool got = false;
     for (int i = 0; i < kBurst; ++i) {  // drain a burst, then look after the rest
-      std::optional<sweep::Received> r = sweep::try_receive_message(transport_);
+      std::optional<protocol::Received> r = protocol::try_receive_message(transport_);
       if (!r) break;
       pass.begin();
       handle(*r);
@@ -152,7 +152,7 @@ int Coordinator::main_loop() {
   }
 }
 
-void Coordinator::handle(const sweep::Received& r) {
+void Coordinator::handle(const protocol::Received& r) {
   // A heartbeat that is due goes first: after a pause (a stopped process) it
   // finds out whether another coordinator took the sweep before any message
   // is written.
@@ -160,13 +160,13 @@ void Coordinator::handle(const sweep::Received& r) {
   EGM_REQUIRE(r.source >= 1 && r.source < transport_.size(), ProtocolError, "message from unexpected rank {}",
               r.source);
   WorkerSlot& w = worker(r.source);
-  if (const auto* m = std::get_if<sweep::Hello>(&r.message)) return on_hello(w, *m);
-  if (const auto* m = std::get_if<sweep::Records>(&r.message)) return on_records(w, *m);
-  if (const auto* m = std::get_if<sweep::Result>(&r.message)) return on_result(w, *m);
-  if (const auto* m = std::get_if<sweep::Failed>(&r.message)) return on_failed(w, *m);
-  if (const auto* m = std::get_if<sweep::Bye>(&r.message)) return on_bye(w, *m);
+  if (const auto* m = std::get_if<protocol::Hello>(&r.message)) return on_hello(w, *m);
+  if (const auto* m = std::get_if<protocol::Records>(&r.message)) return on_records(w, *m);
+  if (const auto* m = std::get_if<protocol::Result>(&r.message)) return on_result(w, *m);
+  if (const auto* m = std::get_if<protocol::Failed>(&r.message)) return on_failed(w, *m);
+  if (const auto* m = std::get_if<protocol::Bye>(&r.message)) return on_bye(w, *m);
   EGM_THROW(ProtocolError, "rank {} sent {}, which only the coordinator sends", r.source,
-            sweep::kind_name(sweep::kind_of(r.message)));
+            protocol::kind_name(protocol::kind_of(r.message)));
 }
 
 // ---- view --------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // of data_parallel k goes to k idle workers at once, see assign_idle_workers), writes
 // everything the workers report, retries failed cells while their budget
 // lasts, and turns a stop signal into checkpoints and exit 75. The protocol it
-// speaks is written down in src/sweep/protocol.h; the life cycle of cells and
+// speaks is written down in src/protocol/protocol.h; the life cycle of cells and
 // attempts in src/db/README.md. It is the only writer of the database.
 //
 // The transport is an interface so the same logic runs over MPI (the
@@ -25,7 +25,7 @@
 #include "db/results_db.h"
 #include "launch/launch_options.h"
 #include "spec/sweep_setup.h"
-#include "sweep/transport.h"
+#include "protocol/transport.h"
 
 namespace egm::coordinator {
 
@@ -48,7 +48,7 @@ struct CoordinatorOptions : launch::LaunchOptions {
 
 class Coordinator {
  public:
-  Coordinator(CoordinatorOptions options, sweep::Transport& transport, std::FILE* out = stdout);
+  Coordinator(CoordinatorOptions options, protocol::Transport& transport, std::FILE* out = stdout);
   ~Coordinator();
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
@@ -73,8 +73,8 @@ class Coordinator {
     int attempt = 0;
     std::vector<int> ranks;
     std::set<int> running;                   // members that have not answered yet
-    std::optional<sweep::Result> result;     // the leader's RESULT
-    std::optional<sweep::Failed> failure;    // a member's FAILED (the leader's, if it sent one)
+    std::optional<protocol::Result> result;     // the leader's RESULT
+    std::optional<protocol::Failed> failure;    // a member's FAILED (the leader's, if it sent one)
     int failed_rank = 0;
     int signal = 0;                          // a signal any member received itself
     Clock::time_point started;
@@ -89,7 +89,7 @@ class Coordinator {
   struct WorkerSlot {
     int rank = 0;
     WorkerState state = WorkerState::starting;
-    sweep::Hello hello;
+    protocol::Hello hello;
     DeviceName device;              // what it trains on (device_for), set at HELLO
     std::optional<int64_t> run_id;  // the attempt it is training (busy)
   };
@@ -106,19 +106,19 @@ class Coordinator {
   int finish_interrupted();
   void fail_hard(const std::exception& error);
 
-  void handle(const sweep::Received& received);
-  void on_hello(WorkerSlot& w, const sweep::Hello& m);
-  void on_records(WorkerSlot& w, const sweep::Records& m);
-  void on_result(WorkerSlot& w, const sweep::Result& m);
-  void on_failed(WorkerSlot& w, const sweep::Failed& m);
-  void on_bye(WorkerSlot& w, const sweep::Bye& m);
+  void handle(const protocol::Received& received);
+  void on_hello(WorkerSlot& w, const protocol::Hello& m);
+  void on_records(WorkerSlot& w, const protocol::Records& m);
+  void on_result(WorkerSlot& w, const protocol::Result& m);
+  void on_failed(WorkerSlot& w, const protocol::Failed& m);
+  void on_bye(WorkerSlot& w, const protocol::Bye& m);
   Job* current_job(WorkerSlot& w, int64_t cell_id, int64_t run_id, const char* kind);
   // A member's RESULT or FAILED frees it; the last one closes the job.
   void member_answered(WorkerSlot& w, Job& job);
   // The answer of a member of an attempt already abandoned: it is free again.
   void release_if_abandoned(WorkerSlot& w, int64_t run_id);
   void close_job(Job& job);
-  void close_result(Job& job, const sweep::Result& m);
+  void close_result(Job& job, const protocol::Result& m);
   void close_failure(Job& job);
   // Ends an attempt whose members cannot all answer (a member left, STOP timed
   // out): interrupted, the cell queued again (first, when `requeue`).
@@ -128,7 +128,7 @@ class Coordinator {
   void assign(const std::vector<WorkerSlot*>& group, int64_t cell_id);
   // Throws ConfigError when a cell needs more workers than the sweep has.
   void check_group_sizes(const spec::ExperimentSpec& spec) const;
-  DeviceName device_for(const WorkerSlot& w, const sweep::Hello& hello) const;
+  DeviceName device_for(const WorkerSlot& w, const protocol::Hello& hello) const;
   // --device cuda: every worker's HELLO (and so its GPU placement) before the database is opened.
   void await_hellos();
   // `retriable` false: the failure would recur identically; the cell is given up at once.
@@ -158,7 +158,7 @@ class Coordinator {
   db::ResultsDb& db() { return setup_->db; }
 
   CoordinatorOptions options_;
-  sweep::Transport& transport_;
+  protocol::Transport& transport_;
   std::FILE* out_;
   LiveView view_;
   Clock::time_point started_ = Clock::now();

@@ -11,7 +11,7 @@
 #include "coordinator/failure_injection.h"
 #include "launch/launch_options.h"
 #include "mpi/scope.h"
-#include "sweep/mpi_transport.h"
+#include "protocol/mpi_transport.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/stop_signal.h"
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     int code = kExitError;
     bool in_order = true;
     {
-      egm::sweep::MpiTransport transport;
+      egm::protocol::MpiTransport transport;
       Coordinator coordinator(o, transport);
       code = coordinator.run();
       in_order = coordinator.workers_left_in_order();

@@ -11,7 +11,7 @@
 #include "config/run_config.h"
 #include "egm/version_info.h"
 #include "launch/gpu_placement.h"
-#include "sweep/run_dirs.h"
+#include "protocol/run_dirs.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 #include "util/log.h"
@@ -25,18 +25,18 @@ namespace {
 // The backend the members will use (run/device.h's one rule, which the
 // workers' make_communicator applies too); the worker's start record then
 // replaces the prediction with what it really used.
-Backend expected_backend(const DeviceName& device, const std::vector<const sweep::Hello*>& members) {
-  const bool nccl = std::all_of(members.begin(), members.end(), [](const sweep::Hello* h) { return h->nccl; });
+Backend expected_backend(const DeviceName& device, const std::vector<const protocol::Hello*>& members) {
+  const bool nccl = std::all_of(members.begin(), members.end(), [](const protocol::Hello* h) { return h->nccl; });
   return backend_for(device, static_cast<int>(members.size()), nccl);
 }
 
 }  // namespace
 
-void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
+void Coordinator::on_hello(WorkerSlot& w, const protocol::Hello& m) {
   EGM_REQUIRE(w.state == WorkerState::starting, ProtocolError, "rank {} said HELLO twice", w.rank);
-  EGM_REQUIRE(m.protocol_version == sweep::kProtocolVersion, ProtocolError,
+  EGM_REQUIRE(m.protocol_version == protocol::kProtocolVersion, ProtocolError,
               "protocol version mismatch: rank {} speaks egm sweep protocol v{}, this coordinator v{}", w.rank,
-              m.protocol_version, sweep::kProtocolVersion);
+              m.protocol_version, protocol::kProtocolVersion);
   EGM_REQUIRE(m.error.empty(), ConfigError, "worker rank {} on {} cannot train: {}", w.rank, m.host, m.error);
   if (corpus_sha256_.empty()) {
     corpus_sha256_ = m.corpus_sha256;
@@ -68,7 +68,7 @@ void Coordinator::on_hello(WorkerSlot& w, const sweep::Hello& m) {
 // this (GPU-less) coordinator sits before it on the same host; without a launcher
 // local rank, the workers on that host that said HELLO before it are counted.
 // A worker that cannot be placed stops the sweep at HELLO.
-DeviceName Coordinator::device_for(const WorkerSlot& w, const sweep::Hello& hello) const {
+DeviceName Coordinator::device_for(const WorkerSlot& w, const protocol::Hello& hello) const {
   if (device_.is_cuda() && device_.index >= 0)
     EGM_REQUIRE(device_.index < hello.gpus, ConfigError, "--device {}: worker rank {} on {} sees {} GPU{}",
                 device_.str(), w.rank, hello.host, hello.gpus, hello.gpus == 1 ? "" : "s");
@@ -100,9 +100,9 @@ void Coordinator::await_hellos() {
     if (stop_requested()) EGM_THROW(Error, "stopped by {} while the workers were starting", describe_signal(stop_signal()));
     EGM_REQUIRE(Clock::now() < deadline, Error, "not every worker said HELLO within {} s",
                 options_.hello_timeout_s);
-    if (std::optional<sweep::Received> r = sweep::try_receive_message(transport_)) {
-      EGM_REQUIRE(std::holds_alternative<sweep::Hello>(r->message), ProtocolError,
-                  "rank {} sent {} before the sweep started", r->source, sweep::kind_name(sweep::kind_of(r->message)));
+    if (std::optional<protocol::Received> r = protocol::try_receive_message(transport_)) {
+      EGM_REQUIRE(std::holds_alternative<protocol::Hello>(r->message), ProtocolError,
+                  "rank {} sent {} before the sweep started", r->source, protocol::kind_name(protocol::kind_of(r->message)));
       handle(*r);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -160,7 +160,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
               db().path(), cell.row.key, cell.row.config_json.substr(0, 80));
   WorkerSlot& leader = *group.front();
   std::vector<int> ranks;
-  std::vector<const sweep::Hello*> hellos;
+  std::vector<const protocol::Hello*> hellos;
   std::vector<std::string> hosts;
   for (WorkerSlot* w : group) {
     ranks.push_back(w->rank);
@@ -190,7 +190,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   cell.row.status = db::CellStatus::running;
   cell.state = CellState::running;
 
-  sweep::Assign a;
+  protocol::Assign a;
   a.cell_id = cell_id;
   a.run_id = run_id;
   a.attempt = attempt;
@@ -198,7 +198,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   a.variant = cell.row.variant;
   a.seed = static_cast<uint64_t>(cell.row.seed);
   a.config_json = cell.row.config_json;  // checked above
-  a.runtime.out_dir = sweep::run_dir(options_.runs_dir, sweep_name_, cell.row.key, cell.row.config_hash);
+  a.runtime.out_dir = protocol::run_dir(options_.runs_dir, sweep_name_, cell.row.key, cell.row.config_hash);
   a.runtime.threads = options_.threads_per_worker;
   a.runtime.fail_at_step = injected_fail_step(options_.injected_failures, a.variant, a.seed, attempt);
   a.runtime.fail_kind = injected_fail_kind(options_.injected_failures, a.variant, a.seed, attempt);
@@ -207,7 +207,7 @@ void Coordinator::assign(const std::vector<WorkerSlot*>& group, int64_t cell_id)
   a.group = ranks;
   for (WorkerSlot* w : group) {
     a.runtime.device = w->device;  // each member its own GPU under --device cuda
-    sweep::send_message(transport_, w->rank, a);
+    protocol::send_message(transport_, w->rank, a);
   }
 
   Job job;

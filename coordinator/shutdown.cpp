@@ -9,7 +9,7 @@
 
 #include "coordinator/coordinator_internal.h"
 #include "coordinator/summary.h"
-#include "sweep/run_dirs.h"
+#include "protocol/run_dirs.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/stop_signal.h"
@@ -45,7 +45,7 @@ void Coordinator::begin_stop(int sig) {
   say(text);
   for (auto& [run_id, job] : jobs_) {
     for (int r : job.running)  // every member: they agree on the step to stop at
-      sweep::send_message(transport_, r, sweep::Stop{"interrupted by " + describe_signal(sig), sig});
+      protocol::send_message(transport_, r, protocol::Stop{"interrupted by " + describe_signal(sig), sig});
     job.stop_sent = true;
   }
 }
@@ -70,13 +70,13 @@ void Coordinator::stop_overdue_jobs() {
 
 void Coordinator::shutdown_workers(const std::string& reason, bool record) {
   for (WorkerSlot& w : workers_)
-    if (w.state != WorkerState::gone) sweep::send_message(transport_, w.rank, sweep::Shutdown{reason});
+    if (w.state != WorkerState::gone) protocol::send_message(transport_, w.rank, protocol::Shutdown{reason});
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.bye_timeout_s * 1000));
   while (live_workers() > 0 && Clock::now() < deadline) {
     if (record) beat();  // the sweep still says 'running' while the workers leave
-    std::optional<sweep::Received> r;
+    std::optional<protocol::Received> r;
     try {
-      r = sweep::wait_message(transport_, std::chrono::milliseconds(100));
+      r = protocol::wait_message(transport_, std::chrono::milliseconds(100));
     } catch (const std::exception& e) {
       // Recording, a broken transport is the sweep's error; otherwise (an error or a
       // takeover is ending it already) only sending everyone home is left to do.
@@ -87,7 +87,7 @@ void Coordinator::shutdown_workers(const std::string& reason, bool record) {
     if (!r) continue;
     if (record) {
       handle(*r);  // a last RESULT or RECORDS is still written
-    } else if (r->source >= 1 && r->source < transport_.size() && std::holds_alternative<sweep::Bye>(r->message)) {
+    } else if (r->source >= 1 && r->source < transport_.size() && std::holds_alternative<protocol::Bye>(r->message)) {
       worker(r->source).state = WorkerState::gone;
     }
   }
@@ -121,7 +121,7 @@ int Coordinator::finish_normally() {
     std::fprintf(out_, "full error texts (stack traces included):\n");
     for (const db::CellRow& c : cells) {
       if (c.status != db::CellStatus::failed || c.failures < c.max_attempts) continue;
-      const std::string dir = sweep::run_dir(options_.runs_dir, sweep_name_, c.key, c.config_hash);
+      const std::string dir = protocol::run_dir(options_.runs_dir, sweep_name_, c.key, c.config_hash);
       std::fprintf(out_, "  %s: %s/errors.log\n", c.key.c_str(), dir.c_str());
     }
     std::fprintf(out_, "  and in the database: egm query \"SELECT message FROM events WHERE kind = 'attempt_failed'\" "
@@ -163,7 +163,7 @@ void Coordinator::fail_hard(const std::exception& error) {
   // attempts left 'running'.
   try {
     for (WorkerSlot& w : workers_)
-      if (w.state == WorkerState::busy) sweep::send_message(transport_, w.rank, sweep::Stop{"coordinator error", 0});
+      if (w.state == WorkerState::busy) protocol::send_message(transport_, w.rank, protocol::Stop{"coordinator error", 0});
     shutdown_workers(std::string("coordinator error: ") + error.what(), /*record=*/false);
   } catch (const std::exception& e) {
     log::error("while stopping the workers: {}", e.what());

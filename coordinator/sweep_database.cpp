@@ -13,7 +13,7 @@
 #include "db/reuse.h"
 #include "egm/version_info.h"
 #include "slurm/slurm_env.h"
-#include "sweep/run_dirs.h"
+#include "protocol/run_dirs.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/source_state.h"
@@ -83,8 +83,8 @@ void Coordinator::setup() {
   if (setup_->sweep.superseded_as)
     say(fmt::format("the previous sweep '{}' is kept as '{}' (--new-sweep)", sweep_name_, *setup_->sweep.superseded_as));
 
-  const sweep::SweepDir dir =
-      sweep::prepare_sweep_dir(options_.runs_dir, {sweep.id, sweep.name, sweep.spec_hash, sweep.created_at});
+  const protocol::SweepDir dir =
+      protocol::prepare_sweep_dir(options_.runs_dir, {sweep.id, sweep.name, sweep.spec_hash, sweep.created_at});
   if (dir.moved_aside) {
     const std::string text = fmt::format("{} belonged to another sweep named '{}'; moved aside to {}", dir.path,
                                          sweep_name_, *dir.moved_aside);
@@ -176,7 +176,7 @@ int Coordinator::lose_ownership(const std::string& /*why*/) {
   try {
     for (WorkerSlot& w : workers_)
       if (w.state == WorkerState::busy)
-        sweep::send_message(transport_, w.rank, sweep::Stop{"the sweep was taken over", 0});
+        protocol::send_message(transport_, w.rank, protocol::Stop{"the sweep was taken over", 0});
     shutdown_workers("the sweep was taken over by " + by, /*record=*/false);
   } catch (const std::exception& e) {
     log::error("while stopping the workers: {}", e.what());

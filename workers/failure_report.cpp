@@ -14,7 +14,7 @@
 #include <fstream>
 #include <new>
 
-#include "sweep/protocol.h"
+#include "protocol/protocol.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -56,7 +56,7 @@ FailureReport describe_failure(std::exception_ptr error, bool step_completed, co
   } catch (const c10::Error& e) {
     // what() = the message + "Exception raised from ..." + the frames.
     full = e.what();
-    r.message = sweep::failure_headline(e.what_without_backtrace());
+    r.message = protocol::failure_headline(e.what_without_backtrace());
     oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr || mentions_oom(r.message);
   } catch (const std::bad_alloc& e) {
     full = std::string("out of memory (std::bad_alloc: ") + e.what() + ")";
@@ -67,7 +67,7 @@ FailureReport describe_failure(std::exception_ptr error, bool step_completed, co
   } catch (...) {
     full = "unknown exception";
   }
-  if (r.message.empty()) r.message = sweep::failure_headline(full);
+  if (r.message.empty()) r.message = protocol::failure_headline(full);
   if (r.message.empty()) r.message = "(an exception without a message)";
   if (oom) r.kind = "out of memory";
   r.retriable = !(r.kind == "config error" || (oom && !step_completed));

@@ -1,5 +1,5 @@
 // How a worker reports a run that threw (the FAILED message of
-// src/sweep/protocol.h): one line for people, the full text for the logs, and
+// src/protocol/protocol.h): one line for people, the full text for the logs, and
 // whether trying again could help.
 //
 // Not retriable (the coordinator fails the cell for good at once), because the

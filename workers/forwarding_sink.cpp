@@ -20,7 +20,7 @@ bool flush_now(RecordKind kind) {
 
 }  // namespace
 
-ForwardingSink::ForwardingSink(sweep::Transport& transport, int64_t cell_id, int64_t run_id, double flush_interval_s,
+ForwardingSink::ForwardingSink(protocol::Transport& transport, int64_t cell_id, int64_t run_id, double flush_interval_s,
                                int coordinator_rank)
     : transport_(transport),
       cell_id_(cell_id),
@@ -41,12 +41,12 @@ void ForwardingSink::emit(const Record& record) {
 void ForwardingSink::flush() {
   last_flush_ = std::chrono::steady_clock::now();
   if (buffer_.empty()) return;
-  sweep::Records m;
+  protocol::Records m;
   m.cell_id = cell_id_;
   m.run_id = run_id_;
   m.records = std::move(buffer_);
   buffer_.clear();
-  sweep::send_message(transport_, coordinator_, m);
+  protocol::send_message(transport_, coordinator_, m);
 }
 
 }  // namespace egm::worker

@@ -10,15 +10,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "sweep/transport.h"
+#include "protocol/transport.h"
 #include "train/metrics_sink.h"
 
 namespace egm::worker {
 
 class ForwardingSink : public MetricsSink {
  public:
-  ForwardingSink(sweep::Transport& transport, int64_t cell_id, int64_t run_id, double flush_interval_s = 0.5,
-                 int coordinator_rank = sweep::kCoordinatorRank);
+  ForwardingSink(protocol::Transport& transport, int64_t cell_id, int64_t run_id, double flush_interval_s = 0.5,
+                 int coordinator_rank = protocol::kCoordinatorRank);
   void emit(const Record& record) override;
   // Sends what is buffered (nothing when empty).
   void flush();
@@ -26,7 +26,7 @@ class ForwardingSink : public MetricsSink {
   int64_t last_step() const { return last_step_; }
 
  private:
-  sweep::Transport& transport_;
+  protocol::Transport& transport_;
   int64_t cell_id_, run_id_;
   double flush_interval_s_;
   int coordinator_;

@@ -1,5 +1,5 @@
 // egm-worker: ranks 1..N of a sweep. Trains the cells egm-coordinator assigns
-// (see workers/README.md and src/sweep/protocol.h). Started by `egm sweep`,
+// (see workers/README.md and src/protocol/protocol.h). Started by `egm sweep`,
 // or by any MPI launch next to one egm-coordinator:
 //   mpirun -np 1 egm-coordinator SPEC : -np N egm-worker --data input.txt
 #include <CLI/CLI.hpp>
@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "mpi/scope.h"
-#include "sweep/mpi_transport.h"
+#include "protocol/mpi_transport.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/stop_signal.h"
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     egm::mpi::Scope mpi(&argc, &argv);
     int code = 0;
     {
-      egm::sweep::MpiTransport transport;
+      egm::protocol::MpiTransport transport;
       egm::worker::Worker worker(o, transport, egm::worker::mpi_run_groups());
       code = worker.run();
     }

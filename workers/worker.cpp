@@ -28,15 +28,15 @@
 
 namespace egm::worker {
 
-Worker::Worker(WorkerOptions options, sweep::Transport& transport, RunGroupFactory make_group)
+Worker::Worker(WorkerOptions options, protocol::Transport& transport, RunGroupFactory make_group)
     : options_(std::move(options)), transport_(transport), make_group_(std::move(make_group)) {}
 
-void Worker::send(const sweep::Message& message) {
-  sweep::send_message(transport_, sweep::kCoordinatorRank, message);
+void Worker::send(const protocol::Message& message) {
+  protocol::send_message(transport_, protocol::kCoordinatorRank, message);
 }
 
-sweep::Hello Worker::hello() {
-  sweep::Hello h;
+protocol::Hello Worker::hello() {
+  protocol::Hello h;
   const ProcessInfo& info = process_info();
   h.host = info.host;
   h.pid = static_cast<int64_t>(getpid());
@@ -64,30 +64,30 @@ int Worker::run() {
   try {
     send(hello());
     while (true) {
-      std::optional<sweep::Received> r = sweep::wait_message(transport_, std::chrono::milliseconds(200));
+      std::optional<protocol::Received> r = protocol::wait_message(transport_, std::chrono::milliseconds(200));
       if (!r) continue;
-      EGM_REQUIRE(r->source == sweep::kCoordinatorRank, ProtocolError, "message from rank {}; workers only talk to the "
+      EGM_REQUIRE(r->source == protocol::kCoordinatorRank, ProtocolError, "message from rank {}; workers only talk to the "
                   "coordinator (rank 0)", r->source);
-      if (const auto* a = std::get_if<sweep::Assign>(&r->message)) {
+      if (const auto* a = std::get_if<protocol::Assign>(&r->message)) {
         train(*a);
         if (shutdown_) {
-          send(sweep::Bye{});
+          send(protocol::Bye{});
           return 0;
         }
-      } else if (std::holds_alternative<sweep::Stop>(r->message)) {
+      } else if (std::holds_alternative<protocol::Stop>(r->message)) {
         // A STOP that crossed this worker's RESULT: nothing is running.
-      } else if (std::holds_alternative<sweep::Shutdown>(r->message)) {
-        send(sweep::Bye{});
+      } else if (std::holds_alternative<protocol::Shutdown>(r->message)) {
+        send(protocol::Bye{});
         return 0;
       } else {
         EGM_THROW(ProtocolError, "the coordinator sent {}, which only workers send",
-                  sweep::kind_name(sweep::kind_of(r->message)));
+                  protocol::kind_name(protocol::kind_of(r->message)));
       }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "egm-worker rank %d: error: %s\n", transport_.rank(), e.what());
     try {
-      send(sweep::Bye{e.what()});
+      send(protocol::Bye{e.what()});
     } catch (const std::exception&) {
       // The coordinator may be unreachable; the launcher ends the job.
     }
@@ -107,20 +107,20 @@ bool Worker::told_to_stop() {
     signal_ = stop_signal();
     return true;
   }
-  while (std::optional<sweep::Received> r = sweep::try_receive_message(transport_)) {
-    if (std::holds_alternative<sweep::Stop>(r->message)) {
+  while (std::optional<protocol::Received> r = protocol::try_receive_message(transport_)) {
+    if (std::holds_alternative<protocol::Stop>(r->message)) {
       stop_ = true;
-    } else if (std::holds_alternative<sweep::Shutdown>(r->message)) {
+    } else if (std::holds_alternative<protocol::Shutdown>(r->message)) {
       shutdown_ = true;
     } else {
       EGM_THROW(ProtocolError, "the coordinator sent {} while this worker was training",
-                sweep::kind_name(sweep::kind_of(r->message)));
+                protocol::kind_name(protocol::kind_of(r->message)));
     }
   }
   return stop_ || shutdown_;
 }
 
-void Worker::train(const sweep::Assign& a) {
+void Worker::train(const protocol::Assign& a) {
   stop_ = false;
   signal_ = 0;
   polls_ = 0;
@@ -140,7 +140,7 @@ void Worker::train(const sweep::Assign& a) {
     // Agreed over the group, so that either every member trains or none does.
     const int signalled = stop_requested() ? stop_signal() : 0;
     if ((group ? group->agree_max(signalled) : signalled) != 0) {
-      sweep::Result result{a.cell_id, a.run_id, {}, signalled};
+      protocol::Result result{a.cell_id, a.run_id, {}, signalled};
       result.result.status = Outcome::interrupted;
       result.result.message = "the worker had been signalled to stop before the run started";
       send(result);
@@ -186,7 +186,7 @@ void Worker::train(const sweep::Assign& a) {
     }
     sink.flush();
     const int signal = outcome.status == Outcome::interrupted ? signal_ : 0;
-    send(sweep::Result{a.cell_id, a.run_id, std::move(outcome), signal});
+    send(protocol::Result{a.cell_id, a.run_id, std::move(outcome), signal});
   } catch (const ProtocolError&) {
     throw;  // the conversation itself is broken
   } catch (...) {
@@ -198,7 +198,7 @@ void Worker::train(const sweep::Assign& a) {
         fmt::format("on {} (rank {})", process_info().host, transport_.rank()));
     sink.flush();
     append_failure_log(a.runtime.out_dir, a.cell_key, a.attempt, me, sink.last_step(), report);
-    send(sweep::Failed{a.cell_id, a.run_id, report.message, report.where, sink.last_step(), report.retriable,
+    send(protocol::Failed{a.cell_id, a.run_id, report.message, report.where, sink.last_step(), report.retriable,
                        report.detail});
   }
 }

@@ -1,6 +1,6 @@
 // The sweep worker (ranks 1..N): says HELLO, then trains each cell the
 // coordinator assigns and reports how it ended, until SHUTDOWN. The protocol
-// is written down in src/sweep/protocol.h.
+// is written down in src/protocol/protocol.h.
 //
 // A run stops early, checkpointed, when the coordinator sends STOP or
 // SHUTDOWN, or when this process receives SIGUSR2/SIGTERM/SIGINT (the flag of
@@ -24,8 +24,8 @@
 #include <string>
 
 #include "data/corpus.h"
-#include "sweep/protocol.h"
-#include "sweep/transport.h"
+#include "protocol/protocol.h"
+#include "protocol/transport.h"
 #include "train/trainer.h"
 #include "workers/run_group.h"
 
@@ -39,22 +39,22 @@ class Worker {
  public:
   // `make_group` forms the group of a k-rank run (mpi_run_groups() in the
   // binary); without one, an ASSIGN for more than one rank fails.
-  Worker(WorkerOptions options, sweep::Transport& transport, RunGroupFactory make_group = {});
+  Worker(WorkerOptions options, protocol::Transport& transport, RunGroupFactory make_group = {});
   // Until SHUTDOWN: 0. A protocol breakdown (e.g. another protocol version):
   // an error on stderr and 2.
   int run();
 
  private:
-  sweep::Hello hello();
-  void train(const sweep::Assign& assign);
+  protocol::Hello hello();
+  void train(const protocol::Assign& assign);
   // The trainer's should_stop: a local signal, or STOP/SHUTDOWN from the
   // coordinator; in a group, whether any member has one (collective).
   bool should_stop(RunGroup* group);
   bool told_to_stop();
-  void send(const sweep::Message& message);
+  void send(const protocol::Message& message);
 
   WorkerOptions options_;
-  sweep::Transport& transport_;
+  protocol::Transport& transport_;
   RunGroupFactory make_group_;
   std::optional<Corpus> corpus_;
   std::string corpus_error_;

@@ -48,11 +48,11 @@
 #include "coordinator/coordinator.h"
 #include "db/results_db.h"
 #include "db/sqlite.h"
-#include "sweep/in_process_transport.h"
+#include "protocol/in_process_transport.h"
 #include "util/log.h"
 
 namespace fs = std::filesystem;
-namespace es = egm::sweep;
+namespace es = egm::protocol;
 using json = nlohmann::json;
 
 namespace {

@@ -22,13 +22,13 @@
 #include "coordinator/coordinator.h"
 #include "db/results_db.h"
 #include "spec/sweep_setup.h"
-#include "sweep/in_process_transport.h"
+#include "protocol/in_process_transport.h"
 #include "util/files.h"
 #include "util/sha256.h"
 #include "util/stop_signal.h"
 
 namespace fs = std::filesystem;
-namespace es = egm::sweep;
+namespace es = egm::protocol;
 namespace ec = egm::coordinator;
 namespace edb = egm::db;
 

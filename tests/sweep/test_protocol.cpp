@@ -1,5 +1,5 @@
 // The sweep protocol without MPI: the frame layout as written in
-// src/sweep/protocol.h, round trips of every message kind, and the errors a
+// src/protocol/protocol.h, round trips of every message kind, and the errors a
 // bad frame gets (version mismatch naming both versions, unknown kind, ...).
 #include <gtest/gtest.h>
 
@@ -8,12 +8,12 @@
 #include <csignal>
 #include <thread>
 
-#include "sweep/in_process_transport.h"
-#include "sweep/protocol.h"
-#include "sweep/transport.h"
+#include "protocol/in_process_transport.h"
+#include "protocol/protocol.h"
+#include "protocol/transport.h"
 #include "util/error.h"
 
-namespace es = egm::sweep;
+namespace es = egm::protocol;
 
 namespace {
 

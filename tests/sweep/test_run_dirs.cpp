@@ -5,12 +5,12 @@
 
 #include <filesystem>
 
-#include "sweep/run_dirs.h"
+#include "protocol/run_dirs.h"
 #include "util/error.h"
 #include "util/files.h"
 
 namespace fs = std::filesystem;
-namespace es = egm::sweep;
+namespace es = egm::protocol;
 
 namespace {
 fs::path fresh_dir(const std::string& name) {

@@ -13,7 +13,7 @@
 #include "config/run_config.h"
 #include "data/corpus.h"
 #include "data/corpus_source.h"
-#include "sweep/in_process_transport.h"
+#include "protocol/in_process_transport.h"
 #include "train/trainer.h"
 #include "util/files.h"
 #include "util/stop_signal.h"
@@ -21,7 +21,7 @@
 #include "workers/worker.h"
 
 namespace fs = std::filesystem;
-namespace es = egm::sweep;
+namespace es = egm::protocol;
 
 namespace {
 

@@ -1,13 +1,13 @@
 // MpiTransport: each message an MPI_BYTE send with one tag on a duplicated
 // communicator; a receive probes first, so it never blocks.
-#include "sweep/mpi_transport.h"
+#include "protocol/mpi_transport.h"
 
 #include <climits>
 
 #include "mpi/check.h"
 #include "util/error.h"
 
-namespace egm::sweep {
+namespace egm::protocol {
 
 MpiTransport::MpiTransport(MPI_Comm parent) : comm_(mpi::Comm::duplicate(parent)) {
   rank_ = comm_.rank();
@@ -35,4 +35,4 @@ std::optional<Envelope> MpiTransport::try_receive() {
   return e;
 }
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "sweep/protocol.h"
+#include "protocol/protocol.h"
 
-namespace egm::sweep {
+namespace egm::protocol {
 
 struct Envelope {
   int source = -1;
@@ -46,4 +46,4 @@ std::optional<Received> try_receive_message(Transport& transport);
 // Polls until a message arrives or `timeout` passes (sleeping 1..20 ms between polls).
 std::optional<Received> wait_message(Transport& transport, std::chrono::milliseconds timeout);
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

@@ -134,7 +134,7 @@
 #include <variant>
 #include <vector>
 
-namespace egm::sweep {
+namespace egm::protocol {
 
 inline constexpr uint16_t kProtocolVersion = 1;
 inline constexpr char kProtocolMagic[4] = {'E', 'G', 'M', 'P'};
@@ -273,4 +273,4 @@ std::string encode_frame(uint16_t version, uint16_t kind, const std::string& bod
 // JSON form of a body (the body of the frame; ASSIGN's config as encode() writes it).
 nlohmann::json to_json(const Message& message);
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

@@ -6,7 +6,7 @@
 // version, kind, body length, JSON, fields), so the first thing wrong is what
 // the error names: a worker from another egm build fails on the version, not
 // on a field it happens to lack.
-#include "sweep/protocol.h"
+#include "protocol/protocol.h"
 
 #include <fmt/format.h>
 
@@ -18,7 +18,7 @@
 #include "util/json_fields.h"
 #include "util/json_limits.h"
 
-namespace egm::sweep {
+namespace egm::protocol {
 namespace {
 
 using json = nlohmann::json;
@@ -320,4 +320,4 @@ Message decode(std::string_view bytes, const std::string& from) {
   return body_from_json(static_cast<Kind>(kind), body, from);
 }
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

@@ -9,9 +9,9 @@
 #include <mutex>
 #include <vector>
 
-#include "sweep/transport.h"
+#include "protocol/transport.h"
 
-namespace egm::sweep {
+namespace egm::protocol {
 
 class InProcessHub {
  public:
@@ -30,4 +30,4 @@ class InProcessHub {
   std::vector<std::deque<Envelope>> mailboxes_;
 };
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

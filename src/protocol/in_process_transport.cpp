@@ -1,10 +1,10 @@
 // InProcessHub: one mutex-guarded mailbox per rank; each endpoint sends by
 // delivering into the destination's mailbox and receives from its own.
-#include "sweep/in_process_transport.h"
+#include "protocol/in_process_transport.h"
 
 #include "util/error.h"
 
-namespace egm::sweep {
+namespace egm::protocol {
 namespace {
 
 class Endpoint : public Transport {
@@ -51,4 +51,4 @@ size_t InProcessHub::queued(int dest) {
   return mailboxes_.at(static_cast<size_t>(dest)).size();
 }
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

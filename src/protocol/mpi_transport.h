@@ -6,9 +6,9 @@
 #include <mpi.h>
 
 #include "mpi/comm.h"
-#include "sweep/transport.h"
+#include "protocol/transport.h"
 
-namespace egm::sweep {
+namespace egm::protocol {
 
 class MpiTransport : public Transport {
  public:
@@ -25,4 +25,4 @@ class MpiTransport : public Transport {
   int size_ = 1;
 };
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-namespace egm::sweep {
+namespace egm::protocol {
 
 // RUNS_DIR/SWEEP/KEY-HASH12.
 std::string run_dir(const std::string& runs_dir, const std::string& sweep_name, const std::string& cell_key,
@@ -37,4 +37,4 @@ struct SweepDir {
 // (its sweep's id; SWEEP@ID.2, ... when taken; SWEEP@unknown for no marker).
 SweepDir prepare_sweep_dir(const std::string& runs_dir, const SweepIdentity& sweep);
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

@@ -1,6 +1,6 @@
 // A cell's run folder from its key and config hash, and a sweep's folder bound
 // to it by sweep.json (another sweep's folder of that name moved aside).
-#include "sweep/run_dirs.h"
+#include "protocol/run_dirs.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 #include "util/files.h"
 #include "util/json_limits.h"
 
-namespace egm::sweep {
+namespace egm::protocol {
 namespace fs = std::filesystem;
 
 std::string run_dir(const std::string& runs_dir, const std::string& sweep_name, const std::string& cell_key,
@@ -77,4 +77,4 @@ SweepDir prepare_sweep_dir(const std::string& runs_dir, const SweepIdentity& swe
   return result;
 }
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol

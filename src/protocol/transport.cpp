@@ -1,13 +1,13 @@
 // Messages over any Transport: encode and send, try to receive and decode,
 // and wait for one with a timeout.
-#include "sweep/transport.h"
+#include "protocol/transport.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <thread>
 
-namespace egm::sweep {
+namespace egm::protocol {
 
 std::string rank_name(int rank) { return fmt::format("rank {}", rank); }
 
@@ -33,4 +33,4 @@ std::optional<Received> wait_message(Transport& transport, std::chrono::millisec
   }
 }
 
-}  // namespace egm::sweep
+}  // namespace egm::protocol
