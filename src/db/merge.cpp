@@ -22,6 +22,9 @@
 #include "db/schema_check.h"
 #include "db/tables.h"
 #include "db/sqlite.h"
+#include "spec/expand.h"
+#include "spec/experiment_spec.h"
+#include "spec/spec_union.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 #include "util/process_info.h"
@@ -103,59 +106,6 @@ namespace {
 // An input as given, opened and checked before anything is written.
 using Input = CheckedInput;
 Input check_input(const std::string& given) { return check_input_database(given, "input"); }
-
-// ---- specs ---------------------------------------------------------------------------
-
-// Where the specs of one sweep may differ between inputs: the lists that
-// --extend grows (cells are added, none changed), and what names variants.
-bool is_union_list(const std::string& path) {
-  return path == "$.seeds" || path == "$.variants" || path == "$.factorial.attention" ||
-         path == "$.factorial.position";
-}
-bool may_be_absent(const std::string& path) {  // a split by variant drops what names the other half's variants
-  return path == "$.baseline" || path == "$.factors" || path == "$.published" || path == "$.data_parallel_by_variant";
-}
-bool is_keyed_union(const std::string& path) {  // objects keyed by variant
-  return path == "$.published.values" || path == "$.data_parallel_by_variant";
-}
-
-std::string excerpt(const json& j) {
-  std::string s = j.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
-// Merges spec `b` into `a`; the path of the first difference that is not
-// allowed, or nullopt.
-std::optional<std::string> merge_spec(json& a, const json& b, const std::string& path) {
-  if (is_union_list(path) && a.is_array() && b.is_array()) {
-    // A set of what `a` holds: 100,000 seeds against 80,000 was quadratic (143 s).
-    std::set<std::string> seen;
-    for (const json& v : a) seen.insert(v.dump());
-    for (const json& v : b)
-      if (seen.insert(v.dump()).second) a.push_back(v);
-    return std::nullopt;
-  }
-  const bool recurse = path == "$" || path == "$.published" || path == "$.factorial" || is_keyed_union(path);
-  if (recurse && a.is_object() && b.is_object()) {
-    std::set<std::string> keys;
-    for (const auto& [k, v] : a.items()) keys.insert(k);
-    for (const auto& [k, v] : b.items()) keys.insert(k);
-    for (const std::string& k : keys) {
-      const std::string sub = path + "." + k;
-      const bool in_a = a.contains(k), in_b = b.contains(k);
-      if (in_a && in_b) {
-        if (auto bad = merge_spec(a[k], b.at(k), sub)) return bad;
-      } else if (!(may_be_absent(sub) || is_keyed_union(path))) {
-        return fmt::format("{} (in one, not the other)", sub);
-      } else if (in_b) {
-        a[k] = b.at(k);
-      }
-    }
-    return std::nullopt;
-  }
-  if (a == b) return std::nullopt;
-  return fmt::format("{} ({} vs {})", path, excerpt(a), excerpt(b));
-}
 
 // ---- SQL helpers ---------------------------------------------------------------------
 
@@ -261,6 +211,15 @@ struct SweepPlan {
   MergedSweep summary;
   std::string from;  // the first input that holds it (messages)
 };
+
+// The union spec in spec's types (spec/experiment_spec.h's tolerant reader).
+spec::ExperimentSpec read_union_spec(const SweepPlan& p) {
+  try {
+    return spec::read_stored_spec_json(p.spec);
+  } catch (const ConfigError& e) {
+    EGM_THROW(ConfigError, "sweep '{}': {}; nothing written", p.name, e.what());
+  }
+}
 
 // SQL: cells `a` and `b` have the same results (every measurement and the
 // final step; NULL is the same as NULL); `b` from a file at `b_version`,
@@ -370,7 +329,7 @@ size_t join_sweep(Statement& sweeps, const std::map<std::string, int>& col, cons
   } else {
     SweepPlan& p = ch.plans[it->second];
     if (sweeps.text(col.at("spec_hash")) != p.spec_hash || p.summary.spec_widened) {
-      if (auto bad = merge_spec(p.spec, spec, "$"))
+      if (auto bad = spec::union_specs(p.spec, spec))
         EGM_THROW(ConfigError,
                   "sweep '{}': the spec in {} differs from the one in {} at {}; egm merge combines sweeps of one "
                   "spec (they may differ only in seeds and variants); nothing written",
@@ -675,23 +634,17 @@ void copy_input(Connection& out, const Input& in, size_t i, std::vector<SweepPla
 // Cells in the union spec's order: the expansion's (spec/expand.h), grid
 // points, then variants, then seeds.
 void order_cells(Connection& out, const SweepPlan& p) {
-  out.exec("DELETE FROM temp.variant_rank; DELETE FROM temp.seed_rank");
-  const json variants = p.spec.value("variants", json::array());
-  const json seeds = p.spec.value("seeds", json::array());
-  for (size_t k = 0; k < variants.size(); ++k)
-    if (variants[k].is_string())
-      out.execute("INSERT OR IGNORE INTO temp.variant_rank VALUES (?, ?)", variants[k].get<std::string>(),
-                  static_cast<int64_t>(k));
-  for (size_t k = 0; k < seeds.size(); ++k)
-    if (seeds[k].is_number_integer())
-      out.execute("INSERT OR IGNORE INTO temp.seed_rank VALUES (?, ?)", seeds[k].get<int64_t>(),
-                  static_cast<int64_t>(k));
-  const auto nv = static_cast<int64_t>(variants.size()), ns = static_cast<int64_t>(seeds.size());
-  out.execute(fmt::format("UPDATE main.cells SET position = coalesce(coalesce(grid_point, 0) * {0} + "
-                          "(SELECT idx FROM temp.variant_rank WHERE variant = cells.variant) * {1} + "
-                          "(SELECT idx FROM temp.seed_rank WHERE seed = cells.seed), position) WHERE sweep_id = ?",
-                          nv * ns, ns),
-              p.out_id);
+  const spec::CellOrder order(read_union_spec(p));
+  std::vector<std::pair<int64_t, int64_t>> moves;  // cell id -> position
+  {
+    Statement cells = out.prepare(
+        "SELECT id, coalesce(grid_point, 0), variant, seed FROM main.cells WHERE sweep_id = ? ORDER BY id");
+    cells.bind(1, p.out_id);
+    while (cells.step())
+      if (auto at = order.position(cells.int64(1), cells.text(2), static_cast<uint64_t>(cells.int64(3))))
+        moves.emplace_back(cells.int64(0), *at);
+  }
+  for (const auto& [id, at] : moves) out.execute("UPDATE main.cells SET position = ? WHERE id = ?", at, id);
 }
 
 // The sweep's status from its cells, and its sweep_merged event.
@@ -755,8 +708,6 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
       say(fmt::format("copied {}: {} runs so far, {} metric rows", inputs[i].given, summary.runs, summary.metrics));
     }
 
-    out.exec("CREATE TEMP TABLE variant_rank (variant TEXT PRIMARY KEY, idx INTEGER NOT NULL)");
-    out.exec("CREATE TEMP TABLE seed_rank (seed INTEGER PRIMARY KEY, idx INTEGER NOT NULL)");
     for (SweepPlan& p : plans) {
       order_cells(out, p);
       finish_sweep(out, p, inputs, prefer, now);
