@@ -1,3 +1,5 @@
+// The compute statement: each attempt's wall time times its ranks and threads
+// (core-hours) or GPU-hours, per cell, variant and claim; reused cells counted apart.
 #include "analysis/compute.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// A sweep loaded for analysis: its stored spec, its cells and the attempts each
+// result came from; the metric and factor names the analysis verbs accept.
 #include "analysis/sweep_data.h"
 
 #include <fmt/format.h>

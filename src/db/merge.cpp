@@ -1,3 +1,5 @@
+// egm merge: every input checked as untrusted, then copied SQLite to SQLite in
+// passes (choose the cells, copy them with their rows, order and close each sweep).
 #include "db/merge.h"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The results schema's migrations, one per version, applied in a transaction;
+// a file newer than this egm is refused, never rewritten.
 #include "db/migrations.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// ResultsDb: the typed door to the results database (sweeps, cells, attempts,
+// metrics, parameters, events, looks) for the coordinator and the reading verbs.
 #include "db/results_db.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// egm export: the sweep's tables (db/export_tables.h) written as CSV, Parquet or
+// TensorBoard event files into a folder checked before anything is written.
 #include "export/exporter.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// TensorBoard export: each cell's loss curves as event files (one run folder a
+// cell), written through tfrecord.h's framing.
 #include "export/tensorboard.h"
 
 #include <fmt/format.h>

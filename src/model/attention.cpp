@@ -1,3 +1,5 @@
+// The attention paths of model.attention_path: the CPU kernels, SDPA and plain
+// ops, chosen per call; the SDPA formulations of each variant live here.
 #include "model/attention.h"
 
 #include <cmath>

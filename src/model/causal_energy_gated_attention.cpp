@@ -1,3 +1,5 @@
+// Causal EGA: the published gate with prefix statistics (each query's gate sees
+// only keys up to it), on the kernels, SDPA and plain-ops paths.
 #include "model/attention_variants.h"
 #include "model/energy_gate_functions.h"
 #include "model/kernels/causal_attention_kernels.h"

@@ -1,3 +1,5 @@
+// Convolution attention (ablation): causal scores cross-correlated with learned
+// weights over lags -L..L before the softmax; a lag never brings in a later key.
 #include "model/ablation_attention.h"
 
 namespace egm {

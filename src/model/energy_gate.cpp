@@ -1,3 +1,5 @@
+// The energy gate's parameters and the key energies it z-scores (shared by the
+// published and the causal EGA).
 #include "model/attention_variants.h"
 #include "util/torch_compat.h"
 

@@ -1,3 +1,5 @@
+// Published EGA: a sigmoid gate on each key from its energy z-scored over the
+// whole window, renormalised; on the kernels, SDPA and plain-ops paths.
 #include "model/attention_variants.h"
 #include "model/energy_gate_functions.h"
 #include "model/kernels/causal_attention_kernels.h"

@@ -1,3 +1,5 @@
+// EGA with several energy projections (the series' first paper: ega2, ega4),
+// their gates mixed by the shared multi-scale gate.
 #include "model/ablation_attention.h"
 
 namespace egm {

@@ -1,3 +1,5 @@
+// Multi-quantity attention (ablation): energy plus phase coherence and/or
+// spectral flux in the gate (mq_e, mq_ep, mq_ef, mq_epf).
 #include "model/ablation_attention.h"
 
 #include <utility>

@@ -1,3 +1,6 @@
+// The gate shared by the multi-scale ablations (several projections, Morlet,
+// Daubechies, multi-quantity): per-scale energies z-scored over time, each
+// gated by its own tau and alpha, mixed by softmax weights per head.
 #include "model/ablation_attention.h"
 
 namespace egm {

@@ -1,3 +1,5 @@
+// Standard causal attention, with RoPE or ALiBi where the position asks, on
+// the kernels, SDPA and plain-ops paths.
 #include "model/attention_variants.h"
 #include "model/kernels/causal_attention_kernels.h"
 #include "model/kernels/flash_attention_kernels.h"

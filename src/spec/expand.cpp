@@ -1,3 +1,5 @@
+// A spec expanded into its cells: grid points, then variants, then seeds, each
+// a full run config with its key and hash (CellOrder: the same order as a lookup).
 #include "spec/expand.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The sweep spec: loaded from a user's file (schema, then meaning) or read back
+// from the database's stored canonical form, both by one field reader.
 #include "spec/experiment_spec.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// --grid PATH=VALUES on the command line: lists and ranges parsed into a spec's
+// grid axes, with the values typed as the run config's field.
 #include "spec/grid.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The spec's JSON Schema check (valijson), its errors rendered as one line
+// naming the path in the user's file.
 #include "spec/schema_check.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Opening a sweep in the database: its cells written, an existing sweep
+// resumed, extended or superseded, and cells linked to reusable runs.
 #include "spec/sweep_setup.h"
 
 #include <fmt/format.h>
