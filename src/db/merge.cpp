@@ -102,12 +102,7 @@ CheckedInput check_input_database(const std::string& given, const std::string& r
   return in;
 }
 
-
 namespace {
-
-// An input as given, opened and checked before anything is written.
-using Input = CheckedInput;
-Input check_input(const std::string& given) { return check_input_database(given, "input"); }
 
 // ---- SQL helpers ---------------------------------------------------------------------
 
@@ -154,7 +149,7 @@ int64_t scalar(Connection& c, const std::string& sql) {
 // The input attached as schema `src` for the life of this object.
 class Attached {
  public:
-  Attached(Connection& c, const Input& in) : c_(c) {
+  Attached(Connection& c, const CheckedInput& in) : c_(c) {
     Statement s = c_.prepare("ATTACH DATABASE ? AS src");
     s.bind(1, read_only_uri(in.path));
     s.run();
@@ -247,17 +242,17 @@ const std::string kDone = lit(CellStatus::done);
 // ---- before anything is written -------------------------------------------------------
 
 // Every input opened and checked; the index of --prefer's input (-1: none).
-std::vector<Input> check_inputs(const MergeOptions& o, int& prefer) {
+std::vector<CheckedInput> check_inputs(const MergeOptions& o, int& prefer) {
   std::error_code ec;
   EGM_REQUIRE(o.force || !fs::exists(fs::symlink_status(o.out, ec)), ConfigError,
               "{} exists; pass --force to replace it (nothing written)", o.out);
   const fs::path out_dir = fs::absolute(o.out).parent_path();
   EGM_REQUIRE(fs::is_directory(out_dir, ec), ConfigError, "folder {} does not exist; nothing written",
               out_dir.string());
-  std::vector<Input> inputs;
+  std::vector<CheckedInput> inputs;
   for (const std::string& given : o.inputs) {
-    Input in = check_input(given);
-    for (const Input& other : inputs)
+    CheckedInput in = check_input_database(given, "input");
+    for (const CheckedInput& other : inputs)
       EGM_REQUIRE(!fs::equivalent(other.path, in.path, ec), ConfigError,
                   "input {} is given twice ({} and {}); nothing written", in.path, other.given, given);
     EGM_REQUIRE(!fs::exists(o.out, ec) || !fs::equivalent(o.out, in.path, ec), ConfigError,
@@ -301,9 +296,9 @@ struct Choices {
 
 // A sweep of input `i` (read from src.sweeps) joined to its plan: a new plan,
 // or the union of its spec with the plan's; its corpus checked against the plan's.
-size_t join_sweep(Statement& sweeps, const std::map<std::string, int>& col, const std::vector<Input>& inputs,
+size_t join_sweep(Statement& sweeps, const std::map<std::string, int>& col, const std::vector<CheckedInput>& inputs,
                   size_t i, Choices& ch) {
-  const Input& in = inputs[i];
+  const CheckedInput& in = inputs[i];
   const std::string name = sweeps.text(col.at("name"));
   const std::string spec_json = sweeps.text(col.at("spec_json"));
   json spec;
@@ -362,9 +357,9 @@ size_t join_sweep(Statement& sweeps, const std::map<std::string, int>& col, cons
 // The cells of sweep `src_sweep` of input `i` against the choices so far:
 // another run config is refused, different results counted as conflicts
 // (unless one side is preferred), and each cell's choice updated.
-void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::vector<Input>& inputs, size_t i,
+void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::vector<CheckedInput>& inputs, size_t i,
                   int prefer, Choices& ch) {
-  const Input& in = inputs[i];
+  const CheckedInput& in = inputs[i];
   const std::string join =
       "FROM src.cells c JOIN temp.choice ch ON ch.sweep = ?1 AND ch.key = c.key WHERE c.sweep_id = ?2";
   {
@@ -420,7 +415,7 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
 
 // Pass 1 over every input: the merged sweeps and, in temp.choice, the input
 // each cell is taken from. Every refusal comes from here, before a row is copied.
-Choices choose(Connection& out, const std::vector<Input>& inputs, int prefer, MergeSummary& summary) {
+Choices choose(Connection& out, const std::vector<CheckedInput>& inputs, int prefer, MergeSummary& summary) {
   out.exec(fmt::format(
       "CREATE TEMP TABLE choice (sweep TEXT NOT NULL, key TEXT NOT NULL, src INTEGER NOT NULL, "
       "src_cell INTEGER NOT NULL, config_hash TEXT NOT NULL, done INTEGER NOT NULL, {} REAL, final_step INTEGER, "
@@ -428,7 +423,7 @@ Choices choose(Connection& out, const std::vector<Input>& inputs, int prefer, Me
       measurement_list("", " REAL, ")));
   Choices ch;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Input& in = inputs[i];
+    const CheckedInput& in = inputs[i];
     Attached attached(out, in);
     Statement sweeps = out.prepare("SELECT * FROM src.sweeps ORDER BY id");
     std::map<std::string, int> col;
@@ -476,7 +471,7 @@ void write_sweeps(Connection& out, std::vector<SweepPlan>& plans, double now) {
 
 // The input's row of merge_sources (and, when it was a merge itself, its
 // own rows behind it); returns the new row's id.
-int64_t record_source(Connection& out, const Input& in, double now) {
+int64_t record_source(Connection& out, const CheckedInput& in, double now) {
   out.execute(
       "INSERT INTO merge_sources (path, size, schema_version, host, egm_commit, merged_at) VALUES (?, ?, ?, ?, ?, ?)",
       in.path, in.size, static_cast<int64_t>(in.version), process_info().host, std::string(source_state().commit),
@@ -600,7 +595,7 @@ void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t r
 }
 
 // Input `i`'s chosen cells, with all of their rows, into the merged sweeps.
-void copy_input(Connection& out, const Input& in, size_t i, std::vector<SweepPlan>& plans, double now,
+void copy_input(Connection& out, const CheckedInput& in, size_t i, std::vector<SweepPlan>& plans, double now,
                 MergeSummary& summary) {
   Attached attached(out, in);
   const int64_t source = record_source(out, in, now);
@@ -650,7 +645,7 @@ void order_cells(Connection& out, const SweepPlan& p) {
 }
 
 // The sweep's status from its cells, and its sweep_merged event.
-void finish_sweep(Connection& out, SweepPlan& p, const std::vector<Input>& inputs, int prefer, double now) {
+void finish_sweep(Connection& out, SweepPlan& p, const std::vector<CheckedInput>& inputs, int prefer, double now) {
   // done when every cell is; else resumable (interrupted) while a cell can still run.
   using C = CellStatus;
   out.execute(fmt::format("UPDATE main.sweeps SET status = CASE "
@@ -684,7 +679,7 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
   };
   EGM_REQUIRE(!o.inputs.empty(), ConfigError, "egm merge needs at least one input database");
   int prefer = -1;
-  const std::vector<Input> inputs = check_inputs(o, prefer);
+  const std::vector<CheckedInput> inputs = check_inputs(o, prefer);
   // ATTACH of a read-only file: URI filenames (?mode=ro) must be on; Debian's
   // SQLite enables them at compile time, and without them the URI would name
   // a new file.
