@@ -64,7 +64,7 @@ struct VariantSummary {
   std::string attention;  // from the variant table; "?" for an unknown name
   std::string position;
   std::vector<MetricSummary> metrics;  // one per all_metrics(), n = 0 when not measured
-  const MetricSummary& at(Metric metric) const { return metrics.at(static_cast<size_t>(metric)); }
+  const MetricSummary& at(Metric metric) const { return metrics.at(static_cast<size_t>(metric.index())); }
 };
 
 // A difference with its interval (delta, sum of parts, ...).

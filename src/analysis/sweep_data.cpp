@@ -22,8 +22,6 @@ namespace egm::analysis {
 
 namespace {
 
-constexpr const char* kMetricNames[] = {"final_val", "best_val", "full_val", "ar_val"};
-
 std::string trim(std::string_view s) {
   const auto first = s.find_first_not_of(" \t");
   if (first == std::string_view::npos) return "";
@@ -33,28 +31,45 @@ std::string trim(std::string_view s) {
 
 }  // namespace
 
-const char* metric_name(Metric metric) { return kMetricNames[static_cast<int>(metric)]; }
+const MeasurementField& metric_field(Metric metric) {
+  // Built once from the one measurement list; Metric's index is a position in it.
+  static const std::vector<const MeasurementField*> fields = [] {
+    std::vector<const MeasurementField*> v;
+    for (const MeasurementField& f : kMeasurementFields)
+      if (f.statistic != nullptr) v.push_back(&f);
+    return v;
+  }();
+  return *fields.at(static_cast<size_t>(metric.index()));
+}
+
+const char* metric_name(Metric metric) { return metric_field(metric).name; }
+
+std::string metric_choices() {
+  std::vector<std::string> names;
+  for (Metric m : all_metrics()) names.push_back(metric_name(m));
+  const std::string last = names.back();
+  names.pop_back();
+  return names.empty() ? last : fmt::format("{} or {}", fmt::join(names, ", "), last);
+}
 
 Metric parse_metric(std::string_view name) {
-  for (int i = 0; i < 4; ++i)
-    if (name == kMetricNames[i]) return static_cast<Metric>(i);
-  EGM_THROW(ConfigError, "unknown metric '{}'; valid: {}", std::string(name), fmt::join(kMetricNames, ", "));
+  const int index = metric_index(name);
+  if (index >= 0) return Metric(index);
+  std::vector<std::string> names;
+  for (Metric m : all_metrics()) names.push_back(metric_name(m));
+  EGM_THROW(ConfigError, "unknown metric '{}'; valid: {}", std::string(name), fmt::join(names, ", "));
 }
 
 const std::vector<Metric>& all_metrics() {
-  static const std::vector<Metric> metrics{Metric::final_val, Metric::best_val, Metric::full_val, Metric::ar_val};
+  static const std::vector<Metric> metrics = [] {
+    std::vector<Metric> v;
+    for (int i = 0; i < count_metrics(); ++i) v.push_back(Metric(i));
+    return v;
+  }();
   return metrics;
 }
 
-const char* metric_description(Metric metric) {
-  switch (metric) {
-    case Metric::final_val: return "val loss at the final step (random eval batches; the paper's number)";
-    case Metric::best_val: return "lowest val loss over the periodic evals";
-    case Metric::full_val: return "val loss of a deterministic pass over every val window";
-    case Metric::ar_val: return "autoregressive (prefix-only) val loss";
-  }
-  return "?";
-}
+const char* metric_description(Metric metric) { return metric_field(metric).statistic; }
 
 Factors parse_factors(std::string_view text) {
   std::vector<std::string> parts;
@@ -77,15 +92,7 @@ std::string RunSetup::text() const {
                      device_kind.empty() ? "" : " on " + device_kind);
 }
 
-std::optional<double> CellData::value(Metric metric) const {
-  switch (metric) {
-    case Metric::final_val: return row.results.final_val;
-    case Metric::best_val: return row.results.best_val;
-    case Metric::full_val: return row.results.full_val;
-    case Metric::ar_val: return row.results.ar_val;
-  }
-  return std::nullopt;
-}
+std::optional<double> CellData::value(Metric metric) const { return row.results.*metric_field(metric).value; }
 
 std::string Provenance::text() const {
   std::string s = "egm " + commit;

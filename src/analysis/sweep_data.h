@@ -19,17 +19,59 @@
 #include "db/param_pack.h"
 #include "db/results_db.h"
 #include "db/reuse.h"
+#include "run/outcome.h"
 #include "spec/experiment_spec.h"
 
 namespace egm::analysis {
 
-// The cells columns a statistic can be taken of.
-enum class Metric { final_val, best_val, full_val, ar_val };
+// The number of measurements a statistic can be taken of: those of
+// kMeasurementFields (run/outcome.h) with a `statistic` description.
+constexpr int count_metrics() {
+  int n = 0;
+  for (const MeasurementField& f : kMeasurementFields) n += f.statistic != nullptr;
+  return n;
+}
+// The position of the analysable measurement `name` among them; -1: none.
+constexpr int metric_index(std::string_view name) {
+  int k = 0;
+  for (const MeasurementField& f : kMeasurementFields) {
+    if (f.statistic == nullptr) continue;
+    if (name == f.name) return k;
+    ++k;
+  }
+  return -1;
+}
+
+// A cells column a statistic can be taken of: an index into the analysable
+// measurements, in kMeasurementFields' order (the per-seed table's columns).
+// The constants below name those the analysis itself asks for by name; a new
+// measurement needs none to be offered by --metric.
+class Metric {
+ public:
+  constexpr explicit Metric(int index) : index_(index) {}
+  constexpr int index() const { return index_; }
+  constexpr bool operator==(Metric o) const { return index_ == o.index_; }
+  constexpr bool operator!=(Metric o) const { return index_ != o.index_; }
+  constexpr bool operator<(Metric o) const { return index_ < o.index_; }
+  static const Metric final_val, best_val, full_val, ar_val;
+
+ private:
+  int index_;
+};
+inline constexpr Metric Metric::final_val{metric_index("final_val")};
+inline constexpr Metric Metric::best_val{metric_index("best_val")};
+inline constexpr Metric Metric::full_val{metric_index("full_val")};
+inline constexpr Metric Metric::ar_val{metric_index("ar_val")};
+static_assert(metric_index("final_val") == 0, "final_val is the default metric and the first column");
+
+const MeasurementField& metric_field(Metric metric);
 const char* metric_name(Metric metric);
-// "final_val" | "best_val" | "full_val" | "ar_val"; ConfigError lists them otherwise.
+// One of all_metrics()' names; ConfigError lists them otherwise.
 Metric parse_metric(std::string_view name);
 const std::vector<Metric>& all_metrics();
-// One line for people: "final val loss (50 random batches at the last step, the paper's number)".
+// "final_val, best_val, full_val or ar_val": the choices, for --metric's help.
+std::string metric_choices();
+// One line for people: "val loss at the final step (random eval batches; the paper's number)".
 const char* metric_description(Metric metric);
 
 // The 2x2 design (a and b each change one factor of base, ab both): the spec's own type.

@@ -47,15 +47,16 @@ db::Table summary_table(const SweepAnalysis& a) {
 
 db::Table per_seed_table(const SweepAnalysis& a) {
   db::Table t;
-  t.columns = {"variant", "seed", "final_val", "best_val", "full_val", "ar_val"};
+  t.columns = {"variant", "seed"};
+  for (Metric m : all_metrics()) t.columns.push_back(metric_name(m));
   for (const auto& v : a.variants) {
-    // One row per seed across the four metrics: a metric a seed lacks stays an empty field.
+    // One row per seed across the metrics: a metric a seed lacks stays an empty field.
     std::map<int64_t, std::vector<db::Value>> rows;
     for (const auto& m : v.metrics)
       for (const auto& [seed, value] : m.by_seed) {
         auto& row = rows[seed];
-        if (row.empty()) row.assign(4, db::Value());
-        row[static_cast<size_t>(m.metric)] = num(value);  // Metric's order is the columns' (final, best, full, ar)
+        if (row.empty()) row.assign(all_metrics().size(), db::Value());
+        row[static_cast<size_t>(m.metric.index())] = num(value);  // Metric's order is the columns'
       }
     for (auto& [seed, values] : rows) {
       std::vector<db::Value> row{text(v.variant), db::Value(seed)};

@@ -18,7 +18,7 @@ namespace egm::analysis {
 db::Table paper_table(const SweepAnalysis& a);
 // Every variant x metric that was measured: variant, metric, n, mean, sd, se, t_crit, ci_low, ci_high.
 db::Table summary_table(const SweepAnalysis& a);
-// Per seed: variant, seed, final_val, best_val, full_val, ar_val.
+// Per seed: variant, seed and each analysable measurement (all_metrics(): final_val, ...).
 db::Table per_seed_table(const SweepAnalysis& a);
 // The deltas against the baseline with their method, per-seed values and tests.
 db::Table delta_table(const SweepAnalysis& a);

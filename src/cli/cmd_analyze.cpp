@@ -93,8 +93,7 @@ void register_analyze_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("analyze", "multi-seed statistics of a sweep: intervals, deltas, 2x2 interaction");
   cmd->add_option("sweep", opts->sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
   cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
-  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: final_val, best_val, "
-                                            "full_val or ar_val")
+  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: " + analysis::metric_choices())
       ->capture_default_str();
   cmd->add_option("--level", opts->level, "confidence level of every interval")->capture_default_str();
   cmd->add_option("--factors", opts->factors,

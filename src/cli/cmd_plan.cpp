@@ -65,7 +65,7 @@ void register_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--claims", opts->claims, "claims to plan (default all): a variant or delta(VARIANT), interaction")
       ->delimiter(',');
-  cmd->add_option("--metric", opts->metric, "final_val, best_val, full_val or ar_val")->capture_default_str();
+  cmd->add_option("--metric", opts->metric, analysis::metric_choices())->capture_default_str();
   cmd->add_option("--factors", opts->factors, "the 2x2 as a,b,ab,base (default: the spec's)");
   cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
                 "pair cells that ran with different world sizes or backends (refused otherwise)");

@@ -79,8 +79,7 @@ void register_report_command(CLI::App& app) {
   cmd->add_option("sweep", opts->sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
   cmd->add_option("--out", opts->out, "output folder (created; files in it are replaced)")->required();
   cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
-  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: final_val, best_val, "
-                                            "full_val or ar_val")
+  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: " + analysis::metric_choices())
       ->capture_default_str();
   cmd->add_option("--level", opts->level, "confidence level of every interval")->capture_default_str();
   cmd->add_option("--factors", opts->factors,

@@ -1,6 +1,8 @@
 // The results database's tables and views as data (tables.h).
 #include "db/tables.h"
 
+#include <algorithm>
+
 #include "run/outcome.h"
 #include "util/error.h"
 
@@ -14,16 +16,18 @@ StoredColumn time_col(const char* name, int since = 0) { return {name, SqlType::
 StoredColumn text_col(const char* name, int since = 0) { return {name, SqlType::text, false, since}; }
 StoredColumn blob_col(const char* name, int since = 0) { return {name, SqlType::blob, false, since}; }
 
-// `columns` and the cells' measurement columns (run/outcome.h).
-std::vector<StoredColumn> with_measurements(std::vector<StoredColumn> columns) {
+// `columns`, the cells' measurement columns (run/outcome.h), then `after`.
+std::vector<StoredColumn> with_measurements(std::vector<StoredColumn> columns, std::vector<StoredColumn> after = {}) {
   for (const MeasurementField& f : cell_measurements())
     columns.push_back({f.name, SqlType::real, false, f.cells_since});
+  columns.insert(columns.end(), after.begin(), after.end());
   return columns;
 }
 
 StoredTable table(const char* name, bool view, int since, MergeRole merge, std::vector<StoredColumn> columns) {
-  for (StoredColumn& c : columns)
-    if (c.since == 0) c.since = since;
+  // No column predates its table: a measurement column of cells (since 1)
+  // appears in a view with the view (cell_results, since 7).
+  for (StoredColumn& c : columns) c.since = std::max(c.since, since);
   return {name, view, since, std::move(columns), merge};
 }
 
@@ -100,10 +104,11 @@ const std::vector<StoredTable>& stored_tables() {
             {integer_col("cell_id"), integer_col("run_id"), integer_col("step"), text_col("module"),
              integer_col("layer"), integer_col("idx"), text_col("name"), real_col("value")}),
       table("cell_results", true, 7, MergeRole::derived,
-            {text_col("sweep"), integer_col("cell_id"), text_col("key"), text_col("variant"), integer_col("seed"),
+            with_measurements(
+                {text_col("sweep"), integer_col("cell_id"), text_col("key"), text_col("variant"), integer_col("seed"),
              integer_col("grid_point"), text_col("grid_json"), text_col("status"), integer_col("attempts"),
-             integer_col("failures"), integer_col("final_step"), real_col("final_val"), real_col("best_val"),
-             real_col("full_val"), real_col("ar_val"), real_col("ar_ref_val"), time_col("updated_at")}),
+             integer_col("failures"), integer_col("final_step")},
+            {time_col("updated_at")})),
       table("metric_points", true, 7, MergeRole::derived,
             {text_col("sweep"), integer_col("cell_id"), text_col("key"), text_col("variant"), integer_col("seed"),
              integer_col("grid_point"), integer_col("run_id"), text_col("split"), integer_col("step"), real_col("loss"),

@@ -39,17 +39,26 @@ struct Measurements {
 
 // Every measurement, the one list that the outcome's JSON, the results
 // database (a REAL column of cells of the same name), egm merge, egm export,
-// egm runs and the cell page are built from: adding a measurement is a field
-// above, a line here and its column in schemas/results.sql.
+// egm runs, the cell and sweep pages and the analysis (its --metric choices and
+// per-seed tables) are built from. Adding a measurement is a field above, a
+// line here, the trainer that measures it, and its cells column (a
+// migration in db/migrations.cpp and schemas/results.sql).
 struct MeasurementField {
   const char* name;                            // the JSON field and, with a cells column, its name
   std::optional<double> Measurements::*value;  // where it is held
   int cells_since;  // the results schema version that added its cells column; 0: none (kept per attempt only)
+  // For people, where the analysis may take statistics over seeds of it (egm
+  // analyze/report/plan --metric); nullptr: it is stored and shown, not analysed.
+  const char* statistic = nullptr;
 };
 inline constexpr MeasurementField kMeasurementFields[] = {
-    {"final_val", &Measurements::final_val, 1},     {"best_val", &Measurements::best_val, 1},
-    {"final_train", &Measurements::final_train, 0}, {"full_val", &Measurements::full_val, 1},
-    {"ar_val", &Measurements::ar_val, 1},           {"ar_ref_val", &Measurements::ar_ref_val, 1},
+    {"final_val", &Measurements::final_val, 1,
+     "val loss at the final step (random eval batches; the paper's number)"},
+    {"best_val", &Measurements::best_val, 1, "lowest val loss over the periodic evals"},
+    {"final_train", &Measurements::final_train, 0},
+    {"full_val", &Measurements::full_val, 1, "val loss of a deterministic pass over every val window"},
+    {"ar_val", &Measurements::ar_val, 1, "autoregressive (prefix-only) val loss"},
+    {"ar_ref_val", &Measurements::ar_ref_val, 1},
     {"tokens_per_s", &Measurements::tokens_per_s, 0},
 };
 // The measurements with a cells column, in the order above (the cells columns' order in every table).

@@ -100,16 +100,16 @@ std::optional<int64_t> point_param(const Params& params, const GridInfo& g) {
 
 db::Table cells_table(const analysis::SweepData& data, const GridInfo& g) {
   db::Table t;
-  t.columns = {"key", "variant", "seed", "status", "attempts", "failures", "max_attempts", "latest_step", "max_steps",
-               "final_val", "best_val", "full_val", "ar_val", "ar_ref_val", "last_error"};
+  t.columns = {"key", "variant", "seed", "status", "attempts", "failures", "max_attempts", "latest_step", "max_steps"};
+  for (const MeasurementField& f : cell_measurements()) t.columns.push_back(f.name);
+  t.columns.push_back("last_error");
   if (!g.point_of.empty()) t.columns.insert(t.columns.begin() + 3, "grid_point");
   for (const auto& cell : data.cells) {
     const db::CellRow& r = cell.row;
     std::vector<db::Value> row{r.key, r.variant, r.seed, db::to_string(r.status), int64_t{r.attempts},
-                               int64_t{r.failures}, int64_t{r.max_attempts}, opt(r.latest_step), r.max_steps,
-                               opt(r.results.final_val), opt(r.results.best_val), opt(r.results.full_val),
-                               opt(r.results.ar_val), opt(r.results.ar_ref_val),
-                               r.last_error ? db::Value(first_line(*r.last_error)) : db::Value()};
+                               int64_t{r.failures}, int64_t{r.max_attempts}, opt(r.latest_step), r.max_steps};
+    for (const MeasurementField& f : cell_measurements()) row.push_back(opt(r.results.*f.value));
+    row.push_back(r.last_error ? db::Value(first_line(*r.last_error)) : db::Value());
     if (!g.point_of.empty()) {
       auto it = g.point_of.find(r.id);
       row.insert(row.begin() + 3, it == g.point_of.end() ? db::Value() : db::Value(it->second));

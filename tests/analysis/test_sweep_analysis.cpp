@@ -512,6 +512,32 @@ TEST_F(Analysis, FactorsFromTheCommandLineAndUnknownSweeps) {
   }
 }
 
+// The metrics are the measurements run/outcome.h marks analysable, in its
+// order, each read from the cell's own field: nothing lists them again.
+TEST(Metrics, AreTheAnalysableMeasurementsInTheirOrder) {
+  std::vector<std::string> expected;
+  for (const MeasurementField& f : kMeasurementFields)
+    if (f.statistic != nullptr) expected.push_back(f.name);
+  std::vector<std::string> names;
+  for (Metric m : all_metrics()) {
+    names.push_back(metric_name(m));
+    EXPECT_EQ(parse_metric(metric_name(m)), m);
+    EXPECT_STREQ(metric_description(m), metric_field(m).statistic);
+  }
+  EXPECT_EQ(names, expected);
+  EXPECT_EQ(names, (std::vector<std::string>{"final_val", "best_val", "full_val", "ar_val"}));
+  EXPECT_EQ(metric_choices(), "final_val, best_val, full_val or ar_val");
+  EXPECT_EQ(Metric::final_val.index(), 0);
+  EXPECT_EQ(metric_name(Metric::ar_val), std::string("ar_val"));
+  // A stored-only measurement (no statistic) is not a metric.
+  EXPECT_THROW(parse_metric("ar_ref_val"), ConfigError);
+  EXPECT_THROW(parse_metric("tokens_per_s"), ConfigError);
+  CellData cell;
+  cell.row.results.full_val = 2.5;
+  EXPECT_EQ(cell.value(Metric::full_val), 2.5);
+  EXPECT_FALSE(cell.value(Metric::ar_val).has_value());
+}
+
 TEST_F(Analysis, MainTableAndRenderersShowTheNumbers) {
   db::ResultsDb db = open();
   fx::write_fixture(db);
