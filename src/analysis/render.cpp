@@ -15,6 +15,7 @@
 #include "analysis/table_cells.h"
 #include "analysis/tables.h"
 #include "db/table_format.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace egm::analysis {
@@ -318,11 +319,8 @@ std::vector<std::string> all_notes(const SweepAnalysis& a) {
 }
 
 OutputFormat parse_output_format(std::string_view name) {
-  if (name == "table") return OutputFormat::table;
-  if (name == "csv") return OutputFormat::csv;
-  if (name == "json") return OutputFormat::json;
-  if (name == "markdown") return OutputFormat::markdown;
-  EGM_THROW(ConfigError, "unknown format '{}'; valid: table, csv, json, markdown", std::string(name));
+  constexpr const char* kNames[] = {"table", "csv", "json", "markdown"};  // in enum order
+  return parse_enum<OutputFormat, ConfigError>(name, kNames, "format");
 }
 
 std::string render_main_table(const SweepAnalysis& a) {

@@ -15,6 +15,7 @@
 
 #include "db/param_pack.h"
 #include "db/sweep_reads.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -35,11 +36,7 @@ std::string trim(std::string_view s) {
 
 const char* metric_name(Metric metric) { return kMetricNames[static_cast<int>(metric)]; }
 
-Metric parse_metric(std::string_view name) {
-  for (int i = 0; i < 4; ++i)
-    if (name == kMetricNames[i]) return static_cast<Metric>(i);
-  EGM_THROW(ConfigError, "unknown metric '{}'; valid: {}", std::string(name), fmt::join(kMetricNames, ", "));
-}
+Metric parse_metric(std::string_view name) { return parse_enum<Metric, ConfigError>(name, kMetricNames, "metric"); }
 
 const std::vector<Metric>& all_metrics() {
   static const std::vector<Metric> metrics{Metric::final_val, Metric::best_val, Metric::full_val, Metric::ar_val};
