@@ -354,15 +354,7 @@ std::string render_headline(const SweepData& data, const AnalysisOptions& option
   AnalysisOptions o = options;
   o.analyse_params = false;  // the headline needs no parameters
   if (!has_grid(data)) return render_main_table(analyze_sweep(data, o));
-  const GridAnalysis g = analyze_grid(data, o);
-  std::string s;
-  for (const auto& p : g.points) {
-    s += fmt::format("=== grid point {}: {} ===\n\n", p.index, p.label);
-    s += render_main_table(p.analysis) + "\n";
-  }
-  s += "=== across grid points ===\n\n";
-  s += db::format_table(grid_across_table(g), db::Format::table);
-  return s;
+  return render_grid_text(analyze_grid(data, o), [](const SweepAnalysis& a) { return render_main_table(a); });
 }
 
 std::string render_headline(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options) {

@@ -107,14 +107,8 @@ ClaimVerdict sign_verdict(double published, double low, double high) {
 }
 
 Estimate estimate_of(const stats::InteractionResult& r) {
-  Estimate e;
-  e.estimate = r.estimate;
-  e.se = r.interval.se;
-  e.df = r.interval.df;
-  e.ci_low = r.interval.ci_low;
-  e.ci_high = r.interval.ci_high;
-  e.has_interval = r.interval.has_interval;
-  e.n = r.n;
+  Estimate e = from_contrast(r.interval, r.n);
+  e.estimate = r.estimate;  // the interaction's own estimate, as egm analyze reports it
   return e;
 }
 
