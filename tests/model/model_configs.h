@@ -29,4 +29,13 @@ inline ModelConfig small_model(const std::string& variant) {
   return sized_model(variant, /*n_layer=*/2, /*n_head=*/4, /*d_model=*/32, /*block_size=*/24, /*vocab_size=*/13);
 }
 
+// The tiny preset's model, dropout 0: the same function whatever runs it (another
+// precision, another device; their dropout streams differ).
+inline ModelConfig tiny_model(const std::string& variant) {
+  ModelConfig c = preset_config("tiny").model;
+  c.variant = variant;
+  c.dropout = 0.0;
+  return c;
+}
+
 }  // namespace egm::test
