@@ -8,6 +8,8 @@
 # changes, so an unrelated reconfigure recompiles nothing. Installed binaries
 # need no source tree: the schema, the results-database migrations and the
 # sbatch template are embedded this way.
+include("${CMAKE_CURRENT_LIST_DIR}/EgmGenerated.cmake")
+
 function(egm_embed_file)
   cmake_parse_arguments(E "" "TARGET;FILE;HEADER;NAMESPACE;SYMBOL" "" ${ARGN})
   foreach(arg TARGET FILE HEADER NAMESPACE SYMBOL)
@@ -16,10 +18,7 @@ function(egm_embed_file)
     endif()
   endforeach()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${E_FILE}")
-  file(READ "${E_FILE}" hex HEX)
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  # Bytes above 0x7f (UTF-8 text) do not fit a char as literals: cast them.
-  string(REGEX REPLACE "0x([89a-f][0-9a-f])," "char(0x\\1)," bytes "${bytes}")
+  egm_c_bytes(bytes "${E_FILE}")
   file(RELATIVE_PATH source "${CMAKE_SOURCE_DIR}" "${E_FILE}")
   set(text "// Generated from ${source} by egm_embed_file (cmake/EgmEmbed.cmake); do not edit.
 #pragma once
@@ -28,13 +27,6 @@ namespace ${E_NAMESPACE} {
 inline constexpr char ${E_SYMBOL}[] = {${bytes}0x00};
 }  // namespace ${E_NAMESPACE}
 ")
-  set(out "${CMAKE_BINARY_DIR}/generated/${E_HEADER}")
-  set(old "")
-  if(EXISTS "${out}")
-    file(READ "${out}" old)
-  endif()
-  if(NOT old STREQUAL text)
-    file(WRITE "${out}" "${text}")
-  endif()
+  egm_write_if_changed("${CMAKE_BINARY_DIR}/generated/${E_HEADER}" "${text}")
   target_include_directories(${E_TARGET} PRIVATE "${CMAKE_BINARY_DIR}/generated")
 endfunction()

@@ -30,3 +30,17 @@ else()
   get_filename_component(_egm_shared_corpus "${CMAKE_SOURCE_DIR}/../shared/data/tinyshakespeare/input.txt" ABSOLUTE)
   set(EGM_TEST_DATA "${_egm_shared_corpus}" CACHE FILEPATH "Corpus used by the tests")
 endif()
+
+# egm_python_imports(VAR PYTHON "import a, b"): VAR is ON when PYTHON is set and
+# runs the import statement without an error, OFF otherwise; the tests that need
+# those modules are added only when it is ON (and say why they are skipped).
+function(egm_python_imports var python statement)
+  set(ok OFF)
+  if(python)
+    execute_process(COMMAND "${python}" -c "${statement}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(ok ON)
+    endif()
+  endif()
+  set(${var} ${ok} PARENT_SCOPE)
+endfunction()

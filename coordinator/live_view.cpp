@@ -10,16 +10,14 @@
 #include <cmath>
 #include <ctime>
 
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace egm::coordinator {
 
 ViewMode parse_view_mode(const std::string& name) {
-  if (name == "auto") return ViewMode::automatic;
-  if (name == "tty") return ViewMode::tty;
-  if (name == "plain") return ViewMode::plain;
-  if (name == "none") return ViewMode::none;
-  EGM_THROW(ConfigError, "unknown view '{}'; valid: auto, tty, plain, none", name);
+  constexpr const char* kNames[] = {"auto", "tty", "plain", "none"};  // in enum order
+  return parse_enum<ViewMode, ConfigError>(name, kNames, "view");
 }
 
 std::string format_duration_short(std::optional<double> seconds) {

@@ -242,11 +242,7 @@ json params_json(const ParamAnalysis& params) {
 }  // namespace
 
 json to_json(const SweepAnalysis& a) {
-  json j;
-  j["sweep"] = a.sweep;
-  j["description"] = a.description;
-  j["metric"] = metric_name(a.metric);
-  j["level"] = a.level;
+  json j = analysis_header_json(a);
   j["baseline"] = a.baseline;
   j["rng_seed"] = a.rng_seed;
   json excluded = json::array();

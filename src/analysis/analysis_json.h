@@ -12,4 +12,11 @@ namespace egm::analysis {
 
 nlohmann::json to_json(const SweepAnalysis& analysis);
 
+// What every analysis document (a SweepAnalysis, a GridAnalysis) names first:
+// the sweep, its description, the metric and the confidence level.
+template <typename Analysis>
+nlohmann::json analysis_header_json(const Analysis& a) {
+  return {{"sweep", a.sweep}, {"description", a.description}, {"metric", metric_name(a.metric)}, {"level", a.level}};
+}
+
 }  // namespace egm::analysis

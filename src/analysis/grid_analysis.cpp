@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/analysis_json.h"
 #include "analysis/table_cells.h"
 #include "analysis/tables.h"
 #include "util/error.h"
@@ -279,11 +280,7 @@ std::string render_grid_across_markdown(const GridAnalysis& g) {
 }
 
 nlohmann::json to_json(const GridAnalysis& g) {
-  json j;
-  j["sweep"] = g.sweep;
-  j["description"] = g.description;
-  j["metric"] = metric_name(g.metric);
-  j["level"] = g.level;
+  json j = analysis_header_json(g);
   j["axes"] = g.axes;
   j["points"] = json::array();
   for (const auto& p : g.points)
@@ -307,20 +304,23 @@ nlohmann::json to_json(const GridAnalysis& g) {
   return j;
 }
 
+std::string render_grid_text(const GridAnalysis& g,
+                             const std::function<std::string(const SweepAnalysis&)>& point_text) {
+  std::string s;
+  for (const auto& p : g.points) {
+    s += fmt::format("=== grid point {}: {} ===\n\n", p.index, p.label);
+    s += point_text(p.analysis) + "\n";
+  }
+  s += "=== across grid points ===\n\n";
+  s += db::format_table(grid_across_table(g), db::Format::table);
+  return s;
+}
+
 std::string render_grid(const GridAnalysis& g, OutputFormat format) {
   switch (format) {
     case OutputFormat::csv: return db::format_table(grid_paper_table(g), db::Format::csv);
     case OutputFormat::json: return to_json(g).dump(2) + "\n";
-    case OutputFormat::table: {
-      std::string s;
-      for (const auto& p : g.points) {
-        s += fmt::format("=== grid point {}: {} ===\n\n", p.index, p.label);
-        s += render_text(p.analysis) + "\n";
-      }
-      s += "=== across grid points ===\n\n";
-      s += db::format_table(grid_across_table(g), db::Format::table);
-      return s;
-    }
+    case OutputFormat::table: return render_grid_text(g, [](const SweepAnalysis& a) { return render_text(a); });
     case OutputFormat::markdown: {
       std::string s = fmt::format("# Sweep `{}`: {} grid points\n\n", g.sweep, g.points.size());
       s += "## Across grid points\n\n" + render_grid_across_markdown(g) + "\n";

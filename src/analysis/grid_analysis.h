@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,6 +98,9 @@ std::string render_grid_across_markdown(const GridAnalysis& g);
 // Each point's analysis (text or Markdown as for one sweep) under its heading,
 // then the across-points table; csv: grid_paper_table; json: everything.
 std::string render_grid(const GridAnalysis& g, OutputFormat format);
+// The plain-text form: each point's `point_text` under "=== grid point N: LABEL ===",
+// then the across-points table (render_grid's table form: render_text per point).
+std::string render_grid_text(const GridAnalysis& g, const std::function<std::string(const SweepAnalysis&)>& point_text);
 nlohmann::json to_json(const GridAnalysis& g);
 
 // `egm report` for a grid: one folder per point (point-N/, a full report

@@ -11,6 +11,7 @@
 
 #include "config/variants.h"
 #include "analysis/generated_paper_claims.h"  // egm_embed_file (CMakeLists.txt)
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -19,8 +20,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr ClaimKind kKinds[] = {ClaimKind::value, ClaimKind::delta, ClaimKind::interaction, ClaimKind::mope_clusters,
-                                ClaimKind::mope_boundary};
+constexpr const char* kKindNames[] = {"value", "delta", "interaction", "mope_clusters", "mope_boundary"};  // enum order
 
 // Reads one entry's fields, each problem one line naming the entry. Every
 // field it was asked for is remembered, so a field no kind takes (a typo:
@@ -81,9 +81,8 @@ class Entry {
 
 ClaimKind parse_kind(Entry& e) {
   const std::string name = *e.text("kind", true);
-  for (ClaimKind k : kKinds)
-    if (name == claim_kind_name(k)) return k;
-  e.refuse(fmt::format("unknown kind '{}'; valid: value, delta, interaction, mope_clusters, mope_boundary", name));
+  if (std::optional<ClaimKind> kind = find_enum<ClaimKind>(name, kKindNames)) return *kind;
+  e.refuse(fmt::format("unknown kind '{}'; valid: {}", name, fmt::join(kKindNames, ", ")));
 }
 
 std::vector<std::string> mope_variants(Entry& e) {
@@ -147,16 +146,7 @@ PaperClaim parse_claim(const Json& j, std::size_t index, const std::string& orig
 
 }  // namespace
 
-const char* claim_kind_name(ClaimKind kind) {
-  switch (kind) {
-    case ClaimKind::value: return "value";
-    case ClaimKind::delta: return "delta";
-    case ClaimKind::interaction: return "interaction";
-    case ClaimKind::mope_clusters: return "mope_clusters";
-    case ClaimKind::mope_boundary: return "mope_boundary";
-  }
-  return "?";
-}
+const char* claim_kind_name(ClaimKind kind) { return enum_name(kind, kKindNames); }
 
 std::vector<std::string> PaperClaim::needs() const {
   switch (kind) {

@@ -15,6 +15,7 @@
 #include "analysis/table_cells.h"
 #include "analysis/tables.h"
 #include "db/table_format.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace egm::analysis {
@@ -318,11 +319,8 @@ std::vector<std::string> all_notes(const SweepAnalysis& a) {
 }
 
 OutputFormat parse_output_format(std::string_view name) {
-  if (name == "table") return OutputFormat::table;
-  if (name == "csv") return OutputFormat::csv;
-  if (name == "json") return OutputFormat::json;
-  if (name == "markdown") return OutputFormat::markdown;
-  EGM_THROW(ConfigError, "unknown format '{}'; valid: table, csv, json, markdown", std::string(name));
+  constexpr const char* kNames[] = {"table", "csv", "json", "markdown"};  // in enum order
+  return parse_enum<OutputFormat, ConfigError>(name, kNames, "format");
 }
 
 std::string render_main_table(const SweepAnalysis& a) {
@@ -356,15 +354,7 @@ std::string render_headline(const SweepData& data, const AnalysisOptions& option
   AnalysisOptions o = options;
   o.analyse_params = false;  // the headline needs no parameters
   if (!has_grid(data)) return render_main_table(analyze_sweep(data, o));
-  const GridAnalysis g = analyze_grid(data, o);
-  std::string s;
-  for (const auto& p : g.points) {
-    s += fmt::format("=== grid point {}: {} ===\n\n", p.index, p.label);
-    s += render_main_table(p.analysis) + "\n";
-  }
-  s += "=== across grid points ===\n\n";
-  s += db::format_table(grid_across_table(g), db::Format::table);
-  return s;
+  return render_grid_text(analyze_grid(data, o), [](const SweepAnalysis& a) { return render_main_table(a); });
 }
 
 std::string render_headline(db::ResultsDb& db, const std::string& sweep, const AnalysisOptions& options) {

@@ -22,6 +22,7 @@
 #include "config/variants.h"
 #include "stats/descriptive.h"
 #include "stats/distributions.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/json_limits.h"
 
@@ -106,14 +107,8 @@ ClaimVerdict sign_verdict(double published, double low, double high) {
 }
 
 Estimate estimate_of(const stats::InteractionResult& r) {
-  Estimate e;
-  e.estimate = r.estimate;
-  e.se = r.interval.se;
-  e.df = r.interval.df;
-  e.ci_low = r.interval.ci_low;
-  e.ci_high = r.interval.ci_high;
-  e.has_interval = r.interval.has_interval;
-  e.n = r.n;
+  Estimate e = from_contrast(r.interval, r.n);
+  e.estimate = r.estimate;  // the interaction's own estimate, as egm analyze reports it
   return e;
 }
 
@@ -664,11 +659,8 @@ nlohmann::json scorecard_json(const Scorecard& card) {
 }
 
 ScorecardFormat parse_scorecard_format(std::string_view name) {
-  if (name == "text") return ScorecardFormat::text;
-  if (name == "markdown") return ScorecardFormat::markdown;
-  if (name == "csv") return ScorecardFormat::csv;
-  if (name == "json") return ScorecardFormat::json;
-  EGM_THROW(ConfigError, "unknown format '{}'; valid: text, markdown, csv, json", name);
+  constexpr const char* kNames[] = {"text", "markdown", "csv", "json"};  // in enum order
+  return parse_enum<ScorecardFormat, ConfigError>(name, kNames, "format");
 }
 
 std::string render_scorecard(const Scorecard& card, ScorecardFormat format) {

@@ -66,6 +66,8 @@ Estimate from_summary(const stats::Summary& s) {
   return e;
 }
 
+}  // namespace
+
 Estimate from_contrast(const stats::ContrastResult& c, std::size_t n) {
   Estimate e;
   e.estimate = c.estimate;
@@ -77,6 +79,8 @@ Estimate from_contrast(const stats::ContrastResult& c, std::size_t n) {
   e.n = n;
   return e;
 }
+
+namespace {
 
 // Shared by every comparison: which cell ran where, and the conflicts found.
 class Setups {

@@ -77,6 +77,8 @@ struct Estimate {
   bool has_interval = false;
   std::size_t n = 0;  // paired: seeds; unpaired: the smaller group
 };
+// A t contrast as an Estimate of n values (paired: seeds; unpaired: the smaller group).
+Estimate from_contrast(const stats::ContrastResult& c, std::size_t n);
 
 // delta(variant) = baseline - variant on one metric.
 struct DeltaResult {

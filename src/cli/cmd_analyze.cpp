@@ -12,48 +12,36 @@
 #include "analysis/sequences.h"
 #include "analysis/sweep_analysis.h"
 #include "cli/commands.h"
+#include "cli/read_verbs.h"
 #include "db/results_db.h"
 
 namespace egm::cli {
 namespace {
 
 struct AnalyzeOptions {
-  std::string sweep;
-  std::string db;
-  std::string metric = "final_val";
-  double level = 0.95;
-  std::string factors;
+  AnalysisFlags analysis;
   std::string format = "table";
-  bool allow_mixed = false;
-  bool allow_mixed_device = false;
-  uint64_t seed = 12345;
   bool no_params = false;
-  std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
   std::string adjust = "bonferroni";
 };
 
 void run_analyze(const AnalyzeOptions& o) {
   SafeStdout out;  // text from the database: control bytes escaped (util/terminal_text.h)
-  analysis::AnalysisOptions options;
-  options.metric = analysis::parse_metric(o.metric);
-  options.level = o.level;
-  if (!o.factors.empty()) options.factors = analysis::parse_factors(o.factors);
-  options.allow_mixed_setups = o.allow_mixed;
-  options.allow_mixed_devices = o.allow_mixed_device;
-  options.rng_seed = o.seed;
+  analysis::AnalysisOptions options = analysis_options(o.analysis);
   options.analyse_params = !o.no_params;
-  options.params.cluster_runs = analysis::parse_cluster_runs(o.cluster_runs);
   const analysis::OutputFormat format = analysis::parse_output_format(o.format);
-  db::ResultsDb results = db::open_for_reading(o.db);
-  const analysis::SweepData data = analysis::load_sweep(results, o.sweep, !o.no_params);
+  const std::string& sweep = o.analysis.sweep;
+  const double level = o.analysis.level;
+  db::ResultsDb results = db::open_for_reading(o.analysis.db);
+  const analysis::SweepData data = analysis::load_sweep(results, sweep, !o.no_params);
   const bool text_format = format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown;
   analysis::SequenceOptions so;  // alpha = 1 - level; a level of 0.5 or less has no sequence
-  so.alpha = 1.0 - o.level;
+  so.alpha = 1.0 - level;
   so.adjustment = stats::parse_adjustment(o.adjust);
   auto print_sequences = [&](const analysis::SweepAnalysis& a, const std::string& heading) {
-    if (!text_format || o.level <= 0.5) return;
+    if (!text_format || level <= 0.5) return;
     const std::string text =
-        analysis::render_sequences_text(analysis::claim_sequences(a, data.spec.seeds, so), so, o.level);
+        analysis::render_sequences_text(analysis::claim_sequences(a, data.spec.seeds, so), so, level);
     if (text.empty()) return;
     out << "\n" << heading;
     out << (format == analysis::OutputFormat::markdown ? "```\n" + text + "```\n" : text);
@@ -68,7 +56,7 @@ void run_analyze(const AnalyzeOptions& o) {
                                                                                            : "grid point {}: {}\n",
                                               p.index, p.label));
     if (text_format) {
-      out << "\n" << analysis::render_compute_text(analysis::compute_statement(results, o.sweep));
+      out << "\n" << analysis::render_compute_text(analysis::compute_statement(results, sweep));
       out << "corpus: " << db::describe_corpus(data.sweep) << "\n";
     }
     return;
@@ -80,7 +68,7 @@ void run_analyze(const AnalyzeOptions& o) {
   // What the table cost (src/analysis/compute.h); the CSV and JSON forms stay the analysis alone.
   if (format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown) {
     out << "\n"
-              << analysis::render_compute_text(analysis::compute_statement(results, o.sweep, analysis::claims_of(a)));
+              << analysis::render_compute_text(analysis::compute_statement(results, sweep, analysis::claims_of(a)));
     // The data behind every number (schema v9; "unknown" for a sweep run before egm recorded it).
     out << "corpus: " << db::describe_corpus(data.sweep) << "\n";
   }
@@ -91,27 +79,14 @@ void run_analyze(const AnalyzeOptions& o) {
 void register_analyze_command(CLI::App& app) {
   auto opts = std::make_shared<AnalyzeOptions>();
   auto* cmd = app.add_subcommand("analyze", "multi-seed statistics of a sweep: intervals, deltas, 2x2 interaction");
-  cmd->add_option("sweep", opts->sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
-  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: " + analysis::metric_choices())
-      ->capture_default_str();
-  cmd->add_option("--level", opts->level, "confidence level of every interval")->capture_default_str();
-  cmd->add_option("--factors", opts->factors,
-                  "the 2x2 as a,b,ab,base (default: the spec's, else ega,mope,ega_mope,base)");
+  add_sweep_flags(cmd, opts->analysis);
   cmd->add_option("--format", opts->format, "table, csv (the paper table), json (everything) or markdown")
       ->capture_default_str();
-  cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
-                "pair cells that ran with different world sizes or backends (refused otherwise)");
-  cmd->add_flag("--allow-mixed-device", opts->allow_mixed_device,
-                "pair cells that ran on different device kinds, CPU and CUDA (refused otherwise)");
-  cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
+  add_pairing_flags(cmd, opts->analysis);
   cmd->add_option("--adjust", opts->adjust, "confidence sequences over the claims: bonferroni, holm or none")
       ->capture_default_str();
   cmd->add_flag("--no-params", opts->no_params, "skip the learned-parameter analysis (MoPE, gates)");
-  cmd->add_option("--cluster-runs", opts->cluster_runs,
-                  "MoPE runs clustered per variant (k-means, gap statistic): at most N, evenly spaced in seed "
-                  "order, or 'all'")
-      ->capture_default_str();
+  add_cluster_runs_flag(cmd, opts->analysis);
   cmd->footer("Only cells with status done count; the others are listed with the reason. "
               "delta = baseline - variant (positive = better); I = delta(ab) - delta(a) - delta(b).");
   cmd->callback([opts] { run_analyze(*opts); });

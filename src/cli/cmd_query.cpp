@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/read_verbs.h"
 #include "db/read_only_query.h"
 #include "db/results_db.h"
 #include "db/sqlite.h"
@@ -30,13 +31,7 @@ void run_query(const QueryOptions& o) {
   const db::Table table = db::read_rows(statement);
   db::FormatOptions options;
   options.null_text = "NULL";
-  // The table form is for a terminal: a value's control bytes are shown escaped;
-  // CSV and JSON keep every byte (JSON escapes them itself).
-  const std::string text = db::format_table(table, format, options);
-  if (format == db::Format::table)
-    print_safe(text);
-  else
-    std::cout << text;
+  print_table(table, format, options);
 }
 
 }  // namespace

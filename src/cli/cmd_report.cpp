@@ -12,6 +12,7 @@
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "cli/read_verbs.h"
 #include "db/results_db.h"
 #include "db/table_format.h"
 #include "util/files.h"
@@ -20,17 +21,9 @@ namespace egm::cli {
 namespace {
 
 struct ReportCliOptions {
-  std::string sweep;
-  std::string db;
+  AnalysisFlags analysis;
   std::string out;
-  std::string metric = "final_val";
-  double level = 0.95;
-  std::string factors;
-  bool allow_mixed = false;
-  bool allow_mixed_device = false;
-  uint64_t seed = 12345;
   std::string gnuplot = "gnuplot";
-  std::string cluster_runs = std::to_string(analysis::ParamOptions{}.cluster_runs);
 };
 
 // The compute statement beside the report (compute.md, compute.csv), and its first line on stdout.
@@ -47,26 +40,21 @@ void run_report(const ReportCliOptions& o) {
   analysis::ReportOptions options;
   options.out_dir = o.out;
   options.gnuplot = o.gnuplot;
-  options.analysis.metric = analysis::parse_metric(o.metric);
-  options.analysis.level = o.level;
-  if (!o.factors.empty()) options.analysis.factors = analysis::parse_factors(o.factors);
-  options.analysis.allow_mixed_setups = o.allow_mixed;
-  options.analysis.allow_mixed_devices = o.allow_mixed_device;
-  options.analysis.rng_seed = o.seed;
-  options.analysis.params.cluster_runs = analysis::parse_cluster_runs(o.cluster_runs);
-  db::ResultsDb results = db::open_for_reading(o.db);
-  const analysis::SweepData data = analysis::load_sweep(results, o.sweep);
+  options.analysis = analysis_options(o.analysis);
+  const std::string& sweep = o.analysis.sweep;
+  db::ResultsDb results = db::open_for_reading(o.analysis.db);
+  const analysis::SweepData data = analysis::load_sweep(results, sweep);
   if (analysis::has_grid(data)) {  // a full report per grid point, and the comparison across points
     const analysis::GridReportResult g = analysis::write_grid_report(data, options);
     print_safe(analysis::render_grid_across_markdown(g.analysis) + "\n");
-    write_compute(results, o.sweep, {}, g.out_dir);
+    write_compute(results, sweep, {}, g.out_dir);
     print_safe("wrote {} files to {} (start with {}/index.md)\n", g.files.size() + 2, g.out_dir, g.out_dir);
     if (!g.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", terminal_safe(g.plot_message));
     return;
   }
   const analysis::ReportResult r = analysis::write_report(data, options);
   print_safe(analysis::render_main_table(r.analysis) + "\n");
-  write_compute(results, o.sweep, analysis::claims_of(r.analysis), r.out_dir);
+  write_compute(results, sweep, analysis::claims_of(r.analysis), r.out_dir);
   print_safe("wrote {} files to {} (start with {}/index.md)\n", r.files.size() + 2, r.out_dir, r.out_dir);
   if (!r.plots_made) fmt::print(stderr, "egm report: no plots: {}\n", terminal_safe(r.plot_message));
 }
@@ -76,23 +64,11 @@ void run_report(const ReportCliOptions& o) {
 void register_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportCliOptions>();
   auto* cmd = app.add_subcommand("report", "tables (Markdown, LaTeX, CSV, JSON) and plots of a sweep in a folder");
-  cmd->add_option("sweep", opts->sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
+  // --out first: it is listed before --db (the sweep, a positional, is listed apart).
   cmd->add_option("--out", opts->out, "output folder (created; files in it are replaced)")->required();
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
-  cmd->add_option("--metric", opts->metric, "metric of the deltas and the interaction: " + analysis::metric_choices())
-      ->capture_default_str();
-  cmd->add_option("--level", opts->level, "confidence level of every interval")->capture_default_str();
-  cmd->add_option("--factors", opts->factors,
-                  "the 2x2 as a,b,ab,base (default: the spec's, else ega,mope,ega_mope,base)");
-  cmd->add_flag("--allow-mixed-world-size", opts->allow_mixed,
-                "pair cells that ran with different world sizes or backends (refused otherwise)");
-  cmd->add_flag("--allow-mixed-device", opts->allow_mixed_device,
-                "pair cells that ran on different device kinds, CPU and CUDA (refused otherwise)");
-  cmd->add_option("--seed", opts->seed, "RNG seed of the bootstrap and the k-means")->capture_default_str();
-  cmd->add_option("--cluster-runs", opts->cluster_runs,
-                  "MoPE runs clustered per variant (k-means, gap statistic): at most N, evenly spaced in seed "
-                  "order, or 'all'")
-      ->capture_default_str();
+  add_sweep_flags(cmd, opts->analysis);
+  add_pairing_flags(cmd, opts->analysis);
+  add_cluster_runs_flag(cmd, opts->analysis);
   cmd->add_option("--gnuplot", opts->gnuplot, "gnuplot program (name on $PATH or path; empty: no plots)")
       ->capture_default_str();
   cmd->callback([opts] { run_report(*opts); });

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/read_verbs.h"
 #include "db/results_db.h"
 #include "db/reuse.h"
 #include "db/table_format.h"
@@ -220,12 +221,7 @@ void run_runs(const RunsOptions& o) {
   require_known_filters(results, o, listed);
   db::FormatOptions options;
   options.float_digits = 5;
-  // As egm query: the table form shows control bytes escaped, CSV and JSON keep them.
-  const std::string text = db::format_table(t, format, options);
-  if (format == db::Format::table)
-    print_safe(text);
-  else
-    std::cout << text;
+  print_table(t, format, options);  // as egm query prints it
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string>
 
-#include "util/error.h"
+#include "util/enum_names.h"
 
 namespace egm::db {
 namespace {
@@ -29,10 +29,6 @@ static_assert(std::size(kNames) == static_cast<std::size_t>(EventKind::run_reuse
 
 const char* to_string(EventKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
 
-EventKind parse_event_kind(std::string_view name) {
-  for (std::size_t i = 0; i < std::size(kNames); ++i)
-    if (name == kNames[i]) return static_cast<EventKind>(i);
-  EGM_THROW(DbError, "unknown event kind '{}'; valid: {}", std::string(name), fmt::join(kNames, ", "));
-}
+EventKind parse_event_kind(std::string_view name) { return parse_enum<EventKind, DbError>(name, kNames, "event kind"); }
 
 }  // namespace egm::db

@@ -13,19 +13,13 @@
 #include "db/migrations.h"
 #include "db/param_pack.h"
 #include "db/schema_check.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/eta.h"
 #include "util/process_info.h"
 
 namespace egm::db {
 namespace {
-
-template <typename Enum, size_t N>
-Enum parse_status(std::string_view name, const char* const (&names)[N], const char* what) {
-  for (size_t i = 0; i < N; ++i)
-    if (name == names[i]) return static_cast<Enum>(i);
-  EGM_THROW(ConfigError, "unknown {} status '{}'; valid: {}", what, std::string(name), fmt::join(names, ", "));
-}
 
 constexpr const char* kSweepStatus[] = {"pending", "running", "done", "failed", "interrupted", "superseded"};
 constexpr const char* kCellStatus[] = {"pending", "running", "done", "failed", "interrupted"};
@@ -224,9 +218,15 @@ std::optional<std::string> non_empty(const std::string& s) {
 const char* to_string(SweepStatus s) { return kSweepStatus[static_cast<int>(s)]; }
 const char* to_string(CellStatus s) { return kCellStatus[static_cast<int>(s)]; }
 const char* to_string(RunStatus s) { return kRunStatus[static_cast<int>(s)]; }
-SweepStatus parse_sweep_status(std::string_view n) { return parse_status<SweepStatus>(n, kSweepStatus, "sweep"); }
-CellStatus parse_cell_status(std::string_view n) { return parse_status<CellStatus>(n, kCellStatus, "cell"); }
-RunStatus parse_run_status(std::string_view n) { return parse_status<RunStatus>(n, kRunStatus, "run"); }
+SweepStatus parse_sweep_status(std::string_view n) {
+  return parse_enum<SweepStatus, ConfigError>(n, kSweepStatus, "sweep status");
+}
+CellStatus parse_cell_status(std::string_view n) {
+  return parse_enum<CellStatus, ConfigError>(n, kCellStatus, "cell status");
+}
+RunStatus parse_run_status(std::string_view n) {
+  return parse_enum<RunStatus, ConfigError>(n, kRunStatus, "run status");
+}
 
 std::string split_literal(MetricSplit split) { return fmt::format("'{}'", to_string(split)); }
 

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <set>
 
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace egm::db {
@@ -141,10 +142,8 @@ std::string render_json(const Table& t) {
 }  // namespace
 
 Format parse_format(const std::string& name) {
-  if (name == "table") return Format::table;
-  if (name == "csv") return Format::csv;
-  if (name == "json") return Format::json;
-  EGM_THROW(ConfigError, "unknown output format '{}'; valid: table, csv, json", name);
+  constexpr const char* kNames[] = {"table", "csv", "json"};  // in enum order
+  return parse_enum<Format, ConfigError>(name, kNames, "output format");
 }
 
 std::string value_text(const Value& value, const FormatOptions& options) {

@@ -12,6 +12,7 @@
 #include "export/csv_sink.h"
 #include "db/export_tables.h"
 #include "export/tensorboard.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "egm/version_info.h"
 
@@ -59,23 +60,15 @@ class PartialDir {
   bool released_ = false;
 };
 
+constexpr const char* kFormatNames[] = {"parquet", "tensorboard", "csv"};  // in enum order
+
 }  // namespace
 
 ExportFormat parse_export_format(const std::string& name) {
-  if (name == "parquet") return ExportFormat::parquet;
-  if (name == "tensorboard") return ExportFormat::tensorboard;
-  if (name == "csv") return ExportFormat::csv;
-  EGM_THROW(ConfigError, "unknown export format '{}'; valid: parquet, tensorboard, csv", name);
+  return parse_enum<ExportFormat, ConfigError>(name, kFormatNames, "export format");
 }
 
-const char* to_string(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::parquet: return "parquet";
-    case ExportFormat::tensorboard: return "tensorboard";
-    case ExportFormat::csv: return "csv";
-  }
-  return "?";
-}
+const char* to_string(ExportFormat format) { return enum_name(format, kFormatNames); }
 
 ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
                            const std::function<void(const std::string&)>& progress) {

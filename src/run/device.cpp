@@ -6,6 +6,7 @@
 
 #include <cctype>
 
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace egm {
@@ -45,19 +46,14 @@ void require_buildable(const DeviceName& device) {
               device.str());
 }
 
-const char* to_string(Backend backend) {
-  switch (backend) {
-    case Backend::none: return "none";
-    case Backend::mpi: return "mpi";
-    case Backend::nccl: return "nccl";
-  }
-  return "?";
-}
+namespace {
+constexpr const char* kBackendNames[] = {"none", "mpi", "nccl"};  // in enum order
+}  // namespace
+
+const char* to_string(Backend backend) { return enum_name(backend, kBackendNames); }
 
 Backend parse_backend(std::string_view name) {
-  for (Backend b : {Backend::none, Backend::mpi, Backend::nccl})
-    if (name == to_string(b)) return b;
-  EGM_THROW(ProtocolError, "unknown backend '{}'; valid: none, mpi, nccl", std::string(name));
+  return parse_enum<Backend, ProtocolError>(name, kBackendNames, "backend");
 }
 
 Backend backend_for(const DeviceName& device, int world_size, bool nccl_on_every_rank) {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "run/names.h"
+#include "util/enum_names.h"
 #include "util/json_fields.h"
 
 namespace egm {
@@ -13,7 +13,9 @@ constexpr std::array<const char*, 3> kOutcomes = {"done", "diverged", "interrupt
 }  // namespace
 
 const char* to_string(Outcome outcome) { return kOutcomes.at(static_cast<std::size_t>(outcome)); }
-Outcome parse_outcome(std::string_view name) { return parse_name<Outcome>(name, kOutcomes, "run outcome"); }
+Outcome parse_outcome(std::string_view name) {
+  return parse_enum<Outcome, ProtocolError>(name, kOutcomes, "run outcome");
+}
 
 bool operator==(const Measurements& a, const Measurements& b) {
   for (const MeasurementField& f : kMeasurementFields)

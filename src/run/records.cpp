@@ -5,7 +5,7 @@
 #include <array>
 #include <cmath>
 
-#include "run/names.h"
+#include "util/enum_names.h"
 #include "util/json_fields.h"
 
 namespace egm {
@@ -163,16 +163,18 @@ RecordBody body_from_json(const json& object, const JsonFields& f) {
 }  // namespace
 
 const char* to_string(RecordKind kind) { return kRecordKinds.at(static_cast<std::size_t>(kind)); }
-RecordKind parse_record_kind(std::string_view name) { return parse_name<RecordKind>(name, kRecordKinds, "record kind"); }
+RecordKind parse_record_kind(std::string_view name) {
+  return parse_enum<RecordKind, ProtocolError>(name, kRecordKinds, "record kind");
+}
 
 const char* to_string(MetricSplit split) { return kMetricSplits.at(static_cast<std::size_t>(split)); }
 MetricSplit parse_metric_split(std::string_view name) {
-  return parse_name<MetricSplit>(name, kMetricSplits, "metric split");
+  return parse_enum<MetricSplit, ProtocolError>(name, kMetricSplits, "metric split");
 }
 
 const char* to_string(TrainerEvent event) { return kTrainerEvents.at(static_cast<std::size_t>(event)); }
 TrainerEvent parse_trainer_event(std::string_view name) {
-  return parse_name<TrainerEvent>(name, kTrainerEvents, "trainer event");
+  return parse_enum<TrainerEvent, ProtocolError>(name, kTrainerEvents, "trainer event");
 }
 
 RecordKind kind_of(const RecordBody& body) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "stats/multiple.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace egm::stats {
@@ -129,19 +130,14 @@ std::vector<SequenceLook> t_mixture_sequence(const std::vector<double>& values, 
   return looks;
 }
 
-const char* adjustment_name(Adjustment adjustment) {
-  switch (adjustment) {
-    case Adjustment::bonferroni: return "bonferroni";
-    case Adjustment::holm: return "holm";
-    case Adjustment::none: return "none";
-  }
-  return "?";
-}
+namespace {
+constexpr const char* kAdjustmentNames[] = {"bonferroni", "holm", "none"};  // in enum order
+}  // namespace
+
+const char* adjustment_name(Adjustment adjustment) { return enum_name(adjustment, kAdjustmentNames); }
 
 Adjustment parse_adjustment(const std::string& text) {
-  if (text == "bonferroni") return Adjustment::bonferroni;
-  if (text == "holm") return Adjustment::holm;
-  if (text == "none") return Adjustment::none;
+  if (std::optional<Adjustment> adjustment = find_enum<Adjustment>(text, kAdjustmentNames)) return *adjustment;
   EGM_THROW(ConfigError, "unknown adjustment '{}': use bonferroni, holm or none", text);
 }
 

@@ -8,16 +8,11 @@
 # database untouched.
 #   cli_paper_test.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
 set -u
-EGM=$1
-FIXTURE=$2
-WORK=$3
-rm -rf "$WORK" && mkdir -p "$WORK"
-"$FIXTURE" "$WORK" || { echo "fixture failed"; exit 1; }
-DB=$WORK/main.sqlite
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-
 # shellcheck source=../support/checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
+fixture_setup "$@"
+DB=$WORK/main.sqlite
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 before=$(sha256sum "$DB" | cut -d' ' -f1)
 
 run "text" 0 "$EGM" paper --db "$DB"

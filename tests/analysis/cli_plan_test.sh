@@ -4,15 +4,10 @@
 # exit 2), the database untouched, and no LibTorch loaded.
 #   cli_plan_test.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
 set -u
-EGM=$1
-FIXTURE=$2
-WORK=$3
-rm -rf "$WORK" && mkdir -p "$WORK"
-"$FIXTURE" "$WORK" || { echo "fixture failed"; exit 1; }
-DB=$WORK/main.sqlite
-
 # shellcheck source=../support/checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
+fixture_setup "$@"
+DB=$WORK/main.sqlite
 before=$(sha256sum "$DB" | cut -d' ' -f1)
 
 # Per-seed contrasts (fixture.h): delta(ega) = 0.08, 0.09, 0.07 (sd 0.01); delta(mope) = -0.03, -0.03, 0

@@ -3,17 +3,12 @@
 # output, formats, exit statuses, refusals, and that nothing changes the file.
 #   cli_test.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
 set -u
-EGM=$1
-FIXTURE=$2
-WORK=$3
-rm -rf "$WORK" && mkdir -p "$WORK"
-"$FIXTURE" "$WORK" || { echo "fixture failed"; exit 1; }
+# shellcheck source=../support/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
+fixture_setup "$@"
 DB=$WORK/main.sqlite
 MIXED=$WORK/mixed.sqlite
 PY=/usr/bin/python3
-
-# shellcheck source=../support/checks.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 
 before=$(sha256sum "$DB" | cut -d' ' -f1)
 

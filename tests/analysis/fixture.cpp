@@ -100,6 +100,46 @@ std::vector<FixtureCell> main_cells(const std::vector<int64_t>& seeds) {
   return cells;
 }
 
+std::vector<FixtureCell> pair_cells(const std::vector<int64_t>& seeds) {
+  std::vector<FixtureCell> cells;
+  for (const char* v : {"base", "ega"})
+    for (int64_t s : seeds) {
+      FixtureCell c;
+      c.variant = v;
+      c.seed = s;
+      c.final_val = fixture_final(v, s);
+      c.info = single_rank();
+      c.params = false;
+      cells.push_back(c);
+    }
+  return cells;
+}
+
+std::vector<FixtureCell> sequence_cells(const std::vector<int64_t>& seeds) {
+  std::vector<FixtureCell> cells;
+  for (int64_t s : seeds)
+    for (const char* v : {"base", "ega"}) {
+      FixtureCell c;
+      c.variant = v;
+      c.seed = s;
+      c.final_val = std::string(v) == "base" ? 1.5 : 1.5 - (0.05 + 0.01 * static_cast<double>((s * 7) % 5 - 2));
+      c.info = single_rank();
+      c.params = false;
+      c.curves = false;
+      cells.push_back(c);
+    }
+  return cells;
+}
+
+FixtureOptions mixed_world_size_options() {
+  FixtureOptions o;
+  db::RunInfo two = single_rank();
+  two.world_size = 2;
+  two.backend = Backend::mpi;
+  o.setups["ega-s1"] = two;
+  return o;
+}
+
 std::string main_spec_json(const std::string& name, const std::vector<int64_t>& seeds) {
   nlohmann::json spec = {
       {"name", name},

@@ -79,6 +79,9 @@ struct FixtureOptions {
   std::vector<std::string> replace_keys;  // main cells left out (replace them via extra_cells)
 };
 
+// The main fixture with ega-s1 trained on two ranks over MPI: its comparisons mix world sizes.
+FixtureOptions mixed_world_size_options();
+
 // Writes the sweep; returns cell ids by key.
 std::map<std::string, int64_t> write_fixture(db::ResultsDb& db, const FixtureOptions& options = {});
 
@@ -88,6 +91,13 @@ std::map<std::string, int64_t> write_cells(db::ResultsDb& db, const std::string&
 
 // The main fixture's cells (4 variants x seeds), with their values.
 std::vector<FixtureCell> main_cells(const std::vector<int64_t>& seeds);
+// base and ega over `seeds` (variant by variant): done on one rank with their
+// fixture_final losses only, no learned parameters.
+std::vector<FixtureCell> pair_cells(const std::vector<int64_t>& seeds);
+// base and ega over `seeds` (seed by seed, in that order), final losses only, no
+// curves or parameters: base 1.5, base - ega = 0.05 + 0.01 * ((seed * 7) % 5 - 2),
+// contrasts 0.03..0.07 (sd ~0.016), which a sequence bounds positive by 12 seeds.
+std::vector<FixtureCell> sequence_cells(const std::vector<int64_t>& seeds);
 // The spec JSON of the main fixture (factors, baseline, published values).
 std::string main_spec_json(const std::string& name, const std::vector<int64_t>& seeds);
 

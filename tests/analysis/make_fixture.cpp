@@ -27,12 +27,7 @@ int main(int argc, char** argv) {
   }
   {
     db::ResultsDb db(dir + "/mixed.sqlite", db::OpenMode::read_write_create);
-    testing::FixtureOptions o;
-    db::RunInfo two = testing::single_rank();
-    two.world_size = 2;
-    two.backend = egm::Backend::mpi;
-    o.setups["ega-s1"] = two;
-    testing::write_fixture(db, o);
+    testing::write_fixture(db, testing::mixed_world_size_options());
   }
   return 0;
 }

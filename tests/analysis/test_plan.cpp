@@ -102,18 +102,8 @@ TEST_F(Plan, TooSmallPilotIsSaidPlainly) {
 TEST_F(Plan, Refusals) {
   db::ResultsDb db = open();
   fx::write_fixture(db);
-  std::vector<fx::FixtureCell> cells;
-  for (const char* v : {"base", "ega"})
-    for (int64_t s : {0, 1, 2}) {
-      fx::FixtureCell c;
-      c.variant = v;
-      c.seed = s;
-      c.final_val = fx::fixture_final(v, s);
-      c.info = fx::single_rank();
-      c.params = false;
-      cells.push_back(c);
-    }
-  fx::write_cells(db, "pair", R"({"name": "pair", "variants": ["base", "ega"], "seeds": [0, 1, 2]})", cells);
+  fx::write_cells(db, "pair", R"({"name": "pair", "variants": ["base", "ega"], "seeds": [0, 1, 2]})",
+                  fx::pair_cells({0, 1, 2}));
   PlanOptions o;
   EXPECT_THROW(plan_sweep(db, "fixture", o), ConfigError);  // no goal
   o.half_width = 0.0;

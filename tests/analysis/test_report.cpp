@@ -221,18 +221,8 @@ TEST_F(Report, OneSeedAndNoFactorsStillReport) {
   one.seeds = {0};
   fx::write_fixture(db, one);
   // Two variants, no 2x2, no learned parameters: no interaction and no omega-sigma plot.
-  std::vector<fx::FixtureCell> cells;
-  for (const char* v : {"base", "ega"})
-    for (int64_t s : {0, 1}) {
-      fx::FixtureCell c;
-      c.variant = v;
-      c.seed = s;
-      c.final_val = fx::fixture_final(v, s);
-      c.info = fx::single_rank();
-      c.params = false;
-      cells.push_back(c);
-    }
-  fx::write_cells(db, "pair", R"({"name": "pair", "variants": ["base", "ega"], "seeds": [0, 1]})", cells);
+  fx::write_cells(db, "pair", R"({"name": "pair", "variants": ["base", "ega"], "seeds": [0, 1]})",
+                  fx::pair_cells({0, 1}));
   const bool gnuplot = find_program("gnuplot").has_value();
   for (const std::string sweep : {"one_seed", "pair"}) {
     ReportOptions o;

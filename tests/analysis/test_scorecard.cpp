@@ -346,22 +346,10 @@ TEST(Scorecard, SequentialSweepDecidedByItsSequence) {
 TEST(Scorecard, SettledSequenceReproduces) {
   fx::ScratchDir dir;
   db::ResultsDb db(dir.file("s.sqlite"), db::OpenMode::read_write_create);
-  std::vector<fx::FixtureCell> cells;
-  for (int64_t s = 0; s < 12; ++s)
-    for (const char* v : {"base", "ega"}) {
-      fx::FixtureCell c;
-      c.variant = v;
-      c.seed = s;
-      c.final_val = std::string(v) == "base" ? 1.5 : 1.5 - (0.05 + 0.01 * static_cast<double>((s * 7) % 5 - 2));
-      c.info = fx::single_rank();
-      c.params = false;
-      c.curves = false;
-      cells.push_back(c);
-    }
   std::vector<int64_t> seeds(12);
   for (int64_t s = 0; s < 12; ++s) seeds[static_cast<size_t>(s)] = s;
   fx::write_cells(db, "seq", nlohmann::json{{"name", "seq"}, {"variants", {"base", "ega"}}, {"seeds", seeds}}.dump(),
-                  cells);
+                  fx::sequence_cells(seeds));
   db.connection().execute(
       "INSERT INTO looks (sweep_id, look, time, claim, seeds, estimate, lower, upper, p_anytime, decision, settled, "
       "next, method, params) VALUES (?, 1, 0, 'delta(ega)', 12, 0.05, 0.01, 0.09, 0.001, 'positive', 1, "
@@ -383,12 +371,7 @@ TEST(Scorecard, SettledSequenceReproduces) {
 TEST(Scorecard, RefusedAnalysisIsNotMeasuredWithItsReason) {
   fx::ScratchDir dir;
   db::ResultsDb db(dir.file("s.sqlite"), db::OpenMode::read_write_create);
-  fx::FixtureOptions o;
-  db::RunInfo two = fx::single_rank();
-  two.world_size = 2;
-  two.backend = egm::Backend::mpi;
-  o.setups["ega-s1"] = two;
-  fx::write_fixture(db, o);
+  fx::write_fixture(db, fx::mixed_world_size_options());
   const Scorecard card = build_scorecard(db, embedded_claims());
   const ScoreRow* ega = row_of(card, "ega", "fixture");
   ASSERT_NE(ega, nullptr);

@@ -23,20 +23,8 @@ TEST(Sequences, ReplayedInSpecSeedOrderAndSettled) {
   // run in the order 11, 10, ..., 0 (the spec's list).
   std::vector<int64_t> order;
   for (int64_t s = 11; s >= 0; --s) order.push_back(s);
-  std::vector<fx::FixtureCell> cells;
-  for (int64_t s : order)
-    for (const char* v : {"base", "ega"}) {
-      fx::FixtureCell c;
-      c.variant = v;
-      c.seed = s;
-      c.final_val = std::string(v) == "base" ? 1.5 : 1.5 - (0.05 + 0.01 * static_cast<double>((s * 7) % 5 - 2));
-      c.info = fx::single_rank();
-      c.params = false;
-      c.curves = false;
-      cells.push_back(c);
-    }
   nlohmann::json spec = {{"name", "seq"}, {"variants", {"base", "ega"}}, {"seeds", order}};
-  fx::write_cells(db, "seq", spec.dump(), cells);
+  fx::write_cells(db, "seq", spec.dump(), fx::sequence_cells(order));
   const SweepData data = load_sweep(db, "seq", false);
   AnalysisOptions ao;
   ao.analyse_params = false;

@@ -361,12 +361,7 @@ TEST_F(Analysis, ExcludedCellsAreCountedWithTheirReasons) {
 
 TEST_F(Analysis, MixedWorldSizesAreRefusedUnlessAllowed) {
   db::ResultsDb db = open();
-  FixtureOptions o;
-  db::RunInfo two = fx::single_rank();
-  two.world_size = 2;
-  two.backend = egm::Backend::mpi;
-  o.setups["ega-s1"] = two;
-  fx::write_fixture(db, o);
+  fx::write_fixture(db, fx::mixed_world_size_options());
   try {
     analyze_sweep(db, "fixture");
     FAIL() << "mixed world sizes were paired";

@@ -11,15 +11,10 @@
 # and without egm-torch next to egm they stop with one line and exit 2.
 #   test_cli_no_torch.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
 set -u
-EGM=$1
-FIXTURE=$2
-WORK=$3
-rm -rf "$WORK" && mkdir -p "$WORK"
-DB=$WORK/results.sqlite
-"$FIXTURE" "$DB" || { echo "fixture failed"; exit 1; }
-
 # shellcheck source=../support/checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
+fixture_setup "$@" results.sqlite
+DB=$WORK/results.sqlite
 torch_libs='lib(torch|torch_cpu|torch_cuda|c10|c10_cuda|cudart|cublas|cudnn|nccl)[._]'
 
 needed=$(readelf -d "$EGM" | grep NEEDED)

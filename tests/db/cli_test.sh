@@ -4,15 +4,10 @@
 # a refused write) changes the file.
 #   cli_test.sh EGM_BINARY FIXTURE_BINARY WORK_DIR
 set -u
-EGM=$1
-FIXTURE=$2
-WORK=$3
-rm -rf "$WORK" && mkdir -p "$WORK"
-DB=$WORK/results.sqlite
-"$FIXTURE" "$DB" || { echo "fixture failed"; exit 1; }
-
 # shellcheck source=../support/checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
+fixture_setup "$@" results.sqlite
+DB=$WORK/results.sqlite
 
 # Close every writer first: the checksum is of the file at rest.
 before=$(sha256sum "$DB" | cut -d' ' -f1)

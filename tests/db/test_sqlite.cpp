@@ -18,6 +18,23 @@ using namespace egm::db;
 using egm::testing::FileSnapshot;
 using egm::testing::ScratchDir;
 
+// A file of an older schema: the first `version` migrations only.
+int migrate_first(Connection& c, int version) {
+  const auto& all = results_migrations();
+  return migrate(c, {all.begin(), all.begin() + version});
+}
+
+// Sweep 'old' (id 1) and its cell base-s0 (id 1) as an older schema stored them: the
+// columns every version has, then `more_columns` set to `more_values` (SQL literals).
+void insert_old_cell(Connection& c, const std::string& more_columns, const std::string& more_values) {
+  c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
+  const auto in = egm::testing::make_cell("base", 0);
+  c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
+            "max_attempts, updated_at, " + more_columns + ") " +
+                "VALUES (1, 0, ?, ?, ?, ?, ?, ?, ?, 1, " + more_values + ")",
+            in.key, in.variant, in.seed, in.config_json, in.config_hash, in.max_steps, in.max_attempts);
+}
+
 std::set<std::string> table_names(Connection& c) {
   std::set<std::string> names;
   Statement s = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
@@ -237,14 +254,9 @@ TEST(Migrations, VersionTwoFileCellsAreReadableAndResume) {
   int64_t sweep_id = 0, cell_id = 0;
   {
     Connection c(path, OpenMode::read_write_create);
-    const auto& all = results_migrations();
-    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 2}), 2);
-    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
-    sweep_id = c.last_insert_rowid();
-    const auto in = egm::testing::make_cell("base", 0);
-    c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
-              "max_attempts, updated_at, status, final_val) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, 1, 'done', 1.5)",
-              sweep_id, in.key, in.variant, in.seed, in.config_json, in.config_hash, in.max_steps, in.max_attempts);
+    EXPECT_EQ(migrate_first(c, 2), 2);
+    insert_old_cell(c, "status, final_val", "'done', 1.5");
+    sweep_id = 1;
     cell_id = c.last_insert_rowid();
   }
   {
@@ -270,13 +282,8 @@ TEST(Migrations, VersionFiveRunsReadWithoutASourceDiff) {
   const std::string path = dir.file("v5.sqlite");
   {
     Connection c(path, OpenMode::read_write_create);
-    const auto& all = results_migrations();
-    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 5}), 5);
-    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
-    const auto in = egm::testing::make_cell("base", 0);
-    c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
-              "max_attempts, updated_at, attempts, status) VALUES (1, 0, ?, ?, ?, ?, ?, ?, ?, 1, 1, 'interrupted')",
-              in.key, in.variant, in.seed, in.config_json, in.config_hash, in.max_steps, in.max_attempts);
+    EXPECT_EQ(migrate_first(c, 5), 5);
+    insert_old_cell(c, "attempts, status", "1, 'interrupted'");
     c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, git_commit, started_at) "
               "VALUES (1, 1, 'interrupted', 'h', 'cpu', 1, 'none', 'abc-dirty', 1)");
   }
@@ -313,13 +320,8 @@ TEST(Migrations, VersionFiveRunsReadWithoutThreads) {
   const std::string path = dir.file("v5.sqlite");
   {
     Connection c(path, OpenMode::read_write_create);
-    const auto& all = results_migrations();
-    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 5}), 5);
-    c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
-    const auto in = egm::testing::make_cell("base", 0);
-    c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
-              "max_attempts, updated_at, status) VALUES (1, 0, ?, ?, ?, ?, ?, ?, ?, 1, 'done')",
-              in.key, in.variant, in.seed, in.config_json, in.config_hash, in.max_steps, in.max_attempts);
+    EXPECT_EQ(migrate_first(c, 5), 5);
+    insert_old_cell(c, "status", "'done'");
     c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, started_at, ended_at) "
               "VALUES (1, 1, 'done', 'h', 'cpu', 2, 100, 130)");
   }
@@ -351,8 +353,7 @@ TEST(Migrations, VersionThreeFileEventsGetTheirStep) {
   const std::string path = dir.file("v3.sqlite");
   {
     Connection c(path, OpenMode::read_write_create);
-    const auto& all = results_migrations();
-    EXPECT_EQ(migrate(c, {all.begin(), all.begin() + 3}), 3);
+    EXPECT_EQ(migrate_first(c, 3), 3);
     c.execute("INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at) VALUES ('old', '{}', 'h', 1, 1)");
     const char* events[][2] = {
         {"sweep_created", "sweep 'old' created"},

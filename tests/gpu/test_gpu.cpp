@@ -17,6 +17,8 @@
 #include "train/trainer.h"
 #include "util/torch_compat.h"
 #include "word_corpus.h"
+#include "../model/model_configs.h"
+#include "../model/pass_compare.h"
 
 namespace fs = std::filesystem;
 
@@ -25,17 +27,8 @@ namespace {
 #define EGM_REQUIRE_GPU() \
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible"
 
-egm::ModelConfig tiny_model(const std::string& variant) {
-  egm::ModelConfig c = egm::preset_config("tiny").model;
-  c.variant = variant;
-  c.dropout = 0.0;  // the same function on both devices (their dropout streams differ)
-  return c;
-}
-
-struct Pass {
-  torch::Tensor logits, loss;
-  std::vector<torch::Tensor> grads;  // on the CPU
-};
+using egm::test::Pass;  // its grads on the CPU, in float64
+using egm::test::tiny_model;
 
 Pass run(egm::GPT& model, const torch::Device& device, bool bf16) {
   const egm::ModelConfig& c = model->config();
@@ -56,35 +49,11 @@ Pass run(egm::GPT& model, const torch::Device& device, bool bf16) {
   return p;
 }
 
-double cosine(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.flatten().dot(b.flatten()) / (a.norm() * b.norm()).clamp_min(1e-300)).item<double>();
-}
-
-struct Tolerance {
-  double loss_rel, logits_rel, grad_cos, grad_norm_rel;
-};
 // fp32: cuBLAS without TF32 (LibTorch's default) against the CPU's sgemm.
-constexpr Tolerance kFp32{1e-5, 1e-4, 0.99999, 1e-3};
+constexpr egm::test::Tolerance kFp32{1e-5, 1e-4, 0.99999, 1e-3};
 // bf16 autocast on CUDA against fp32 on the CPU: the CPU bf16 test's bounds.
-constexpr Tolerance kBf16{1e-2, 5e-2, 0.98, 0.1};
-
-void expect_close(const Pass& cpu, const Pass& gpu, const Tolerance& tol, const egm::GPT& model) {
-  const double l = cpu.loss.item<double>();
-  EXPECT_NEAR(gpu.loss.item<double>(), l, tol.loss_rel * l);
-  const double scale = cpu.logits.abs().max().item<double>();
-  const double worst = (gpu.logits - cpu.logits).abs().max().item<double>();
-  EXPECT_LT(worst, tol.logits_rel * scale) << "logits differ by " << worst << " of " << scale;
-  const auto names = model->named_parameters();
-  ASSERT_EQ(cpu.grads.size(), gpu.grads.size());
-  double largest = 0;
-  for (const auto& g : cpu.grads) largest = std::max(largest, g.norm().item<double>());
-  for (size_t i = 0; i < cpu.grads.size(); ++i) {
-    const double n = cpu.grads[i].norm().item<double>();
-    if (n < 1e-6 * largest) continue;  // rounding noise: e.g. EGA's energy bias, which cancels in the z-score
-    EXPECT_GT(cosine(cpu.grads[i], gpu.grads[i]), tol.grad_cos) << names[i].key();
-    EXPECT_NEAR(gpu.grads[i].norm().item<double>(), n, tol.grad_norm_rel * n) << names[i].key();
-  }
-}
+using egm::test::kBf16;
+using egm::test::expect_close;
 
 class OnCuda : public ::testing::TestWithParam<std::string> {};
 

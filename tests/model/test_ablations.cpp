@@ -17,18 +17,13 @@
 #include "model/position_encoding.h"
 #include "util/error.h"
 #include "util/torch_compat.h"
+#include "model_configs.h"
 
 namespace {
 
+// With the variant's fixed options applied (conv_l4: a lag window of 4).
 egm::ModelConfig small_model(const std::string& variant) {
-  egm::ModelConfig c;
-  c.variant = variant;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.d_model = 32;
-  c.block_size = 24;
-  c.vocab_size = 13;
-  c.dropout = 0.0;
+  egm::ModelConfig c = egm::test::small_model(variant);
   egm::apply_variant_options(c);
   return c;
 }

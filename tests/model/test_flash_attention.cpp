@@ -17,6 +17,7 @@
 #include "model/kernels/causal_attention_kernels.h"
 #include "model/kernels/flash_attention_kernels.h"
 #include "model/gpt.h"
+#include "model_configs.h"
 
 namespace {
 
@@ -228,14 +229,9 @@ int count_nodes(const torch::Tensor& t, const std::string& part) {
 class FlashInTheModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FlashInTheModel, LossAndGradientsMatchThePanelPath) {
-  egm::ModelConfig cfg;
-  cfg.variant = GetParam();
-  cfg.n_layer = 2;
-  cfg.n_head = 4;
-  cfg.d_model = 32;
-  cfg.block_size = 70;  // two query blocks, the second partial
-  cfg.vocab_size = 13;
-  cfg.dropout = 0.1;
+  // Context 70: two query blocks, the second partial.
+  const egm::ModelConfig cfg = egm::test::sized_model(GetParam(), /*n_layer=*/2, /*n_head=*/4, /*d_model=*/32,
+                                                      /*block_size=*/70, /*vocab_size=*/13, /*dropout=*/0.1);
   torch::manual_seed(11);
   egm::GPT model = egm::build_model(cfg, 2);
   model->train();

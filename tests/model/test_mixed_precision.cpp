@@ -9,24 +9,17 @@
 #include "model/gpt.h"
 #include "model/position_encodings.h"
 #include "util/torch_compat.h"
+#include "model_configs.h"
+#include "pass_compare.h"
 
 namespace {
 
-egm::ModelConfig tiny_model(const std::string& variant) {
-  egm::ModelConfig c = egm::preset_config("tiny").model;
-  c.variant = variant;
-  c.dropout = 0.0;  // the same function in both precisions
-  return c;
-}
+using egm::test::Pass;
+using egm::test::tiny_model;
 
 torch::Tensor batch(const egm::ModelConfig& c, int64_t B, uint64_t seed) {
   return torch::randint(c.vocab_size, {B, c.block_size}, egm::compat::make_cpu_generator(seed), torch::kLong);
 }
-
-struct Pass {
-  torch::Tensor logits, loss;
-  std::vector<torch::Tensor> grads;
-};
 
 Pass run(egm::GPT& model, const torch::Tensor& x, const torch::Tensor& y, bool bf16) {
   model->zero_grad();
@@ -41,16 +34,9 @@ Pass run(egm::GPT& model, const torch::Tensor& x, const torch::Tensor& y, bool b
   return p;
 }
 
-double cosine(const torch::Tensor& a, const torch::Tensor& b) {
-  const torch::Tensor x = a.to(torch::kFloat64).flatten(), y = b.to(torch::kFloat64).flatten();
-  return (x.dot(y) / (x.norm() * y.norm()).clamp_min(1e-300)).item<double>();
-}
-
 class MixedPrecision : public ::testing::TestWithParam<std::string> {};
 
-// Tolerances (measured on the tiny preset here; stated so a regression shows):
-// loss within 1% relative, logits within 5% of their largest magnitude, and every
-// parameter's gradient pointing the same way (cosine > 0.98) with a norm within 10%.
+// Tolerances: egm::test::kBf16 (pass_compare.h).
 TEST_P(MixedPrecision, Bf16AutocastMatchesFp32WithinTolerance) {
   if (!egm::compat::kTorch2) GTEST_SKIP() << "LibTorch " << egm::compat::torch_version() << " has no CPU bf16 autocast";
   const egm::ModelConfig c = tiny_model(GetParam());
@@ -61,24 +47,7 @@ TEST_P(MixedPrecision, Bf16AutocastMatchesFp32WithinTolerance) {
   EXPECT_EQ(fp32.logits.scalar_type(), torch::kFloat32);
   EXPECT_EQ(bf16.logits.scalar_type(), torch::kBFloat16) << "autocast did not run the LM head in bf16";
 
-  const double l32 = fp32.loss.item<double>(), l16 = bf16.loss.item<double>();
-  EXPECT_NEAR(l16, l32, 1e-2 * l32);
-  const double scale = fp32.logits.abs().max().item<double>();
-  const double worst = (bf16.logits.to(torch::kFloat32) - fp32.logits).abs().max().item<double>();
-  EXPECT_LT(worst, 5e-2 * scale) << "logits differ by " << worst << " of " << scale;
-
-  const auto names = model->named_parameters();
-  ASSERT_EQ(fp32.grads.size(), bf16.grads.size());
-  double largest = 0;
-  for (const auto& g : fp32.grads) largest = std::max(largest, g.norm().item<double>());
-  for (size_t i = 0; i < fp32.grads.size(); ++i) {
-    const double n32 = fp32.grads[i].norm().item<double>();
-    // Rounding noise, not a gradient: a parameter this batch does not reach, or EGA's
-    // energy bias, which cancels in the z-score (its exact gradient is 0; fp32 gives ~1e-8).
-    if (n32 < 1e-6 * largest) continue;
-    EXPECT_GT(cosine(fp32.grads[i], bf16.grads[i]), 0.98) << names[i].key();
-    EXPECT_NEAR(bf16.grads[i].norm().item<double>(), n32, 0.1 * n32) << names[i].key();
-  }
+  egm::test::expect_close(fp32, bf16, egm::test::kBf16, model);
 }
 
 INSTANTIATE_TEST_SUITE_P(MainVariants, MixedPrecision,

@@ -11,6 +11,7 @@
 #include "model/position_encodings.h"
 #include "util/error.h"
 #include "util/torch_compat.h"
+#include "model_configs.h"
 
 namespace {
 
@@ -20,17 +21,7 @@ egm::ModelConfig paper_model(const std::string& variant) {
   return c;
 }
 
-egm::ModelConfig small_model(const std::string& variant) {
-  egm::ModelConfig c;
-  c.variant = variant;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.d_model = 32;
-  c.block_size = 24;
-  c.vocab_size = 13;
-  c.dropout = 0.0;
-  return c;
-}
+using egm::test::small_model;
 
 TEST(ParameterCount, MatchesThePaper) {
   // SPEC.md section 3: base 4,816,640; EGA+MoPE 4,763,792.

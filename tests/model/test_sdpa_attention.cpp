@@ -24,6 +24,7 @@
 #include "model/sdpa_backend.h"
 #include "util/error.h"
 #include "train/op_counter.h"
+#include "model_configs.h"
 
 namespace {
 
@@ -67,15 +68,9 @@ class SdpaInTheModel : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SdpaInTheModel, LossAndEveryGradientMatchTheKernelsAndThePlainOps) {
   const Case cs = GetParam();
-  egm::ModelConfig cfg;
-  cfg.variant = cs.variant;
+  egm::ModelConfig cfg = egm::test::sized_model(cs.variant, /*n_layer=*/2, cs.shape.n_head, cs.shape.d_model,
+                                                cs.shape.T, /*vocab_size=*/13);
   egm::apply_variant_options(cfg);
-  cfg.n_layer = 2;
-  cfg.n_head = cs.shape.n_head;
-  cfg.d_model = cs.shape.d_model;
-  cfg.block_size = cs.shape.T;
-  cfg.vocab_size = 13;
-  cfg.dropout = 0.0;
   torch::manual_seed(11);
   torch::Tensor idx = torch::randint(cfg.vocab_size, {cs.shape.B, cfg.block_size}, torch::kInt64);
   torch::Tensor targets = torch::randint(cfg.vocab_size, {cs.shape.B, cfg.block_size}, torch::kInt64);
@@ -143,14 +138,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, SdpaInTheModel, ::testing::ValuesIn(cases()),
 // divides ~0 by max(~0, 1e-8) and gives ~0; a single log-gate copy of the keys would
 // renormalise the tiny weights to a full average of v instead. The two-copy form agrees.
 TEST(SdpaAttention, CausalEgaWithAShutGateMatchesThePublishedClamp) {
-  egm::ModelConfig cfg;
-  cfg.variant = "ega_causal";
-  cfg.n_layer = 1;
-  cfg.n_head = 2;
-  cfg.d_model = 16;
-  cfg.block_size = 12;
-  cfg.vocab_size = 7;
-  cfg.dropout = 0.0;
+  const egm::ModelConfig cfg = egm::test::sized_model("ega_causal", /*n_layer=*/1, /*n_head=*/2, /*d_model=*/16,
+                                                      /*block_size=*/12, /*vocab_size=*/7);
   torch::manual_seed(3);
   torch::Tensor idx = torch::randint(cfg.vocab_size, {2, cfg.block_size}, torch::kInt64);
   auto logits = [&](const std::string& path) {
@@ -178,13 +167,8 @@ TEST(SdpaAttention, CausalEgaWithAShutGateMatchesThePublishedClamp) {
 // (dropout would renormalise by the undropped weights) and where a host read is allowed
 // (not while a CUDA graph is captured). Otherwise the two-copy form, with the same result.
 TEST(SdpaAttention, CausalEgaTakesOneCopyOfTheKeysOnlyWhereThatIsExact) {
-  egm::ModelConfig cfg;
-  cfg.variant = "ega_causal";
-  cfg.n_layer = 2;
-  cfg.n_head = 2;
-  cfg.d_model = 32;
-  cfg.block_size = 20;
-  cfg.vocab_size = 11;
+  egm::ModelConfig cfg = egm::test::sized_model("ega_causal", /*n_layer=*/2, /*n_head=*/2, /*d_model=*/32,
+                                                /*block_size=*/20, /*vocab_size=*/11);  // dropout: per step below
   cfg.attention_path = "sdpa";
   torch::manual_seed(6);
   torch::Tensor idx = torch::randint(cfg.vocab_size, {3, cfg.block_size}, torch::kInt64);
@@ -222,15 +206,10 @@ TEST(SdpaAttention, CausalEgaTakesOneCopyOfTheKeysOnlyWhereThatIsExact) {
 // additive mask (causal EGA's log gate, which needs a gradient; ALiBi) and for any call
 // with dropout.
 egm::GPT sdpa_model(const std::string& variant, double dropout) {
-  egm::ModelConfig cfg;
-  cfg.variant = variant;
+  // d_model 64, head 32: EGA's value [g v | g] is 33 wide, padded to 40.
+  egm::ModelConfig cfg = egm::test::sized_model(variant, /*n_layer=*/2, /*n_head=*/2, /*d_model=*/64,
+                                                /*block_size=*/16, /*vocab_size=*/13, dropout);
   egm::apply_variant_options(cfg);
-  cfg.n_layer = 2;
-  cfg.n_head = 2;
-  cfg.d_model = 64;  // head 32: EGA's value [g v | g] is 33 wide, padded to 40
-  cfg.block_size = 16;
-  cfg.vocab_size = 13;
-  cfg.dropout = dropout;
   cfg.attention_path = "sdpa";
   egm::GPT model = egm::build_model(cfg, 2);
   model->train();

@@ -16,14 +16,14 @@
 #include "spec/schema_check.h"
 #include "spec/sweep_setup.h"
 #include "../db/test_helpers.h"
+#include "spec_test_helpers.h"
 #include "util/error.h"
 #include "util/files.h"
 
 namespace {
 
 using namespace egm::spec;
-using egm::testing::FileSnapshot;
-using egm::testing::ScratchDir;
+using namespace egm::testing;  // ScratchDir, FileSnapshot, at
 using nlohmann::json;
 
 json minimal() { return json{{"name", "g"}, {"preset", "tiny"}, {"variants", {"base", "ega"}}, {"seeds", {0, 1}}}; }
@@ -53,15 +53,6 @@ std::vector<Problem> problems_of(const json& j, const std::vector<std::string>& 
     return e.problems();
   }
   ADD_FAILURE() << "spec was accepted: " << j.dump();
-  return {};
-}
-
-Problem at(const std::vector<Problem>& problems, const std::string& path) {
-  for (const auto& p : problems)
-    if (p.path == path) return p;
-  std::string found;
-  for (const auto& p : problems) found += "\n  " + p.path + ": " + p.message;
-  ADD_FAILURE() << "no problem at " << path << "; found:" << found;
   return {};
 }
 

@@ -15,13 +15,13 @@
 #include "spec/experiment_spec.h"
 #include "spec/sweep_setup.h"
 #include "../db/test_helpers.h"
+#include "spec_test_helpers.h"
 #include "util/files.h"
 
 namespace {
 
 using namespace egm::spec;
-using egm::testing::FileSnapshot;
-using egm::testing::ScratchDir;
+using namespace egm::testing;  // ScratchDir, FileSnapshot, at
 using nlohmann::json;
 
 // A valid minimal spec, to which each test adds one mistake.
@@ -39,16 +39,6 @@ std::vector<Problem> problems_of(const std::string& text) {
   return {};
 }
 std::vector<Problem> problems_of(const json& j) { return problems_of(j.dump(2)); }
-
-// The problem at `path`, or a test failure listing what was found.
-Problem at(const std::vector<Problem>& problems, const std::string& path) {
-  for (const auto& p : problems)
-    if (p.path == path) return p;
-  std::string found;
-  for (const auto& p : problems) found += "\n  " + p.path + ": " + p.message;
-  ADD_FAILURE() << "no problem at " << path << "; found:" << found;
-  return {};
-}
 
 bool mentions(const Problem& p, const std::string& text) { return p.message.find(text) != std::string::npos; }
 

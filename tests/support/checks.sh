@@ -3,6 +3,14 @@
 # A script counts its failures, says each one on a line, and ends with
 # `finish` (exit 1 when any check failed, 0 otherwise).
 failures=0
+# fixture_setup EGM_BINARY FIXTURE_BINARY WORK_DIR [FILE]: the start of a test of the
+# CLI on a fixture: sets EGM, FIXTURE and WORK, empties WORK, and runs the fixture on
+# WORK (or on WORK/FILE, the database it writes); a failing fixture ends the script.
+fixture_setup() {
+  EGM=$1 FIXTURE=$2 WORK=$3
+  rm -rf "$WORK" && mkdir -p "$WORK"
+  "$FIXTURE" "$WORK${4:+/$4}" || { echo "fixture failed"; exit 1; }
+}
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 expect_eq() {  # expect_eq WHAT EXPECTED ACTUAL
   [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"

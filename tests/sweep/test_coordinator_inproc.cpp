@@ -67,6 +67,22 @@ void send_done(es::Transport& t, const es::Assign& a, int64_t steps = 40) {
   es::send_message(t, 0, res);
 }
 
+// The attempt interrupted at `step` (checkpointed there); `signal`: the one the worker caught itself.
+void send_interrupted(es::Transport& t, const es::Assign& a, int64_t step, int signal = 0) {
+  es::Result res{a.cell_id, a.run_id, {}, signal};
+  res.result.status = egm::Outcome::interrupted;
+  res.result.step = step;
+  es::send_message(t, 0, res);
+}
+
+// "Trains" until the coordinator sends STOP.
+void wait_for_stop(es::Transport& t) {
+  while (true) {
+    auto r = es::wait_message(t, std::chrono::milliseconds(20));
+    if (r && std::holds_alternative<es::Stop>(r->message)) break;
+  }
+}
+
 using AssignHandler = std::function<void(es::Transport&, const es::Assign&)>;
 
 struct FakeWorker {
@@ -455,14 +471,8 @@ TEST_F(CoordinatorInProcess, StopSignalCheckpointsRunningCellsExits75AndTheRerun
       es::send_message(t, 0, es::Records{a.cell_id, a.run_id, {at(egm::ProgressRecord{7, 3.0, 0, 0, 0}, 5.0)}});
       ++busy;
       // Train until told to stop, then report the checkpointed step.
-      while (true) {
-        auto r = es::wait_message(t, std::chrono::milliseconds(20));
-        if (r && std::holds_alternative<es::Stop>(r->message)) break;
-      }
-      es::Result res{a.cell_id, a.run_id, {}, 0};
-      res.result.status = egm::Outcome::interrupted;
-      res.result.step = 7;
-      es::send_message(t, 0, res);
+      wait_for_stop(t);
+      send_interrupted(t, a, 7);
     };
   const int code = run_sweep(workers, options(), [&] {
     while (busy < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -513,20 +523,11 @@ TEST_F(CoordinatorInProcess, AWorkerThatWasSignalledStopsTheWholeSweep) {
   for (auto& w : workers)
     w.on_assign = [&first](es::Transport& t, const es::Assign& a) {
       if (first.exchange(false)) {  // SIGTERM reached this worker before the coordinator
-        es::Result res{a.cell_id, a.run_id, {}, SIGTERM};
-        res.result.status = egm::Outcome::interrupted;
-        res.result.step = 3;
-        es::send_message(t, 0, res);
+        send_interrupted(t, a, 3, SIGTERM);
         return;
       }
-      while (true) {
-        auto r = es::wait_message(t, std::chrono::milliseconds(20));
-        if (r && std::holds_alternative<es::Stop>(r->message)) break;
-      }
-      es::Result res{a.cell_id, a.run_id, {}, 0};
-      res.result.status = egm::Outcome::interrupted;
-      res.result.step = 1;
-      es::send_message(t, 0, res);
+      wait_for_stop(t);
+      send_interrupted(t, a, 1);
     };
   ASSERT_EQ(run_sweep(workers, options()), ec::kExitInterrupted);
   edb::ResultsDb db(db_path(), edb::OpenMode::read_only);
@@ -660,10 +661,7 @@ TEST_F(CoordinatorInProcess, ACoordinatorThatLosesItsSweepStopsItsWorkersAndExit
       if (!r) continue;
       if (std::holds_alternative<es::Stop>(r->message)) {
         got_stop = true;
-        es::Result res{a.cell_id, a.run_id, {}, 0};  // checkpointed: dropped by a coordinator that lost the sweep
-        res.result.status = egm::Outcome::interrupted;
-        res.result.step = 7;
-        es::send_message(t, 0, res);
+        send_interrupted(t, a, 7);  // checkpointed: dropped by a coordinator that lost the sweep
       } else if (std::holds_alternative<es::Shutdown>(r->message)) {
         break;
       }

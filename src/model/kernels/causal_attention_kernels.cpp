@@ -201,13 +201,6 @@ std::pair<torch::Tensor, torch::Tensor> mix_backward(const torch::Tensor& dy_in,
   return {dP, dv};
 }
 
-// The attention dropout's mask: drawn in forward (training only), kept in the context.
-DropoutMask draw_and_save_mask(torch::autograd::AutogradContext* ctx, double p, bool training) {
-  DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
-  mask.save_to(ctx);
-  return mask;
-}
-
 class CausalDropoutMatmulFunction : public torch::autograd::Function<CausalDropoutMatmulFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& P_in,

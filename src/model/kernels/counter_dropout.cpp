@@ -49,6 +49,12 @@ void DropoutMask::save_to(torch::autograd::AutogradContext* ctx) const {
   ctx->saved_data["dropout_seed"] = static_cast<int64_t>(seed_);
 }
 
+DropoutMask draw_and_save_mask(torch::autograd::AutogradContext* ctx, double p, bool training) {
+  DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
+  mask.save_to(ctx);
+  return mask;
+}
+
 DropoutMask DropoutMask::saved_in(torch::autograd::AutogradContext* ctx) {
   const double p = ctx->saved_data["dropout_p"].toDouble();
   return p > 0.0 ? DropoutMask(p, static_cast<uint64_t>(ctx->saved_data["dropout_seed"].toInt())) : DropoutMask();

@@ -51,6 +51,10 @@ class DropoutMask {
   float scale_ = 1.0f;
 };
 
+// A forward pass's mask (an attention kernel's dropout): drawn in training only (no
+// dropout in eval), kept in its autograd context for the backward pass.
+DropoutMask draw_and_save_mask(torch::autograd::AutogradContext* ctx, double p, bool training);
+
 // Dropout with the mask above: CPU float32 tensors in training mode; anything
 // else (CUDA, other dtypes) goes to torch::dropout.
 torch::Tensor counter_dropout(const torch::Tensor& x, double p, bool training);

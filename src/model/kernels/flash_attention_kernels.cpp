@@ -252,13 +252,6 @@ Grads flash_backward(const torch::Tensor& dy_in, const torch::Tensor& q, const t
   return g;
 }
 
-// The attention dropout's mask: drawn in forward (training only), kept in the context.
-DropoutMask draw_and_save_mask(torch::autograd::AutogradContext* ctx, double p, bool training) {
-  DropoutMask mask = training ? DropoutMask::draw(p) : DropoutMask();
-  mask.save_to(ctx);
-  return mask;
-}
-
 class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,

@@ -1,0 +1,58 @@
+// One model's pass compared with another of the same model: the loss, the logits
+// and every parameter's gradient, within stated tolerances. bf16 autocast against
+// fp32 on the CPU (test_mixed_precision) and CUDA against the CPU (tests/gpu).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "model/gpt.h"
+
+namespace egm::test {
+
+struct Pass {
+  torch::Tensor logits, loss;
+  std::vector<torch::Tensor> grads;
+};
+
+struct Tolerance {
+  double loss_rel, logits_rel, grad_cos, grad_norm_rel;
+};
+// bf16 autocast against fp32 (measured on the tiny preset; stated so a regression
+// shows): the loss within 1% relative, the logits within 5% of their largest
+// magnitude, every parameter's gradient pointing the same way (cosine > 0.98)
+// with a norm within 10%.
+inline constexpr Tolerance kBf16{1e-2, 5e-2, 0.98, 0.1};
+
+// The cosine of two tensors' angle, in float64.
+inline double cosine(const torch::Tensor& a, const torch::Tensor& b) {
+  const torch::Tensor x = a.to(torch::kFloat64).flatten(), y = b.to(torch::kFloat64).flatten();
+  return (x.dot(y) / (x.norm() * y.norm()).clamp_min(1e-300)).item<double>();
+}
+
+// `other` against `reference` (both passes of `model`), within `tol`.
+inline void expect_close(const Pass& reference, const Pass& other, const Tolerance& tol, const GPT& model) {
+  const double l = reference.loss.item<double>();
+  EXPECT_NEAR(other.loss.item<double>(), l, tol.loss_rel * l);
+  const double scale = reference.logits.abs().max().item<double>();
+  const double worst = (other.logits.to(torch::kFloat32) - reference.logits).abs().max().item<double>();
+  EXPECT_LT(worst, tol.logits_rel * scale) << "logits differ by " << worst << " of " << scale;
+  const auto names = model->named_parameters();
+  ASSERT_EQ(reference.grads.size(), other.grads.size());
+  double largest = 0;
+  for (const auto& g : reference.grads) largest = std::max(largest, g.norm().item<double>());
+  for (std::size_t i = 0; i < reference.grads.size(); ++i) {
+    const double n = reference.grads[i].norm().item<double>();
+    // Rounding noise, not a gradient: a parameter this batch does not reach, or EGA's
+    // energy bias, which cancels in the z-score (its exact gradient is 0; fp32 gives ~1e-8).
+    if (n < 1e-6 * largest) continue;
+    EXPECT_GT(cosine(reference.grads[i], other.grads[i]), tol.grad_cos) << names[i].key();
+    EXPECT_NEAR(other.grads[i].norm().item<double>(), n, tol.grad_norm_rel * n) << names[i].key();
+  }
+}
+
+}  // namespace egm::test
