@@ -113,7 +113,6 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
   const std::vector<ClaimData> claims = select_claims(claim_data(a), a, o.claims);
   EGM_REQUIRE(!claims.empty(), ConfigError, "sweep '{}' has no claim to plan: no baseline to compare with and no "
               "2x2 factors", a.sweep);
-  // The plan's own family: the claims asked for, under the chosen adjustment.
   const double alpha = stats::per_claim_alpha(o.alpha, claims.size(), o.adjustment);
   // --until's family: every claim the analysis forms, Bonferroni (the loop's default).
   plan.until_claims = claims_of(a).size();
@@ -133,7 +132,6 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
     p.claim_alpha = alpha;
     // An unpaired claim has no per-seed contrasts, so no pilot to plan from.
     p.pilot_seeds = c.paired ? c.per_seed.size() : 0;
-    // NaN until computed: null in the JSON, "-" in the text.
     p.estimate = p.sd = p.half_width_now = p.power_now = p.effect_sd = kPlanNaN;
     if (!c.per_seed.empty()) {
       const stats::Summary s = stats::summarize(c.per_seed);
@@ -189,7 +187,6 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
     vp.variant = v;
     ComputeTotals sum;
     for (const CellData& cell : data.cells) {
-      // A seed is done when its cell has a value of the analysed metric.
       if (cell.row.variant != v || !cell.value(a.metric)) continue;
       ++vp.seeds_done;
       auto it = compute.cells.find(cell.row.id);
@@ -199,7 +196,6 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
       sum.add(it->second);
     }
     if (vp.cells_costed > 0) {
-      // The mean cost of a timed cell, multiplied by the cells to add below.
       const double k = 1.0 / static_cast<double>(vp.cells_costed);
       vp.per_cell.runs = 1;
       vp.per_cell.core_seconds = sum.core_seconds * k;
@@ -211,7 +207,6 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
       // Cells of an untimed variant are left out of the implied compute, and the text says so.
       if (vp.cells_costed == 0) plan.uncosted = true;
       const double n = static_cast<double>(vp.cells_to_add);
-      // One run per cell to add, each at the measured mean cost.
       vp.implied.runs = static_cast<int64_t>(vp.cells_to_add);
       vp.implied.core_seconds = vp.per_cell.core_seconds * n;
       for (const auto& [gpu, s] : vp.per_cell.gpu_seconds) vp.implied.gpu_seconds[gpu] = s * n;
