@@ -13,6 +13,7 @@ namespace {
 using nlohmann::json;
 
 json summary_json(const stats::Summary& s) {
+  // No check for NaN fields (one seed: sd, the interval): nlohmann's dump() writes a non-finite number as null.
   return {{"n", s.n},           {"mean", s.mean},       {"sd", s.sd},
           {"se", s.se},         {"t_crit", s.t_crit},   {"ci_low", s.ci_low},
           {"ci_high", s.ci_high}, {"has_interval", s.has_interval}, {"level", s.level}};
@@ -26,6 +27,7 @@ json estimate_json(const Estimate& e) {
 
 json seeds_json(const stats::SeedValues& v) {
   json j = json::object();
+  // JSON keys are strings: each seed as its decimal text.
   for (const auto& [seed, value] : v) j[std::to_string(seed)] = value;
   return j;
 }
@@ -40,9 +42,11 @@ json kselection_json(const stats::KSelection& s) {
                       {"bic", k.bic},
                       {"silhouette", k.silhouette}});
   json centres = json::array();
+  // chosen() reads fits[chosen_k - 1]: only valid for chosen_k >= 1.
   if (s.chosen_k >= 1) {
     const stats::KMeansFit& fit = s.chosen();
     for (size_t c = 0; c < fit.centres.size(); ++c)
+      // The points clustered are (log omega, log sigma) (param_analysis.cpp), so the centres are too.
       centres.push_back({{"log_omega", fit.centres[c][0]},
                          {"log_sigma", fit.centres[c][1]},
                          {"size", fit.sizes[c]}});
@@ -55,6 +59,7 @@ json kselection_json(const stats::KSelection& s) {
 
 json regions_json(const std::array<std::size_t, 5>& r) {
   json j = json::object();
+  // Keyed by region name, in sigma_region's order (below_1, character, ...).
   for (size_t i = 0; i < r.size(); ++i) j[stats::sigma_region_name(static_cast<stats::SigmaRegion>(i))] = r[i];
   return j;
 }
@@ -82,6 +87,7 @@ json interaction_json(const InteractionAnalysis& ia) {
             {"n", r.n},
             {"n_cells", r.n_cells},
             {"seeds", r.seeds},
+            // per_seed[i] is the contrast of seeds[i], in the pairing's order.
             {"per_seed", r.per_seed},
             {"unmatched_seeds", ia.unmatched_seeds},
             {"method", r.method},
@@ -89,6 +95,7 @@ json interaction_json(const InteractionAnalysis& ia) {
             {"sum_of_parts", estimate_json(ia.sum_of_parts)},
             {"verdict", verdict_label(r.verdict)},
             {"verdict_text", ia.verdict_text}};
+  // Null without a bootstrap (one seed, or cells not on shared seeds).
   j["bootstrap"] = r.has_bootstrap ? json{{"low", r.bootstrap.low},
                                           {"high", r.bootstrap.high},
                                           {"estimate", r.bootstrap.estimate},
@@ -105,10 +112,12 @@ json variants_json(const SweepAnalysis& a) {
   for (const auto& v : a.variants) {
     json metrics = json::object();
     for (const auto& m : v.metrics) {
+      // A metric no cell measured is left out, not written with n = 0.
       if (m.summary.n == 0) continue;
       json mj = summary_json(m.summary);
       mj["seeds"] = seeds_json(m.by_seed);
       json setups = json::array();
+      // Each setup the metric's values came from (a resumed cell can add a second).
       for (const auto& s : m.setups) setups.push_back({{"world_size", s.world_size}, {"backend", s.backend}, {"device", s.device_kind}});
       mj["setups"] = setups;
       metrics[metric_name(m.metric)] = mj;
@@ -122,6 +131,7 @@ json variants_json(const SweepAnalysis& a) {
 json deltas_json(const SweepAnalysis& a) {
   json deltas = json::array();
   for (const auto& d : a.deltas) {
+    // The estimate's fields at the top of each delta, beside its pairing details.
     json dj = estimate_json(d.delta);
     dj["variant"] = d.variant;
     dj["metric"] = metric_name(d.metric);
@@ -132,6 +142,7 @@ json deltas_json(const SweepAnalysis& a) {
     dj["p"] = d.p;
     dj["p_holm"] = d.p_holm;
     dj["method"] = d.method;
+    // Wilcoxon only for a paired delta; null for Welch.
     dj["wilcoxon"] = d.has_wilcoxon ? json{{"v", d.wilcoxon.v},
                                            {"p", d.wilcoxon.p},
                                            {"n_used", d.wilcoxon.n_used},
@@ -155,13 +166,16 @@ json published_json(const PublishedComparison& p) {
                {"inside_prediction", r.inside_prediction},
                {"has_interval", r.has_interval},
                {"delta_inside", r.delta_inside}};
+    // Null where no delta is published (the baseline itself, or no published baseline).
     rj["published_delta"] = r.published_delta ? json(*r.published_delta) : json(nullptr);
     rj["our_delta"] = r.our_delta ? estimate_json(*r.our_delta) : json(nullptr);
     rows.push_back(rj);
   }
   json pj = {{"source", p.source}, {"metric", metric_name(p.metric)}, {"rows", rows}};
+  // Null unless the spec publishes all four cells of the 2x2.
   pj["interaction"] = p.published_interaction
                           ? json{{"published", *p.published_interaction},
+                                 // Our interaction on the published metric, which may differ from the analysis's.
                                  {"ours", p.our_interaction ? interaction_json(*p.our_interaction) : json(nullptr)},
                                  {"inside", p.interaction_inside}}
                           : json(nullptr);
@@ -190,6 +204,7 @@ json mope_run_json(const MopeRun& r) {
     json pj = {{"idx", p.idx},       {"omega", p.omega},
                {"sigma", p.sigma},   {"region", stats::sigma_region_name(p.region)},
                {"on_boundary", p.on_boundary}, {"has_init", p.has_init}};
+    // The initial fields only where the pair's step-0 values were recorded.
     if (p.has_init) {
       pj["omega0"] = p.omega0;
       pj["sigma0"] = p.sigma0;
@@ -213,6 +228,7 @@ json mope_run_json(const MopeRun& r) {
              {"sigma_ratio_median", r.sigma_ratio_median},
              {"sigma_ratio_max", r.sigma_ratio_max},
              {"pairs", pairs}};
+  // Null rather than zeros: without initial values there is nothing to count.
   rj["regions_init"] = r.has_init ? regions_json(r.regions_init) : json(nullptr);
   rj["clusters"] = r.clustered ? kselection_json(r.clusters) : json(nullptr);
   rj["clusters_init"] = r.clustered_init ? kselection_json(r.clusters_init) : json(nullptr);
@@ -232,6 +248,7 @@ json params_json(const ParamAnalysis& params) {
   for (const auto& c : params.cluster_samples)
     samples.push_back({{"variant", c.variant}, {"clustered", c.clustered}, {"runs", c.runs}});
   return {{"boundary_tolerance", params.boundary_tolerance},
+          // 0 means every run (--cluster-runs all).
           {"cluster_runs_per_variant", params.cluster_runs == 0 ? json("all") : json(params.cluster_runs)},
           {"cluster_samples", samples},
           {"mope", mope},
@@ -244,11 +261,13 @@ json params_json(const ParamAnalysis& params) {
 json to_json(const SweepAnalysis& a) {
   json j = analysis_header_json(a);
   j["baseline"] = a.baseline;
+  // The bootstrap's seed: with it a rerun reproduces every interval.
   j["rng_seed"] = a.rng_seed;
   json excluded = json::array();
   for (const auto& e : a.excluded)
     excluded.push_back({{"cell", e.key}, {"variant", e.variant}, {"seed", e.seed}, {"status", e.status},
                         {"reason", e.reason}});
+  // Every excluded cell with its reason, so the JSON alone explains the n.
   j["cells"] = {{"total", a.cells_total}, {"used", a.cells_used}, {"excluded", excluded}};
   j["variants"] = variants_json(a);
   j["deltas"] = deltas_json(a);
@@ -268,6 +287,7 @@ json to_json(const SweepAnalysis& a) {
     j["reused"] = reused;
   }
   j["params"] = params_json(a.params);
+  // The notes as the text and Markdown show them: the sweep's, the no-interaction reason, the parameters'.
   j["notes"] = all_notes(a);
   return j;
 }

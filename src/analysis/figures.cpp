@@ -101,6 +101,7 @@ bool Figure::empty() const {
     if (l.kind == K::hline || l.kind == K::vline || l.kind == K::span) continue;
     for (size_t i = 0; i < l.xs.size(); ++i) {
       if (!std::isfinite(l.xs[i])) continue;
+      // A band keeps its values in lo and hi, not ys: a finite x is data.
       if (l.kind == K::band) return false;
       if (i < l.ys.size() && std::isfinite(l.ys[i])) return false;
     }
@@ -119,10 +120,12 @@ std::string plural(size_t n, const char* word) { return fmt::format("{} {}{}", n
 std::optional<std::pair<double, double>> val_curve_y_range(const std::vector<VariantCurve>& curves) {
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (const auto& [variant, points] : curves)
+    // The first and last steps any curve has.
     for (const auto& p : points) first = std::min(first, p.step), last = std::max(last, p.step);
   if (first >= last) return std::nullopt;  // fewer than two steps: nothing to zoom into
   const double inf = std::numeric_limits<double>::infinity();
   double lo = inf, tail_hi = -inf, hi = -inf;
+  // The second half of training, where the curves have flattened and the variants differ.
   const double half = static_cast<double>(first) + 0.5 * static_cast<double>(last - first);
   for (const auto& [variant, points] : curves)
     for (const auto& p : points) {
@@ -133,9 +136,11 @@ std::optional<std::pair<double, double>> val_curve_y_range(const std::vector<Var
         if (static_cast<double>(p.step) >= half) tail_hi = std::max(tail_hi, v);
       }
     }
+  // Flat data, or nothing finite late in training: the automatic range does better.
   if (!std::isfinite(lo) || !std::isfinite(tail_hi) || tail_hi <= lo) return std::nullopt;
   // The end's spread fills the lower half of the frame; the start runs off the top.
   const double top = std::min(hi, tail_hi + (tail_hi - lo));
+  // The same 6% the SVG pads a fitted range by.
   const double margin = 0.06 * (top - lo);
   return std::make_pair(lo - margin, top + margin);
 }
@@ -157,8 +162,10 @@ Figure val_curve_figure(const std::vector<VariantCurve>& curves, const std::stri
       mean.push_back(p.mean);
       lo.push_back(p.min);
       hi.push_back(p.max);
+      // The legend's seed count: the most seeds any step had.
       n = std::max(n, p.n);
     }
+    // The band first, so the mean line is drawn over it.
     f.band(xs, lo, hi, figure_colour(v));
     f.line(xs, mean, figure_colour(v), fmt::format("{} ({})", curves[v].first, plural(n, "seed")));
   }
@@ -180,9 +187,11 @@ std::optional<Figure> omega_sigma_figure(const std::vector<MopeRun>& runs, const
   std::vector<double> s0, o0;
   double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
   auto widen = [&](double sigma) {
+    // A log axis: only finite positive widths can widen it.
     if (std::isfinite(sigma) && sigma > 0) lo = std::min(lo, sigma), hi = std::max(hi, sigma);
   };
   for (const auto& r : runs) {
+    // Variants in the order their runs come, one colour each.
     if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) variants.push_back(r.variant);
     for (const auto& p : r.pairs) {
       if (p.has_init) {
@@ -194,23 +203,29 @@ std::optional<Figure> omega_sigma_figure(const std::vector<MopeRun>& runs, const
     }
   }
   // Every region boundary the data comes near, with some margin.
+  // At least 0.5 to 100, so every region boundary stays in view whatever the data's range.
   const double xmin = std::isfinite(lo) ? std::min(0.5, lo / 1.5) : 0.5;
   const double xmax = std::max(100.0, hi * 1.5);
   f.x_range = std::make_pair(xmin, xmax);
   const double bounds[] = {1.0, 6.0, 20.0, 55.0};
+  // Unlabelled: the region names along the top say what the lines divide.
   for (double b : bounds) f.vline(b, "#c3cad6", "");
   const std::pair<const char*, std::pair<double, double>> regions[] = {
       {"below 1", {xmin, 1.0}}, {"character", {1.0, 6.0}}, {"word", {6.0, 20.0}},
       {"clause", {20.0, 55.0}}, {"sentence", {55.0, xmax}}};
+  // Each name at its region's geometric middle, the centre on a log axis.
   for (const auto& [label, range] : regions) f.top_labels.emplace_back(std::sqrt(range.first * range.second), label);
   std::vector<double> bx, by;
+  // 61 points evenly spaced in log sigma, across the whole x range.
   for (int i = 0; i <= 60; ++i) {
     const double x = xmin * std::pow(xmax / xmin, i / 60.0);
     bx.push_back(x);
     by.push_back(5.0 / x);
   }
   f.line(bx, by, "#1d2330", "omega*sigma = 5 (boundary)");
+  // The forward pass clamps omega at 0.95 pi (SPEC.md section 2).
   f.hline(0.95 * M_PI, "#7f7f7f", "omega = 0.95 pi (clamp)");
+  // Initial pairs hollow and grey, under the learned ones drawn after them.
   if (!s0.empty()) f.points(s0, o0, "#9aa4b5", "initial pairs", /*hollow=*/true);
   for (size_t v = 0; v < variants.size(); ++v) {
     std::vector<double> xs, ys;
@@ -235,12 +250,15 @@ std::optional<Figure> interaction_figure(const SweepAnalysis& a) {
   const stats::InteractionResult& r = ia.result;
   const double nan = std::nan("");
   std::map<std::string, double> pub;
+  // Published numbers only when they measure the interaction's metric.
   if (a.published && a.published->metric == ia.metric)
     for (const auto& row : a.published->rows) pub[row.variant] = row.published;
   auto published_delta = [&](const std::string& v) {
+    // In the sense of ours: published base minus published variant, positive = better.
     return pub.count(fa.base) && pub.count(v) ? pub[fa.base] - pub[v] : nan;
   };
   auto delta_ci = [&](const std::string& v, bool high) {
+    // Our deltas' intervals are against the analysis's baseline: shown only when that is the factors' base.
     const DeltaResult* d = a.baseline == fa.base ? a.find_delta(v) : nullptr;
     return d && d->delta.has_interval ? (high ? d->delta.ci_high : d->delta.ci_low) : nan;
   };
@@ -272,16 +290,19 @@ std::optional<Figure> interaction_figure(const SweepAnalysis& a) {
   std::vector<double> px, py;
   for (size_t i = 0; i < rows.size(); ++i) {
     f.categories.push_back(rows[i].label);
+    // Row 4 is I, drawn in red apart from the deltas.
     const bool is_i = i == 4;
     f.interval(static_cast<double>(i), rows[i].est, rows[i].lo, rows[i].hi, is_i ? "#d62728" : "#1f77b4", 0,
                is_i ? fmt::format("interaction I: mean over seeds, {} t interval", pct)
                     : fmt::format("deltas: mean over seeds, {} t interval", pct));
+    // Published values sit just right of each interval (the bootstrap, dx -0.18, just left of I's).
     px.push_back(static_cast<double>(i) + 0.18);
     py.push_back(rows[i].published);
   }
   if (r.has_bootstrap)
     f.interval(4, r.estimate, r.bootstrap.low, r.bootstrap.high, "#ff7f0e", -0.18,
                fmt::format("I: {} bootstrap interval", pct));
+  // Diamonds only when the paper gives at least one of the numbers.
   if (std::any_of(py.begin(), py.end(), [](double v) { return std::isfinite(v); }))
     f.points(px, py, "#2ca02c", "published (paper)", false, "diamond");
   f.hline(0, "#1d2330", "zero", /*dashed=*/false);
@@ -314,6 +335,7 @@ std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequence
     }
   if (n_hi == 0) n_lo = n_hi = 1;  // no looks yet
   f.x_range = std::make_pair(static_cast<double>(n_lo) - 0.5, static_cast<double>(n_hi) + 0.5);
+  // A single value (all looks at zero) still gets a visible range.
   const double span = y_hi - y_lo > 0 ? y_hi - y_lo : 0.01;
   f.y_range = std::make_pair(y_lo - 0.08 * span, y_hi + 0.08 * span);
   // The looks before a claim's first bounded one hold the whole line: shaded
@@ -336,12 +358,15 @@ std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequence
       hi.push_back(look.upper);
     }
     const std::string colour = figure_colour(c);
+    // Unbounded at the first look: shaded from it to the first bounded look, or to the frame's end.
     if (!seq.looks.empty() && (!bounded_from || *bounded_from > seq.looks.front().n)) {
       const std::pair<double, double> stretch{static_cast<double>(seq.looks.front().n) - 0.5,
                                               bounded_from ? static_cast<double>(*bounded_from) : f.x_range->second};
+      // Claims unbounded over the same stretch share one span (see above).
       if (std::find(unbounded_spans.begin(), unbounded_spans.end(), stretch) == unbounded_spans.end())
         unbounded_spans.push_back(stretch);
     }
+    // The band over bounded looks only: an unbounded look has no finite edge to draw.
     if (!band_xs.empty()) f.band(band_xs, lo, hi, colour);
     std::string unbounded;
     if (!seq.looks.empty() && !bounded_from)
@@ -360,6 +385,7 @@ std::optional<Figure> sequence_figure(const std::vector<ClaimSequence>& sequence
     Figure spans;
     for (const auto& [from, to] : unbounded_spans) spans.span(from, to, shade);
     f.layers.insert(f.layers.begin(), spans.layers.begin(), spans.layers.end());
+    // NaN bounds draw nothing (Figure::span): the shading's legend entry only.
     f.span(std::nan(""), std::nan(""), shade, "shaded to the frame: no finite bound yet");
   }
   f.hline(0, "#1d2330", "zero", /*dashed=*/false);
@@ -370,6 +396,7 @@ std::vector<Figure> sweep_figures(const SweepData& data, const SweepAnalysis& a,
                                   const std::vector<ClaimSequence>& sequences, bool empty_curves) {
   std::vector<Figure> out;
   const std::vector<VariantCurve> curves = val_curve_bands(data);
+  // The web view shows the val-curve frame before any curve exists; the report leaves it out.
   if (!curves.empty() || empty_curves) out.push_back(val_curve_figure(curves, a.sweep));
   if (auto f = omega_sigma_figure(a.params.mope, a.sweep)) out.push_back(std::move(*f));
   if (auto f = interaction_figure(a)) out.push_back(std::move(*f));

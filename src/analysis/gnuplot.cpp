@@ -28,6 +28,7 @@ namespace {
 
 bool is_executable_file(const std::string& path) {
   struct stat st {};
+  // A regular file: access(X_OK) alone is also true for a searchable directory.
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
@@ -35,17 +36,20 @@ bool is_executable_file(const std::string& path) {
 
 std::optional<std::string> find_program(const std::string& program) {
   if (program.empty()) return std::nullopt;
+  // A path with a '/' is used as given, as a shell would; only a bare name searches PATH.
   if (program.find('/') != std::string::npos) {
     if (is_executable_file(program)) return program;
     return std::nullopt;
   }
   const char* path = std::getenv("PATH");
+  // No PATH at all: a conventional default search path.
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
   size_t start = 0;
   while (start <= dirs.size()) {
     size_t colon = dirs.find(':', start);
     if (colon == std::string::npos) colon = dirs.size();
     std::string dir = dirs.substr(start, colon - start);
+    // An empty PATH entry means the current directory (POSIX).
     if (dir.empty()) dir = ".";
     const std::string candidate = dir + "/" + program;
     if (is_executable_file(candidate)) return candidate;
@@ -55,12 +59,14 @@ std::optional<std::string> find_program(const std::string& program) {
 }
 
 GnuplotRun run_gnuplot(const std::string& gnuplot_path, const std::string& script, const std::string& directory) {
+  // Output to a file, not a pipe: no reading loop, and no deadlock on a full pipe.
   const std::string log_path = directory + "/.gnuplot_output.log";
   // The child changes directory before exec: a relative program path would break.
   const std::string program = std::filesystem::absolute(gnuplot_path).string();
   // Everything the child needs is prepared before fork: it only calls
   // async-signal-safe functions.
   std::vector<char*> argv{const_cast<char*>(program.c_str()), const_cast<char*>(script.c_str()), nullptr};
+  // O_CLOEXEC: the child keeps the log only as its dup2'ed stdout and stderr (dup2 clears the flag).
   const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   EGM_REQUIRE(log_fd >= 0, IoError, "cannot create {}: {}", log_path, std::strerror(errno));
   const pid_t pid = ::fork();
@@ -69,20 +75,25 @@ GnuplotRun run_gnuplot(const std::string& gnuplot_path, const std::string& scrip
     EGM_THROW(IoError, "cannot start {}: fork failed: {}", gnuplot_path, std::strerror(errno));
   }
   if (pid == 0) {
+    // stdin from /dev/null: gnuplot never waits on a terminal.
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
+    // 126 and 127 as a shell reports them: could not enter, could not execute.
     if (::chdir(directory.c_str()) != 0) ::_exit(126);
     ::execv(argv[0], argv.data());
+    // _exit, not exit: the forked child must not run the parent's atexit handlers or flush its stdio.
     ::_exit(127);
   }
   ::close(log_fd);
   int status = 0;
+  // Retried when a signal interrupts the wait.
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) EGM_THROW(IoError, "waiting for {} failed: {}", gnuplot_path, std::strerror(errno));
   }
   GnuplotRun run;
+  // Killed by a signal: 128 + its number, as shells report it.
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   run.output = read_file(log_path);
@@ -102,9 +113,11 @@ std::string gp_quote(const std::string& s) {
 }
 
 // A data-file value; '?' is declared missing in every script.
+// 10 significant digits: finer than any plot resolves.
 std::string gp_num(double x) { return std::isfinite(x) ? fmt::format("{:.10g}", x) : "?"; }
 
 int point_type(const FigureLayer& l) {
+  // gnuplot's point types: 6 and 7 open and filled circles, 12 and 13 open and filled diamonds.
   if (l.shape == "diamond") return l.hollow ? 12 : 13;
   return l.hollow ? 6 : 7;
 }
@@ -119,9 +132,11 @@ int integer_xtic_step(const Figure& f) {
       for (double x : l.xs)
         if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
   }
+  // About 10 tics over the range.
   const double raw = (hi - lo) / 10;
   for (int mag = 1;; mag *= 10)
     for (int m : {1, 2, 5})
+      // The cap on the magnitude ends the loop for an absurd range.
       if (m * mag >= raw || mag > 100000000) return m * mag;
 }
 
@@ -130,6 +145,7 @@ int integer_xtic_step(const Figure& f) {
 std::string gp_settings(const Figure& f, int width) {
   std::string body = "set title " + gp_quote(f.title) + "\n";
   body += "set xlabel " + gp_quote(f.x_label) + "\nset ylabel " + gp_quote(f.y_label) + "\n";
+  // Bands filled at 18% opacity, as the SVG draws them (fill-opacity 0.18).
   body += "set grid\nset key outside right top Left reverse\nset style fill transparent solid 0.18 noborder\n";
   body += f.log_x ? "set logscale x\n" : "unset logscale x\n";
   body += f.log_y ? "set logscale y\n" : "unset logscale y\n";
@@ -144,6 +160,7 @@ std::string gp_settings(const Figure& f, int width) {
     for (const auto& c : f.categories) longest = std::max(longest, c.size());
     if (7.0 * static_cast<double>(longest) > 0.7 * width / static_cast<double>(f.categories.size()) - 10)
       body += "set xtics rotate by -30 right\n";
+    // The same x range as the SVG's category axis: -0.6 to n - 0.4.
     body += fmt::format("set xrange [-0.6:{}]\n", static_cast<double>(f.categories.size()) - 0.4);
     body += "set offsets 0, 0, graph 0.08, graph 0.08\n";  // keep markers off the frame
   } else if (f.x_range) {
@@ -157,6 +174,7 @@ std::string gp_settings(const Figure& f, int width) {
   else
     body += "set autoscale y\n";
   for (const auto& [x, label] : f.top_labels)
+    // graph 0.97: just under the frame's top, whatever the y range.
     body += fmt::format("set label {} at {}, graph 0.97 center textcolor rgb 'gray30'\n", gp_quote(label), gp_num(x));
   return body;
 }
@@ -182,24 +200,29 @@ void gp_layers(const Figure& f, std::string& body, std::string& data, std::vecto
                               "fs transparent solid 0.08 noborder\n",
                               ++object, gp_num(l.xs[0]), gp_num(l.xs[1]), l.colour);
         if (title_of(l) != "notitle")
+          // keyentry: a legend entry that plots nothing.
           plots.push_back(fmt::format("keyentry with boxes fs transparent solid 0.25 noborder lc rgb '{}' {}",
                                       l.colour, title_of(l)));
         continue;
       case K::vline:
+        // In graph coordinates the arrow spans the full height, whatever the y range.
         body += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead{1} lc rgb '{2}'\n", gp_num(l.xs[0]),
                             dash, l.colour);
         continue;
       case K::hline:
+        // A constant plots as a horizontal line across the x range.
         plots.push_back(fmt::format("{} with lines lw 1.2{} lc rgb '{}' {}", gp_num(l.ys[0]), dash, l.colour,
                                     title_of(l)));
         continue;
       default: break;
     }
     if (l.xs.empty()) {  // a legend entry only
+      // 1/0 is undefined everywhere: gnuplot draws nothing but keeps the title.
       plots.push_back(fmt::format("1/0 with {} lc rgb '{}' {}", l.kind == K::points ? "points" : "lines lw 2",
                                   l.colour, title_of(l)));
       continue;
     }
+    // Two blank lines between blocks: what gnuplot's `index` counts.
     data += fmt::format("{}# index {}: {}{}\n", index ? "\n\n" : "", index, l.label.empty() ? "(unlabelled)" : l.label,
                         l.kind == K::band ? " (x low high)" : l.kind == K::interval ? " (x y low high)" : " (x y)");
     for (size_t i = 0; i < l.xs.size(); ++i) {
@@ -209,6 +232,7 @@ void gp_layers(const Figure& f, std::string& body, std::string& data, std::vecto
         data += fmt::format("{} {} {} {}\n", gp_num(l.xs[i] + l.dx), gp_num(l.ys[i]), gp_num(l.lo[i]),
                             gp_num(l.hi[i]));
       else
+        // A y missing from a layer writes '?', which the script declares missing.
         data += fmt::format("{} {}\n", gp_num(l.xs[i]), i < l.ys.size() ? gp_num(l.ys[i]) : "?");
     }
     const std::string src = fmt::format("{} index {}", gp_quote(dat), index++);
@@ -252,14 +276,18 @@ GnuplotFigure gnuplot_figure(const Figure& f, int width, int height) {
   std::vector<std::string> plots;
   gp_layers(f, body, out.data, plots);
   body += "set samples 400\n";
+  // One plot clause a line, each continued by a trailing backslash.
   body += plots.empty() ? "plot 1/0 notitle\n" : "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
+  // The body runs twice (PNG, then SVG): the second run must not inherit the first's arrows, labels and objects.
   body += "unset arrow\nunset label\nunset object\n";
 
   // The same body drawn twice: PNG (pngcairo where gnuplot has it), then SVG.
   std::string& s = out.script;
   s = fmt::format("# Generated by egm report; run `gnuplot {}.gp` in this folder to redraw.\n", f.name);
   s += "set encoding utf8\nset datafile missing '?'\n";
+  // pngcairo antialiases; plain png is the fallback where gnuplot was built without cairo.
   s += "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n";
+  // noenhanced: labels print as given (an underscore in a variant name is no subscript).
   s += fmt::format("  set terminal pngcairo size {},{} noenhanced font 'sans,10'\n", width, height);
   s += "} else {\n";
   s += fmt::format("  set terminal png size {},{} noenhanced\n", width, height);

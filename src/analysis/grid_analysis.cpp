@@ -23,7 +23,9 @@ namespace {
 using nlohmann::json;
 
 std::string value_text(const json& v) {
+  // A string without its JSON quotes; integers and booleans as JSON writes them.
   if (v.is_string()) return v.get<std::string>();
+  // fmt's shortest round-trip form: 0.001, not 0.0010000000000000000208.
   if (v.is_number_float()) return fmt::format("{}", v.get<double>());
   return v.dump();
 }
@@ -35,6 +37,7 @@ std::vector<std::string> axes_of(const std::vector<GridPointData>& points, const
   std::set<std::string> seen;
   std::vector<std::string> axes;
   for (const spec::GridAxis& a : spec.grid)
+    // A path the spec names twice is listed once.
     if (seen.insert(a.path).second) axes.push_back(a.path);
   for (const auto& p : points)
     for (const auto& [k, v] : p.values.items())
@@ -43,6 +46,7 @@ std::vector<std::string> axes_of(const std::vector<GridPointData>& points, const
 }
 
 IntervalSign sign_of(bool has_interval, double lo, double hi) {
+  // A NaN bound (one seed) is no interval, whatever the flag says.
   if (!has_interval || !std::isfinite(lo) || !std::isfinite(hi)) return IntervalSign::none;
   if (lo > 0) return IntervalSign::above;
   if (hi < 0) return IntervalSign::below;
@@ -53,6 +57,7 @@ std::string holds_text(const AcrossRow& row) {
   std::set<IntervalSign> signs;
   size_t with = 0;
   for (const auto& c : row.points) {
+    // A point without the quantity, or without an interval, does not vote.
     if (!c || c->sign == IntervalSign::none) continue;
     ++with;
     signs.insert(c->sign);
@@ -62,6 +67,7 @@ std::string holds_text(const AcrossRow& row) {
   const std::string where = with == row.points.size()
                                 ? "at every point"
                                 : fmt::format("at the {} of {} points with an interval", with, row.points.size());
+  // Every point with an interval agrees on the side of 0.
   if (signs.size() == 1) return fmt::format("{} {}", interval_sign_text(*signs.begin()), where);
   return "differs between points";
 }
@@ -83,10 +89,12 @@ std::string grid_point_label(const json& values, const std::vector<std::string>&
   std::string s;
   auto add = [&](const std::string& axis) {
     if (!s.empty()) s += ' ';
+    // Only called for keys present: a const json's operator[] on a missing key is undefined.
     s += axis + "=" + value_text(values[axis]);
   };
   for (const auto& axis : axes)
     if (values.contains(axis)) add(axis);
+  // Keys the axes do not list come after, in the object's own (sorted) key order.
   if (values.is_object())
     for (const auto& [k, v] : values.items())
       if (std::find(axes.begin(), axes.end(), k) == axes.end()) add(k);
@@ -94,6 +102,7 @@ std::string grid_point_label(const json& values, const std::vector<std::string>&
 }
 
 std::string across_cell_text(const AcrossRow& row, size_t point) {
+  // Means print unsigned; deltas and the interaction with their sign.
   return cell_text(row.points.at(point), row.quantity.rfind("mean(", 0) == 0);
 }
 
@@ -117,20 +126,25 @@ std::vector<GridPointData> split_grid_points(const SweepData& data) {
   EGM_REQUIRE(has_grid(data), ConfigError, "sweep '{}' has no grid", data.sweep.name);
   std::map<int64_t, GridPointData> points;
   for (const auto& c : data.cells) {
+    // A sweep is a grid or not: a cell without a point beside cells with one means a mixed or damaged database.
     EGM_REQUIRE(c.row.grid_point.has_value(), ConfigError, "sweep '{}': cell {} has no grid point, its others do",
                 data.sweep.name, c.row.key);
     GridPointData& p = points[*c.row.grid_point];
+    // The first cell of a point sets its values and the fields every point shares.
     if (p.data.cells.empty()) {
       p.index = *c.row.grid_point;
+      // grid_json is stored text, perhaps from a database made elsewhere: parsed under the user-input limits.
       p.values = c.row.grid_json ? parse_json(*c.row.grid_json, JsonLimits::user(), "grid_json") : json::object();
       p.data.sweep = data.sweep;
       p.data.spec = data.spec;
     }
     p.data.cells.push_back(c);
+    // Curves and parameters follow their cells, so each point's analysis sees only its own.
     if (auto it = data.val_curves.find(c.row.id); it != data.val_curves.end()) p.data.val_curves[c.row.id] = it->second;
     if (auto it = data.params.find(c.row.id); it != data.params.end()) p.data.params[c.row.id] = it->second;
   }
   std::vector<GridPointData> out;
+  // In point-index order (the map's).
   for (auto& [index, p] : points) out.push_back(std::move(p));
   const std::vector<std::string> axes = axes_of(out, data.spec);
   for (auto& p : out) p.label = grid_point_label(p.values, axes);
@@ -153,6 +167,7 @@ GridAnalysis analyze_grid(const SweepData& data, const AnalysisOptions& options)
     try {
       pa.analysis = analyze_sweep(p.data, options);
     } catch (const ConfigError& e) {
+      // The point's index and label lead the message: which point refused.
       EGM_THROW(ConfigError, "grid point {} ({}): {}", p.index, p.label, e.what());
     }
     g.points.push_back(std::move(pa));
@@ -164,11 +179,13 @@ GridAnalysis analyze_grid(const SweepData& data, const AnalysisOptions& options)
     row.quantity = fmt::format("mean({})", variant);
     for (const auto& p : g.points) {
       const VariantSummary* v = p.analysis.find_variant(variant);
+      // An empty cell: the variant has no value at this point.
       if (!v || v->at(g.metric).summary.n == 0) {
         row.points.emplace_back();
         continue;
       }
       const stats::Summary& s = v->at(g.metric).summary;
+      // A mean is not tested against 0: no sign.
       row.points.push_back(AcrossCell{s.mean, s.ci_low, s.ci_high, s.has_interval, s.n, IntervalSign::none});
     }
     g.across.push_back(std::move(row));
@@ -189,6 +206,7 @@ GridAnalysis analyze_grid(const SweepData& data, const AnalysisOptions& options)
       row.points.push_back(
           AcrossCell{e.estimate, e.ci_low, e.ci_high, e.has_interval, e.n, sign_of(e.has_interval, e.ci_low, e.ci_high)});
     }
+    // The baseline (no delta against itself) gets no row at all.
     if (!any) continue;
     g.across.push_back(std::move(row));
   }
@@ -210,6 +228,7 @@ GridAnalysis analyze_grid(const SweepData& data, const AnalysisOptions& options)
   if (any) g.across.push_back(std::move(inter));
   for (auto& row : g.across) {
     row.points.resize(n);
+    // Whether a mean "holds" means nothing: only the signed quantities get a summary.
     if (row.quantity.rfind("mean(", 0) != 0) row.holds = holds_text(row);
   }
   return g;
@@ -224,9 +243,11 @@ db::Table grid_across_table(const GridAnalysis& g) {
     for (size_t i = 0; i < g.points.size(); ++i) {
       const PointAnalysis& p = g.points[i];
       const std::optional<AcrossCell>& c = row.points[i];
+      // Long form: one row per point and quantity; a point without the quantity has no row.
       if (!c) continue;
       std::vector<db::Value> r{db::Value(p.index), db::Value(p.label)};
       for (const auto& axis : g.axes) {
+        // A missing axis is NULL; numeric values stay numbers in the CSV, anything else is text.
         if (!p.values.contains(axis))
           r.emplace_back();
         else if (p.values[axis].is_number())
@@ -249,6 +270,7 @@ db::Table grid_paper_table(const GridAnalysis& g) {
   db::Table t;
   for (const auto& p : g.points) {
     const db::Table one = paper_table(p.analysis);
+    // Every point's paper table has the same columns; the first point's define them.
     if (t.columns.empty()) {
       t.columns = {"grid_point", "grid"};
       t.columns.insert(t.columns.end(), one.columns.begin(), one.columns.end());
@@ -267,6 +289,7 @@ std::string render_grid_across_markdown(const GridAnalysis& g) {
                               "better; interaction > 0 = superadditive):\n\n",
                               metric_name(g.metric), metric_description(g.metric), 100 * g.level);
   s += "| quantity |";
+  // A point without a label (no grid values) is named by its index.
   for (const auto& p : g.points) s += fmt::format(" {} |", p.label.empty() ? fmt::format("point {}", p.index) : p.label);
   s += " holds |\n|---|";
   for (size_t i = 0; i < g.points.size(); ++i) s += "---|";
@@ -284,6 +307,7 @@ nlohmann::json to_json(const GridAnalysis& g) {
   j["axes"] = g.axes;
   j["points"] = json::array();
   for (const auto& p : g.points)
+    // Each point's whole analysis nested under it, as egm analyze --format json writes one.
     j["points"].push_back({{"index", p.index}, {"label", p.label}, {"values", p.values}, {"analysis", to_json(p.analysis)}});
   j["across"] = json::array();
   for (const auto& row : g.across) {
@@ -294,6 +318,7 @@ nlohmann::json to_json(const GridAnalysis& g) {
         continue;
       }
       json x{{"estimate", c->estimate}, {"n", c->n}, {"has_interval", c->has_interval}};
+      // JSON has no NaN: a missing bound is null.
       x["ci_low"] = c->has_interval && std::isfinite(c->ci_low) ? json(c->ci_low) : json(nullptr);
       x["ci_high"] = c->has_interval && std::isfinite(c->ci_high) ? json(c->ci_high) : json(nullptr);
       if (row.quantity.rfind("mean(", 0) != 0) x["sign"] = interval_sign_text(c->sign);
@@ -318,6 +343,7 @@ std::string render_grid_text(const GridAnalysis& g,
 
 std::string render_grid(const GridAnalysis& g, OutputFormat format) {
   switch (format) {
+    // CSV: every point's paper table in one file, each row led by its point.
     case OutputFormat::csv: return db::format_table(grid_paper_table(g), db::Format::csv);
     case OutputFormat::json: return to_json(g).dump(2) + "\n";
     case OutputFormat::table: return render_grid_text(g, [](const SweepAnalysis& a) { return render_text(a); });
@@ -350,12 +376,15 @@ GridReportResult write_grid_report(const SweepData& data, const ReportOptions& o
   index += "- [grid_main.csv](grid_main.csv): every point's paper table\n";
   index += "- [grid.json](grid.json): every number\n";
   std::string md = fmt::format("# Sweep `{}`: across grid points\n\n", g.sweep) + render_grid_across_markdown(g) + "\n";
+  // Each point gets a full report of its own in point-N/, as a sweep without a grid would.
   for (const auto& p : split_grid_points(data)) {
     ReportOptions one = options;
     const std::string sub = fmt::format("point-{}", p.index);
     one.out_dir = options.out_dir + "/" + sub;
     const ReportResult r = write_report(p.data, one);
+    // Each point's files under its folder, so the grid's result lists every file written.
     for (const auto& f : r.files) result.files.push_back(sub + "/" + f);
+    // One point without images marks the whole grid's report, with that point's reason.
     if (!r.plots_made) {
       result.plots_made = false;
       notes.push_back(fmt::format("{}: {}", sub, r.plot_message));
@@ -372,6 +401,7 @@ GridReportResult write_grid_report(const SweepData& data, const ReportOptions& o
   write("grid.csv", db::format_table(grid_across_table(g), db::Format::csv));
   write("grid_main.csv", db::format_table(grid_paper_table(g), db::Format::csv));
   write("grid.json", to_json(g).dump(2) + "\n");
+  // index.md last, after every file it links.
   write("index.md", index);
   if (!result.plots_made) result.plot_message = fmt::format("{}", fmt::join(notes, "; "));
   return result;

@@ -14,13 +14,16 @@ std::string interval(double low, double high) { return fmt::format("[{}, {}]", s
 std::string plain_interval(double low, double high) { return fmt::format("[{}, {}]", loss(low), loss(high)); }
 std::string p_text(double p) {
   if (!std::isfinite(p)) return "-";
+  // Below 1e-4 only the magnitude matters: two digits (1.2e-05), where .3g would print three.
   return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.3g}", p);
 }
 std::string share(double x) { return std::isfinite(x) ? fmt::format("{:.0f}%", 100.0 * x) : "-"; }
 
 std::string mean_pm(const stats::Summary& s) {
   if (s.n == 0) return "not measured";
+  // One seed: the mean with no ±, and the reason.
   if (!s.has_interval) return fmt::format("{} (1 seed, no interval)", loss(s.mean));
+  // The Student-t interval is symmetric, so ci_high - mean is its half-width.
   return fmt::format("{} ± {} ({})", loss(s.mean), loss(s.ci_high - s.mean), s.n);
 }
 
@@ -40,6 +43,7 @@ std::string latex_escape(const std::string& s) {
       case '$': out += "\\$"; break;
       case '{': out += "\\{"; break;
       case '}': out += "\\}"; break;
+      // ~, ^ and the backslash have no escaped form for text mode (an escaped ~ is an accent): named commands.
       case '~': out += "\\textasciitilde{}"; break;
       case '^': out += "\\textasciicircum{}"; break;
       case '\\': out += "\\textbackslash{}"; break;
@@ -51,6 +55,7 @@ std::string latex_escape(const std::string& s) {
 
 std::string latex_pm(const stats::Summary& s) {
   if (s.n == 0) return "--";
+  // One seed: the mean and its count, as the other rows' (n).
   if (!s.has_interval) return fmt::format("${}$ (1)", loss(s.mean));
   return fmt::format("${} \\pm {}$ ({})", loss(s.mean), loss(s.ci_high - s.mean), s.n);
 }

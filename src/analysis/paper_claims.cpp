@@ -32,6 +32,7 @@ class Entry {
   [[noreturn]] void refuse(const std::string& what) const { EGM_THROW(ConfigError, "{}: {}", where_, what); }
 
   const Json* field(const char* key, bool required) {
+    // Recorded whether present or not: no_other_fields then refuses only keys no reader asked for.
     known_.insert(key);
     auto it = j_.find(key);
     if (it == j_.end()) {
@@ -51,17 +52,20 @@ class Entry {
     const Json* v = field(key, required);
     if (!v) return std::nullopt;
     if (!v->is_number()) refuse(fmt::format("'{}' must be a number, got {} {}", key, v->type_name(), v->dump()));
+    // nlohmann::json keeps integers apart from doubles; get<double> reads either.
     const double x = v->get<double>();
     if (!std::isfinite(x)) refuse(fmt::format("'{}' must be a finite number", key));
     return x;
   }
   std::string variant(const char* key) {
+    // A required text() throws rather than return nullopt, so the dereference is safe.
     std::string name = *text(key, true);
     check_variant(name, key);
     return name;
   }
   void check_variant(const std::string& name, const std::string& key) const {
     try {
+      // resolve_variant knows every variant egm can build: a typo fails at load, not when scoring.
       (void)resolve_variant(name);
     } catch (const ConfigError& e) {
       refuse(fmt::format("'{}': {}", key, e.what()));
@@ -82,6 +86,7 @@ class Entry {
 ClaimKind parse_kind(Entry& e) {
   const std::string name = *e.text("kind", true);
   if (std::optional<ClaimKind> kind = find_enum<ClaimKind>(name, kKindNames)) return *kind;
+  // refuse() is [[noreturn]]: no return is needed after it.
   e.refuse(fmt::format("unknown kind '{}'; valid: {}", name, fmt::join(kKindNames, ", ")));
 }
 
@@ -100,6 +105,7 @@ std::vector<std::string> mope_variants(Entry& e) {
 PaperClaim parse_claim(const Json& j, std::size_t index, const std::string& origin, const std::string& reference) {
   std::string where = fmt::format("{}: claims[{}]", origin, index);
   if (!j.is_object()) EGM_THROW(ConfigError, "{}: must be an object, got {}", where, j.type_name());
+  // The id, when readable, goes into every message, so the entry is easy to find.
   if (auto id = j.find("id"); id != j.end() && id->is_string()) where += fmt::format(" (id '{}')", id->get<std::string>());
   Entry e(j, where);
   PaperClaim c;
@@ -112,16 +118,20 @@ PaperClaim parse_claim(const Json& j, std::size_t index, const std::string& orig
     case ClaimKind::value:
     case ClaimKind::delta:
       c.variant = e.variant("variant");
+      // An entry's own reference overrides the file's (which defaults to base).
       c.reference = e.text("reference", false).value_or(reference);
       e.check_variant(c.reference, "reference");
       if (c.kind == ClaimKind::value) c.value = e.number("value", true);
+      // Required for a delta claim; a value claim may quote one too.
       c.delta = e.number("delta", c.kind == ClaimKind::delta);
+      // Remembered apart: a delta derived below from two published values is not a quoted one.
       c.delta_quoted = c.delta.has_value();
       break;
     case ClaimKind::interaction: {
       c.value = e.number("value", true);
       const Json* f = e.field("factors", true);
       if (!f->is_object()) e.refuse("'factors' must be an object {a, b, ab, base}");
+      // An Entry of its own, so an unknown field inside factors is refused too.
       Entry fe(*f, where + " factors");
       c.factors = {fe.variant("a"), fe.variant("b"), fe.variant("ab"), fe.variant("base")};
       fe.no_other_fields();
@@ -130,6 +140,7 @@ PaperClaim parse_claim(const Json& j, std::size_t index, const std::string& orig
     case ClaimKind::mope_clusters: {
       c.variants = mope_variants(e);
       const double k = *e.number("clusters", true);
+      // JSON numbers are doubles here, so whole is checked explicitly.
       if (k < 1 || k > 8 || k != std::floor(k)) e.refuse("'clusters' must be a whole number from 1 to 8");
       c.clusters = static_cast<int>(k);
       break;
@@ -174,10 +185,12 @@ PaperClaims parse_claims(std::string_view text, const std::string& origin) {
   out.origin = origin;
   out.source = *top.text("source", true);
   out.published_scale = top.text("published_scale", false).value_or("");
+  // The metric and reference default to the paper's (final_val, base) when the file leaves them out.
   out.metric = parse_metric(top.text("metric", false).value_or("final_val"));
   out.reference = top.text("reference", false).value_or("base");
   top.check_variant(out.reference, "reference");
   const Json* claims = top.field("claims", true);
+  // Checked before the claims are parsed: a misspelt top-level key is the first error reported.
   top.no_other_fields();
   EGM_REQUIRE(claims->is_array() && !claims->empty(), ConfigError, "{}: 'claims' must be a non-empty array", origin);
   std::set<std::string> ids;
@@ -188,17 +201,22 @@ PaperClaims parse_claims(std::string_view text, const std::string& origin) {
   }
   // A value without a quoted delta: its reference's published value minus its own.
   for (PaperClaim& c : out.claims) {
+    // Only a value claim against another variant, and only when the file has the reference's own value.
     if (c.kind != ClaimKind::value || c.delta || c.variant == c.reference) continue;
     const auto ref = std::find_if(out.claims.begin(), out.claims.end(), [&](const PaperClaim& r) {
+      // The reference's value claim is the one measured against itself.
       return r.kind == ClaimKind::value && r.variant == c.reference && r.variant == r.reference;
     });
+    // Losses: lower is better, so the gain is the reference's value minus the variant's.
     if (ref != out.claims.end()) c.delta = *ref->value - *c.value;
   }
   return out;
 }
 
 const PaperClaims& embedded_claims() {
+  // Parsed once, on first use (a function-local static is thread-safe); a bad embedded file throws there.
   static const PaperClaims claims = parse_claims(
+      // sizeof counts the array's terminating NUL, which is not part of the text.
       std::string_view(embedded::kPaperClaims, sizeof(embedded::kPaperClaims) - 1),
       "embedded experiments/paper_claims.json");
   return claims;

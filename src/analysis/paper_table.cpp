@@ -33,6 +33,7 @@ using cells::str;
 
 const PaperRow* PaperTable::find(const std::string& variant) const {
   for (const auto& r : rows)
+    // Skips the interaction row, whose variant field holds the word "interaction".
     if (!r.interaction && r.variant == variant) return &r;
   return nullptr;
 }
@@ -57,8 +58,10 @@ PaperTable build_paper_table(const SweepAnalysis& a) {
     r.variant = v.variant;
     r.attention = v.attention;
     r.position = v.position;
+    // The table shows one metric: each variant's summary of it.
     r.mean = v.at(a.metric).summary;
     r.n = r.mean.n;
+    // The baseline has no delta against itself, and a variant without values has none either.
     if (const DeltaResult* d = a.find_delta(v.variant)) {
       r.delta = d->delta;
       r.p = d->p;
@@ -69,6 +72,7 @@ PaperTable build_paper_table(const SweepAnalysis& a) {
       r.note = "baseline";
     }
     if (t.published)
+      // The variant's published row, if the paper ran it.
       for (const auto& p : a.published->rows)
         if (p.variant == v.variant) {
           r.published = p.published;
@@ -81,6 +85,7 @@ PaperTable build_paper_table(const SweepAnalysis& a) {
   // carries I in the delta columns and leaves the mean columns empty.
   if (a.interaction) {
     const InteractionAnalysis& ia = *a.interaction;
+    // I's interval comes from the interaction result (paired t or Welch), not from any variant's summary.
     const stats::ContrastResult& c = ia.result.interval;
     PaperRow r;
     r.interaction = true;
@@ -97,6 +102,7 @@ PaperTable build_paper_table(const SweepAnalysis& a) {
     r.delta = e;
     r.p = c.p;
     r.method = ia.result.method;
+    // The published I, from the published values of all four cells (sweep_analysis.cpp).
     if (t.published) r.published_delta = a.published->published_interaction;
     t.factors = ia.factors;
     t.verdict = ia.verdict_text;
@@ -111,18 +117,21 @@ db::Table paper_number_table(const PaperTable& t) {
                  "delta",     "delta_low",  "delta_high", "p",    "p_holm",     "wilcoxon_p", "method", "published",
                  "published_delta"};
   for (const auto& r : t.rows) {
+    // The interaction has no attention or position of its own: NULL, not empty text.
     std::vector<db::Value> row{str(r.variant), r.interaction ? db::Value() : str(r.attention),
                                r.interaction ? db::Value() : str(r.position), db::Value(static_cast<int64_t>(r.n))};
     if (!r.interaction && r.mean.n > 0)  // a variant without a done cell has no summary: empty fields, not zeros
       for (double x : {r.mean.mean, r.mean.sd, r.mean.ci_low, r.mean.ci_high}) row.push_back(num(x));
     else
       row.insert(row.end(), 4, db::Value());
+    // The interaction row fills the delta columns too, with I and its interval.
     if (r.delta) {
       for (double x : {r.delta->estimate, r.delta->ci_low, r.delta->ci_high, r.p}) row.push_back(num(x));
       row.push_back(num(r.p_holm));
       row.push_back(num(r.wilcoxon_p));
       row.push_back(str(r.method));
     } else {
+      // No delta: six empty fields, then the note ("baseline") where the method would stand.
       row.insert(row.end(), 6, db::Value());
       row.push_back(str(r.note));
     }
@@ -153,6 +162,7 @@ db::Table paper_display_table(const PaperTable& t) {
   for (const auto& r : t.rows) {
     std::vector<db::Value> row;
     if (r.interaction) {
+      // I's formula in the variant column; n stands in the mean column, which has no value for it.
       row = {str(interaction_label(t.factors)), str(""), str(""), str(fmt::format("n = {}", r.n)),
              str(delta_pm(*r.delta))};
       if (t.published) {
@@ -161,6 +171,7 @@ db::Table paper_display_table(const PaperTable& t) {
       }
     } else {
       row = {str(r.variant), str(r.attention), str(r.position), str(mean_pm(r.mean)),
+             // No delta: "baseline" for the baseline, "-" for any other variant.
              str(r.delta ? delta_pm(*r.delta) : r.note == "baseline" ? "baseline" : "-")};
       if (t.published) {
         row.push_back(str(r.published ? loss(*r.published) : "-"));
@@ -192,6 +203,7 @@ std::string paper_latex(const PaperTable& t) {
       "Sweep \\texttt{{{}}}: {}, mean $\\pm$ half-width of the {} Student-$t$ interval over $n$ seeds",
       latex_escape(t.sweep), latex_escape(metric_name(t.metric)), latex_escape(percent(t.level)));
   if (!t.baseline.empty())
+    // Delta = baseline minus variant (losses), so positive means better.
     caption += fmt::format("; $\\Delta$ = \\texttt{{{}}} $-$ variant (positive = better)", latex_escape(t.baseline));
   if (t.published) caption += fmt::format("; published: {}", latex_escape(t.published_source));
   s += "\\caption{" + caption + ".}\n";
@@ -204,11 +216,13 @@ std::string paper_latex(const PaperTable& t) {
   for (const auto& r : t.rows) {
     if (r.interaction) {
       s += "\\midrule\n";
+      // The formula spans the variant, attention and position columns; fmt's {{ and }} are literal braces.
       s += fmt::format("\\multicolumn{{3}}{{l}}{{Interaction $I = \\Delta(\\text{{{}}}) - \\Delta(\\text{{{}}}) - "
                        "\\Delta(\\text{{{}}})$}} & $n = {}$ & {}",
                        latex_escape(t.factors.ab), latex_escape(t.factors.a), latex_escape(t.factors.b), r.n,
                        latex_delta(*r.delta));
       if (t.published)
+        // I has no published value, only a published delta: the first of the pair stays empty.
         s += fmt::format(" & & {}", r.published_delta ? fmt::format("${}$", signed_loss(*r.published_delta)) : "--");
     } else {
       s += fmt::format("{} & {} & {} & {} & {}", latex_escape(r.variant), latex_escape(r.attention),
@@ -233,6 +247,7 @@ db::Table paper_text_grid(const PaperTable& t) {
   const PaperRow* va = t.find(f.a);
   const PaperRow* vb = t.find(f.b);
   const PaperRow* vab = t.find(f.ab);
+  // An internal invariant: the caller draws the grid only for an analysis with all four variants.
   EGM_CHECK(base && va && vb && vab, "paper_text_grid: sweep {} lacks a variant of the 2x2 ({}, {}, {}, {})", t.sweep,
             f.base, f.a, f.b, f.ab);
   auto label = [](const PaperRow* r, bool attention, const std::string& fallback) {
@@ -240,6 +255,7 @@ db::Table paper_text_grid(const PaperTable& t) {
     return s == "?" ? fallback : s;  // "?": a variant name this build does not know (its parts unknown)
   };
   db::Table out;
+  // Columns by position (base's, then b's); rows by attention (base's, then a's).
   out.columns = {"", label(base, false, f.base + "'s"), label(vb, false, f.b + "'s")};
   auto cell = [&](const PaperRow* r) { return str(fmt::format("{}: {}", r->variant, mean_pm(r->mean))); };
   out.rows.push_back({str(label(base, true, f.base + "'s")), cell(base), cell(vb)});
@@ -256,6 +272,7 @@ db::Table paper_text_variants(const PaperTable& t) {
     const std::optional<Estimate>& d = r.delta;
     out.rows.push_back({str(r.variant), db::Value(static_cast<int64_t>(r.mean.n)), str(mean_pm(r.mean)),
                         str(d ? signed_loss(d->estimate) : r.note == "baseline" ? "baseline" : "-"),
+                        // An estimate without an interval (one seed) says so; no delta at all is "-".
                         str(d && d->has_interval ? interval(d->ci_low, d->ci_high) : d ? "no interval" : "-"),
                         str(d ? p_text(r.p_holm) : "-"), str(d ? r.method : "")});
   }

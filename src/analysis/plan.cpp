@@ -28,6 +28,7 @@ void check_options(const PlanOptions& o) {
               "--half-width must be > 0, got {}", o.half_width.value_or(0));
   EGM_REQUIRE(!o.effect || (std::isfinite(*o.effect) && *o.effect != 0), ConfigError,
               "--effect must be nonzero, got {}", o.effect.value_or(0));
+  // Below 0.5, as the confidence sequences of --until require (claim_sequences).
   EGM_REQUIRE(o.alpha > 0 && o.alpha < 0.5, ConfigError, "--alpha must lie strictly between 0 and 0.5, got {}",
               o.alpha);
   EGM_REQUIRE(o.power > o.alpha && o.power < 1, ConfigError, "--power must lie strictly between alpha and 1, got {}",
@@ -64,6 +65,7 @@ std::vector<ClaimData> claim_data(const SweepAnalysis& a) {
 
 // "ega" and "delta(ega)" name the same claim.
 std::string claim_key(const std::string& name) {
+  // rfind at 0 is "starts with": an already full name is kept.
   if (name == "interaction" || name.rfind("delta(", 0) == 0) return name;
   return fmt::format("delta({})", name);
 }
@@ -81,6 +83,7 @@ std::vector<ClaimData> select_claims(std::vector<ClaimData> all, const SweepAnal
                   a.no_interaction_reason.empty() ? "no factors" : a.no_interaction_reason);
       std::vector<std::string> names;
       for (const ClaimData& c : all) names.push_back(c.claim.name);
+      // The error lists the claims the sweep can form, so the name is easy to correct.
       EGM_THROW(ConfigError, "unknown claim '{}' for sweep '{}': it can form {}", w, a.sweep,
                 names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
     }
@@ -118,6 +121,7 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
   {
     stats::TMixtureOptions t;
     t.alpha = plan.until_claim_alpha;
+    // Below this many seeds --until's sequences are unbounded at that alpha: no claim can settle sooner.
     plan.until_first_bounded = stats::t_mixture_first_bounded(t);
   }
   for (const ClaimData& c : claims) {
@@ -126,11 +130,13 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
     p.variants = c.claim.variants;
     p.paired = c.paired;
     p.claim_alpha = alpha;
+    // An unpaired claim has no per-seed contrasts, so no pilot to plan from.
     p.pilot_seeds = c.paired ? c.per_seed.size() : 0;
     p.estimate = p.sd = p.half_width_now = p.power_now = p.effect_sd = kPlanNaN;
     if (!c.per_seed.empty()) {
       const stats::Summary s = stats::summarize(c.per_seed);
       p.estimate = s.mean;
+      // One seed has no sd; the pilot-size check below says so.
       p.sd = s.n >= 2 ? s.sd : kPlanNaN;
     }
     if (!c.paired) {
@@ -142,6 +148,7 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
                            "contrast; run at least {} seeds first (egm sweep --extend)",
                            p.pilot_seeds, p.pilot_seeds == 1 ? "" : "s", kMinPilotSeeds, kMinPilotSeeds);
     } else {
+      // Fixed-n t calculations at the per-claim alpha, taking the pilot's sd as the truth.
       p.half_width_now = stats::t_half_width(p.sd, p.pilot_seeds, alpha);
       if (o.half_width) p.seeds_for_half_width = stats::seeds_for_half_width(p.sd, *o.half_width, alpha);
       if (o.effect) {
@@ -151,6 +158,7 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
           p.power_now = 1.0;
           p.seeds_for_power = 2;
         } else {
+          // The effect in units of the contrast's sd, the scale the power is computed on.
           p.effect_sd = *o.effect / p.sd;
           p.power_now = stats::paired_t_power(p.effect_sd, static_cast<double>(p.pilot_seeds), alpha);
           p.seeds_for_power = stats::seeds_for_power(p.effect_sd, o.power, alpha);
@@ -160,15 +168,18 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
     plan.claims.push_back(std::move(p));
   }
   for (const ClaimPlan& p : plan.claims)
+    // Every variant runs the same seeds, so the largest need of any claim sets the count for all.
     if (p.seeds()) plan.seeds_needed = std::max(plan.seeds_needed, *p.seeds());
 
   // The variants of the planned claims, spec order, with their measured cost per done cell.
   std::set<std::string> wanted;
   for (const ClaimPlan& p : plan.claims)
+    // Only claims with a plan add cells: a variant is not extended for a claim that cannot be planned.
     if (!p.too_small) wanted.insert(p.variants.begin(), p.variants.end());
   std::vector<std::string> order;
   for (const std::string& v : data.spec.variants)
     if (wanted.count(v) && std::find(order.begin(), order.end(), v) == order.end()) order.push_back(v);
+  // Variants the spec does not list (cells merged from elsewhere) come after, in name order.
   for (const std::string& v : wanted)
     if (std::find(order.begin(), order.end(), v) == order.end()) order.push_back(v);
   for (const std::string& v : order) {
@@ -179,6 +190,7 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
       if (cell.row.variant != v || !cell.value(a.metric)) continue;
       ++vp.seeds_done;
       auto it = compute.cells.find(cell.row.id);
+      // Reused and running cells have no finished run here (runs == 0): the rate comes from cells run here.
       if (it == compute.cells.end() || it->second.runs == 0) continue;
       ++vp.cells_costed;
       sum.add(it->second);
@@ -189,8 +201,10 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
       vp.per_cell.core_seconds = sum.core_seconds * k;
       for (const auto& [gpu, s] : sum.gpu_seconds) vp.per_cell.gpu_seconds[gpu] = s * k;
     }
+    // Unsigned: a variant that already has more seeds than needed adds 0, not a wrapped-around count.
     vp.cells_to_add = plan.seeds_needed > vp.seeds_done ? plan.seeds_needed - vp.seeds_done : 0;
     if (vp.cells_to_add > 0) {
+      // Cells of an untimed variant are left out of the implied compute, and the text says so.
       if (vp.cells_costed == 0) plan.uncosted = true;
       const double n = static_cast<double>(vp.cells_to_add);
       vp.implied.runs = static_cast<int64_t>(vp.cells_to_add);
@@ -207,8 +221,10 @@ SweepPlan plan_from_analysis(const SweepData& data, const SweepAnalysis& a, cons
 std::vector<SweepPlan> plan_data(const SweepData& data, const ComputeStatement& compute, const PlanOptions& options) {
   check_options(options);
   PlanOptions o = options;
+  // Learned parameters play no part in a plan; their analysis is skipped.
   o.analysis.analyse_params = false;
   std::vector<SweepPlan> plans;
+  // Cells of different grid points never pair: each point is planned on its own cells.
   if (has_grid(data)) {
     for (const GridPointData& point : split_grid_points(data)) {
       SweepPlan p = plan_from_analysis(point.data, analyze_sweep(point.data, o.analysis), compute, o);
@@ -225,12 +241,14 @@ std::vector<SweepPlan> plan_data(const SweepData& data, const ComputeStatement& 
 std::vector<SweepPlan> plan_sweep(db::ResultsDb& db, const std::string& sweep, const PlanOptions& options) {
   check_options(options);
   const SweepData data = load_sweep(db, sweep, /*with_params=*/false);
+  // One compute statement with every cell's cost; each point's plan reads its own cells from it.
   return plan_data(data, compute_statement(db, sweep), options);
 }
 
 namespace {
 
 std::string plan_seeds_text(const std::optional<std::size_t>& n) { return n ? std::to_string(*n) : "-"; }
+// fmt::runtime: the format string is an argument here, not checked at compile time.
 std::string plan_num(double x, const char* f = "{:.4f}") { return std::isfinite(x) ? fmt::format(fmt::runtime(f), x) : "-"; }
 
 std::string plan_per_cell_text(const ComputeTotals& t) {
@@ -249,6 +267,7 @@ std::string render_plan_text(const std::vector<SweepPlan>& plans) {
     out += fmt::format("plan for sweep {}{}: {} claim{}, alpha {:g} family-wise ({}: each claim planned at {:.4g})\n",
                        p.sweep, p.point.empty() ? "" : " at " + p.point, p.claims.size(),
                        p.claims.size() == 1 ? "" : "s", p.alpha, stats::adjustment_name(p.adjustment),
+                       // Every claim of a plan has the same claim_alpha: the first one's stands for all.
                        p.claims.empty() ? p.alpha : p.claims.front().claim_alpha);
     std::vector<std::string> goals;
     if (p.half_width) goals.push_back(fmt::format("a t interval of +-{:g}", *p.half_width));
@@ -262,6 +281,7 @@ std::string render_plan_text(const std::vector<SweepPlan>& plans) {
                          plan_num(c.effect_sd, "{:.2f}"), plan_num(c.power_now, "{:.3f}"), plan_seeds_text(c.seeds_for_power));
       if (!c.note.empty()) out += fmt::format("    {}: {}\n", c.name, c.note);
     }
+    // No claim had a pilot: no seed count, so nothing to add or to cost.
     if (p.seeds_needed == 0) {
       out += "seeds needed: no claim has a pilot to plan from (see above)\n";
       continue;
@@ -290,6 +310,7 @@ std::string render_plan_text(const std::vector<SweepPlan>& plans) {
 }
 
 std::string plan_json(const std::vector<SweepPlan>& plans) {
+  // NaN (not computed) becomes null: JSON has no NaN.
   auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   auto seeds = [](const std::optional<std::size_t>& n) { return n ? nlohmann::json(*n) : nlohmann::json(nullptr); };
   nlohmann::json all = nlohmann::json::array();
@@ -299,6 +320,7 @@ std::string plan_json(const std::vector<SweepPlan>& plans) {
     j["point"] = p.point;
     j["alpha"] = p.alpha;
     j["adjustment"] = stats::adjustment_name(p.adjustment);
+    // A goal not asked for is null.
     j["half_width"] = p.half_width ? nlohmann::json(*p.half_width) : nlohmann::json(nullptr);
     j["effect"] = p.effect ? nlohmann::json(*p.effect) : nlohmann::json(nullptr);
     j["power"] = p.power;

@@ -13,6 +13,7 @@
 namespace egm::analysis {
 
 std::string cell_list(const std::vector<std::string>& cells, size_t most) {
+  // Long lists are cut after `most` names, with the total count.
   if (cells.size() <= most) return fmt::format("{}", fmt::join(cells, ", "));
   return fmt::format("{}, ... ({} cells)", fmt::join(cells.begin(), cells.begin() + static_cast<long>(most), ", "),
                      cells.size());
@@ -32,6 +33,7 @@ std::vector<ProvenanceMix> provenance_mixes(const SweepData& data, const SweepAn
     for (const CellData& c : data.cells) {
       if (std::find(variants.begin(), variants.end(), c.row.variant) == variants.end()) continue;
       if (c.row.status != db::CellStatus::done || !c.value(a.metric)) continue;
+      // A resumed result has the provenance of each attempt behind it, so one cell can sit in two groups.
       for (const Provenance& p : c.provenance) by[p].push_back(c.row.key);
     }
     std::vector<ProvenanceGroup> groups;
@@ -49,8 +51,11 @@ std::vector<ProvenanceMix> provenance_mixes(const SweepData& data, const SweepAn
   std::vector<ProvenanceMix> mixes;
   for (const auto& [name, variants] : comparisons) {
     std::vector<ProvenanceGroup> groups = groups_of(variants);
+    // One provenance: nothing is mixed, nothing to say.
     if (groups.size() < 2) continue;
+    // Comparisons that mix exactly the same groups share one note instead of repeating it.
     auto same = std::find_if(mixes.begin(), mixes.end(), [&](const ProvenanceMix& m) {
+      // Groups come in map order (by provenance), so equal mixes compare equal element by element.
       if (m.groups.size() != groups.size()) return false;
       for (size_t i = 0; i < groups.size(); ++i)
         if (!(m.groups[i].provenance == groups[i].provenance) || m.groups[i].cells != groups[i].cells) return false;

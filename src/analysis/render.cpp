@@ -31,6 +31,7 @@ using human::share;
 using human::signed_loss;
 
 std::string estimate_with_interval(const Estimate& e, double level) {
+  // Without an interval, its reason instead of a range.
   if (!e.has_interval) return fmt::format("{}  (no interval: one seed)", signed_loss(e.estimate));
   return fmt::format("{}  {} CI {}", signed_loss(e.estimate), percent(level), interval(e.ci_low, e.ci_high));
 }
@@ -45,6 +46,7 @@ std::string indent(const std::string& text, const std::string& prefix) {
     size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
     out += prefix + text.substr(pos, end - pos) + "\n";
+    // Past the text's last newline, pos reaches its end: no empty last line is added.
     pos = end + 1;
   }
   return out;
@@ -53,6 +55,7 @@ std::string indent(const std::string& text, const std::string& prefix) {
 std::string text_table(const db::Table& t, int digits = 5) {
   db::FormatOptions o;
   o.float_digits = digits;
+  // NULL prints as "-", as in the Markdown tables.
   o.null_text = "-";
   return db::format_table(t, db::Format::table, o);
 }
@@ -81,6 +84,7 @@ std::string header(const SweepAnalysis& a) {
   std::string s = fmt::format("sweep {}: {}\n", a.sweep, metric_description(a.metric));
   s += fmt::format("{} Student-t intervals over seeds", percent(a.level));
   if (!a.baseline.empty())
+    // The sign convention stated once, in the header every table below follows.
     s += fmt::format("; delta = {} - variant (positive = better than {})", a.baseline, a.baseline);
   s += "\n" + exclusion_summary(a) + "\n";
   return s;
@@ -89,6 +93,7 @@ std::string header(const SweepAnalysis& a) {
 // The method in a few words for the delta lines; without an interval the full text says why there is none.
 std::string short_method(const DeltaResult& d) {
   if (!d.delta.has_interval) return d.method;
+  // Paired: the shared seed count; Welch: its fractional df.
   if (d.paired) return fmt::format("paired over {} seeds", d.seeds.size());
   return fmt::format("Welch, df {:.3g}", d.delta.df);
 }
@@ -99,6 +104,7 @@ std::string interaction_lines(const SweepAnalysis& a, const InteractionAnalysis&
   std::string s;
   const std::vector<std::string> names{f.a, f.b, f.ab};
   size_t width = 0;
+  // Names padded to the longest, so the "=" signs line up.
   for (const auto& n : names) width = std::max(width, n.size());
   // Deltas with intervals when they are against the factors' base: the analysis's deltas are against its
   // baseline in its metric, and would not be the parts of I otherwise.
@@ -109,6 +115,7 @@ std::string interaction_lines(const SweepAnalysis& a, const InteractionAnalysis&
                        estimate_with_interval(d->delta, a.level), short_method(*d));
     }
   }
+  // The sum of the parts beside I, which is delta(ab) minus that sum.
   s += fmt::format("sum of the parts delta({}) + delta({}) = {}\n", f.a, f.b,
                    estimate_with_interval(ia.sum_of_parts, a.level));
   s += fmt::format("interaction I = delta({}) - delta({}) - delta({}) = {}\n", f.ab, f.a, f.b,
@@ -116,9 +123,11 @@ std::string interaction_lines(const SweepAnalysis& a, const InteractionAnalysis&
   if (r.interval.has_interval) {
     s += fmt::format("  {} t interval {} (df {:.3g}, n {})\n", percent(a.level),
                      interval(r.interval.ci_low, r.interval.ci_high), r.interval.df, r.n);
+    // The bootstrap beside the t interval: a check that assumes no normality.
     if (r.has_bootstrap)
       s += fmt::format("  bootstrap {} {} ({} resamples over seeds, rng seed {})\n", percent(a.level),
                        interval(r.bootstrap.low, r.bootstrap.high), r.bootstrap.resamples, r.bootstrap.seed);
+    // Losses are in nats: exp(I) is the interaction as a perplexity ratio.
     s += fmt::format("  perplexity ratio exp(I) = {:.4f}, {} {}\n", r.ratio_estimate, percent(a.level),
                      fmt::format("[{:.4f}, {:.4f}]", r.ratio_low, r.ratio_high));
     s += fmt::format("  method: {}\n", r.method);
@@ -130,9 +139,11 @@ std::string interaction_lines(const SweepAnalysis& a, const InteractionAnalysis&
   if (a.published && a.published->published_interaction) {
     const PublishedComparison& p = *a.published;
     std::string where = "no interval to compare with";
+    // Inside or outside only where our interval exists.
     if (p.our_interaction && p.our_interaction->result.interval.has_interval)
       where = p.interaction_inside ? "inside our interval" : "outside our interval";
     std::string ours;
+    // Published numbers of another metric: our estimate on that metric is named beside them.
     if (p.metric != a.metric && p.our_interaction)
       ours = fmt::format(" (ours on {}: {})", metric_name(p.metric), signed_loss(p.our_interaction->result.estimate));
     s += fmt::format("published I = {} ({}){}: {}\n", signed_loss(*p.published_interaction),
@@ -149,8 +160,10 @@ db::Table human_summary_table(const SweepAnalysis& a) {
   for (const auto& v : a.variants)
     for (const auto& m : v.metrics) {
       const stats::Summary& s = m.summary;
+      // A metric no cell measured gets no row.
       if (s.n == 0) continue;
       t.rows.push_back({str(v.variant), str(v.attention), str(v.position), str(metric_name(m.metric)),
+                        // One seed has no SD: "-" rather than a misleading number.
                         db::Value(static_cast<int64_t>(s.n)), str(loss(s.mean)), str(s.n > 1 ? loss(s.sd) : "-"),
                         str(s.has_interval ? plain_interval(s.ci_low, s.ci_high) : "no interval (1 seed)")});
     }
@@ -165,6 +178,7 @@ db::Table human_delta_table(const SweepAnalysis& a) {
     t.rows.push_back({str(d.variant), db::Value(static_cast<int64_t>(d.delta.n)), str(signed_loss(d.delta.estimate)),
                       str(d.delta.has_interval ? interval(d.delta.ci_low, d.delta.ci_high) : "no interval"),
                       str(p_text(d.p)), str(p_text(d.p_holm)),
+                      // Method none: every difference was zero, so there is no V to show.
                       str(d.has_wilcoxon && d.wilcoxon.method != stats::WilcoxonMethod::none
                               ? fmt::format("{:g}", d.wilcoxon.v)
                               : "-"),
@@ -181,6 +195,7 @@ db::Table human_published_table(const SweepAnalysis& a) {
   for (const auto& r : p.rows) {
     t.rows.push_back(
         {str(r.variant), str(loss(r.published)), str(mean_pm(r.ours)),
+         // "in CI" and "in pred." only with an interval; one seed says neither.
          str(r.has_interval ? (r.inside_ci ? "yes" : "no") : "-"),
          str(r.has_interval ? plain_interval(r.prediction_low, r.prediction_high) : "-"),
          str(r.has_interval ? (r.inside_prediction ? "yes" : "no") : "-"),
@@ -198,6 +213,7 @@ db::Table human_mope_table(const SweepAnalysis& a) {
   t.columns = {"run",         "step",    "pairs",   "<1/char/word/clause/sent",  "at init", "on ω·σ=5", "at init ",
                "move (log) median/max", "σ/σ0 median", "k gap/BIC/silh.", "k init"};
   for (const auto& r : a.params.mope) {
+    // The five counts in sigma_region's order: below 1, character, word, clause, sentence.
     auto regions = [](const std::array<std::size_t, 5>& x) {
       return fmt::format("{}/{}/{}/{}/{}", x[0], x[1], x[2], x[3], x[4]);
     };
@@ -208,6 +224,7 @@ db::Table human_mope_table(const SweepAnalysis& a) {
          str(r.has_init ? fmt::format("{:.3f}/{:.3f}", r.move_median, r.move_max) : "-"),
          str(r.has_init ? fmt::format("{:.3f}", r.sigma_ratio_median) : "-"),
          str(r.clustered ? fmt::format("{}/{}/{}", r.clusters.gap_k, r.clusters.bic_k,
+                                       // silhouette_k is 0 when no k >= 2 could be scored: "-".
                                        r.clusters.silhouette_k ? std::to_string(r.clusters.silhouette_k) : "-")
                          : "-"),
          str(r.clustered_init ? std::to_string(r.clusters_init.gap_k) : "-")});
@@ -223,6 +240,7 @@ db::Table human_k_table(const SweepAnalysis& a) {
   auto add = [&](const std::string& run, const char* which, const stats::KSelection& k) {
     std::vector<std::string> gaps;
     for (const auto& score : k.scores)
+      // The chosen k's gap in brackets, the rest plain.
       gaps.push_back(score.k == k.gap_k ? fmt::format("[{:.2f}]", score.gap) : fmt::format("{:.2f}", score.gap));
     t.rows.push_back({str(run), str(which),
                       str(fmt::format("{}/{}/{}", k.gap_k, k.bic_k,
@@ -282,6 +300,7 @@ std::vector<Section> sections(const SweepAnalysis& a) {
                                a.params.boundary_tolerance),
                    human_mope_table(a), 5, "mope_runs"});
     std::string sampled;  // variants whose runs were not all clustered (--cluster-runs)
+    // Named in the intro only for a variant whose runs were sampled, with how many of how many.
     for (const ClusterSample& c : a.params.cluster_samples)
       if (c.clustered < c.runs)
         sampled += fmt::format("{}{}: {} of {} runs", sampled.empty() ? "" : ", ", c.variant, c.clustered, c.runs);
@@ -314,6 +333,7 @@ std::string render_interaction_lines(const SweepAnalysis& a) {
 std::vector<std::string> all_notes(const SweepAnalysis& a) {
   std::vector<std::string> notes = a.notes;
   if (!a.interaction && !a.no_interaction_reason.empty()) notes.push_back("no interaction: " + a.no_interaction_reason);
+  // The parameter analysis's notes follow the sweep's own.
   notes.insert(notes.end(), a.params.notes.begin(), a.params.notes.end());
   return notes;
 }
@@ -326,6 +346,7 @@ OutputFormat parse_output_format(std::string_view name) {
 std::string render_main_table(const SweepAnalysis& a) {
   std::string s = header(a) + "\n";
   const PaperTable paper = build_paper_table(a);
+  // With an interaction, the 2x2 as a grid and its lines; otherwise one row per variant.
   if (a.interaction) {
     s += indent(text_table(paper_text_grid(paper)), "  ");
     s += "\n";
@@ -339,6 +360,7 @@ std::string render_main_table(const SweepAnalysis& a) {
                      "(--allow-mixed-world-size, --allow-mixed-device)\n",
                      a.setup_conflicts.size());
   for (const ProvenanceMix& m : a.provenance) s += "  WARNING: trained by different code: " + m.text() + "\n";
+  // Empty when no cell was reused: then no line at all.
   if (const std::string line = db::reuse_line(a.reused, static_cast<int64_t>(a.cells_total)); !line.empty())
     s += "  " + line + " (egm runs --sweep " + a.sweep + " says which)\n";
   return s;
@@ -353,6 +375,7 @@ std::string render_main_table(db::ResultsDb& db, const std::string& sweep, const
 std::string render_headline(const SweepData& data, const AnalysisOptions& options) {
   AnalysisOptions o = options;
   o.analyse_params = false;  // the headline needs no parameters
+  // A grid's headline is each point's, then the across-points table: cells of different points never pair.
   if (!has_grid(data)) return render_main_table(analyze_sweep(data, o));
   return render_grid_text(analyze_grid(data, o), [](const SweepAnalysis& a) { return render_main_table(a); });
 }
@@ -366,6 +389,7 @@ std::string render_text(const SweepAnalysis& a) {
   for (const auto& sec : sections(a)) {
     s += fmt::format("\n{}\n", sec.title);
     if (!sec.intro.empty()) s += indent(sec.intro, "  ");
+    // Each section's table indented under its title and intro.
     s += indent(text_table(sec.table, sec.digits), "  ");
   }
   const std::vector<std::string> notes = all_notes(a);
@@ -386,6 +410,7 @@ std::string render_markdown(const SweepAnalysis& a) {
   if (!a.baseline.empty()) s += fmt::format("; delta = {} − variant (positive = better)", a.baseline);
   s += ".\n\n" + exclusion_summary(a) + ".\n\n";
   s += "## Main table\n\n" + render_markdown_main(a) + "\n";
+  // The interaction's lines in a code block, which keeps their alignment; without one, its reason.
   if (a.interaction) s += "```\n" + interaction_lines(a, *a.interaction) + "```\n";
   else if (!a.no_interaction_reason.empty()) s += "No interaction: " + a.no_interaction_reason + ".\n";
   for (const auto& sec : sections(a)) {
@@ -393,6 +418,7 @@ std::string render_markdown(const SweepAnalysis& a) {
     if (!sec.intro.empty()) s += sec.intro + "\n\n";
     s += md_table(sec.table, sec.digits);
   }
+  // Per head only in Markdown; the text form keeps to the per-layer summary of sections().
   if (!a.params.gates.empty()) {
     s += "\n## Gate parameters per layer and head\n\nMean and SD over seeds at the last step; init_mean at step 0.\n\n";
     s += md_table(gate_table(a), 4);
@@ -411,6 +437,7 @@ std::string render_analysis(const SweepAnalysis& a, OutputFormat format) {
   switch (format) {
     case OutputFormat::table: return render_text(a);
     case OutputFormat::markdown: return render_markdown(a);
+    // CSV is one table: the paper's, with full-precision numbers.
     case OutputFormat::csv: return db::format_table(paper_table(a), db::Format::csv);
     case OutputFormat::json: return to_json(a).dump(2) + "\n";
   }

@@ -27,10 +27,12 @@ namespace {
 
 bool non_empty_file(const std::string& path) {
   std::error_code ec;
+  // gnuplot failing mid-write can leave an empty file behind, which is no image.
   return std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0;
 }
 
 std::string tail(const std::string& text, size_t max_chars) {
+  // The end of gnuplot's output, where it reports the failing line and its error.
   return text.size() <= max_chars ? text : "..." + text.substr(text.size() - max_chars);
 }
 
@@ -42,6 +44,7 @@ struct FileEntry {
 }  // namespace
 
 std::vector<VariantCurve> val_curve_bands(const SweepData& data) {
+  // The spec's variant order first, then any other variant the cells have, in cell order.
   std::vector<std::string> order = data.spec.variants;
   for (const auto& c : data.cells)
     if (std::find(order.begin(), order.end(), c.row.variant) == order.end()) order.push_back(c.row.variant);
@@ -49,16 +52,19 @@ std::vector<VariantCurve> val_curve_bands(const SweepData& data) {
   for (const auto& variant : order) {
     std::map<int64_t, std::vector<double>> by_step;
     for (const auto& c : data.cells) {
+      // Only done cells: a running cell's partial curve would join the early steps' bands only.
       if (c.row.variant != variant || c.row.status != db::CellStatus::done) continue;
       auto it = data.val_curves.find(c.row.id);
       if (it == data.val_curves.end()) continue;
       for (const auto& p : it->second)
+        // A NaN loss (a diverged eval) is left out rather than poisoning its step's mean.
         if (std::isfinite(p.loss)) by_step[p.step].push_back(p.loss);
     }
     if (by_step.empty()) continue;
     std::vector<CurvePointStats> points;
     for (const auto& [step, values] : by_step) {
       const stats::Summary s = stats::summarize(values);
+      // One seed has no sd: 0 draws no band around its mean.
       points.push_back({step, s.n, s.mean, s.n > 1 ? s.sd : 0.0, *std::min_element(values.begin(), values.end()),
                         *std::max_element(values.begin(), values.end())});
     }
@@ -76,6 +82,7 @@ void draw_plots(const std::vector<Figure>& made, const ReportOptions& options, R
   const std::string plots = out + "/plots";
   for (const Figure& f : made) {
     const GnuplotFigure g = gnuplot_figure(f);
+    // Atomic writes: a reader never sees half a file, and a rerun replaces each one whole.
     atomic_write_file(plots + "/" + f.name + ".dat", g.data);
     atomic_write_file(plots + "/" + f.name + ".gp", g.script);
     result.files.push_back("plots/" + f.name + ".dat");
@@ -86,6 +93,7 @@ void draw_plots(const std::vector<Figure>& made, const ReportOptions& options, R
   if (made.empty()) {
     result.plot_message = "nothing to plot (no curves, no MoPE parameters, no interaction)";
   } else if (options.gnuplot.empty()) {
+    // An empty --gnuplot switches images off; the scripts and data are still written.
     result.plot_message = "plots switched off; the gnuplot scripts and data are in plots/";
   } else if (std::optional<std::string> gnuplot = find_program(options.gnuplot); !gnuplot) {
     result.plot_message = fmt::format(
@@ -95,8 +103,10 @@ void draw_plots(const std::vector<Figure>& made, const ReportOptions& options, R
   } else {
     bool all = true;
     for (const auto& p : made) {
+      // Run in plots/, where the script's relative file names point.
       const GnuplotRun run = run_gnuplot(*gnuplot, p.name + ".gp", plots);
       bool ok = run.ok;
+      // A figure counts only when both images exist and are non-empty, whatever gnuplot's exit code said.
       for (const char* ext : {".png", ".svg"}) {
         const std::string file = "plots/" + p.name + ext;
         if (non_empty_file(out + "/" + file))
@@ -127,6 +137,7 @@ std::string index_markdown(const SweepData& data, const ReportResult& result, co
   index += "\n## Plots\n\n";
   if (!result.plot_message.empty()) index += "**No images**: " + result.plot_message + ".\n\n";
   for (const auto& p : made) {
+    // Only images that were made are embedded or linked; the script and data always are.
     const bool png = std::find(result.files.begin(), result.files.end(), "plots/" + p.name + ".png") != result.files.end();
     const bool svg = std::find(result.files.begin(), result.files.end(), "plots/" + p.name + ".svg") != result.files.end();
     index += fmt::format("### {}\n\n", p.caption);
@@ -169,6 +180,7 @@ ReportResult write_report(const SweepData& data, const ReportOptions& options) {
   // Each claim's anytime-valid sequence beside the fixed-n interval (sequences.h); alpha = 1 - level.
   std::vector<ClaimSequence> sequences;
   SequenceOptions sequence_options;
+  // A level of 0.5 or less would make alpha >= 0.5, which claim_sequences refuses.
   if (a.level > 0.5) {
     sequence_options.alpha = 1.0 - a.level;
     sequences = claim_sequences(a, data.spec.seeds, sequence_options);
@@ -200,7 +212,9 @@ ReportResult write_report(const SweepData& data, const ReportOptions& options) {
   // are the ones `egm serve` draws as SVG (figures.h).
   const std::vector<Figure> made = sweep_figures(data, a, sequences);
   draw_plots(made, options, result);
+  // index.md last: it lists every file written and which images gnuplot made.
   atomic_write_file(out + "/index.md", index_markdown(data, result, made, entries));
+  // First in the list: the file a reader opens.
   result.files.insert(result.files.begin(), "index.md");
   return result;
 }

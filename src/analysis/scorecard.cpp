@@ -50,6 +50,7 @@ struct Unit {
 Scale scale_of(const SweepData& data) {
   Scale s;
   for (const CellData& c : data.cells) {
+    // The first done cell whose config can be read stands for the unit's scale.
     if (c.row.status != db::CellStatus::done) continue;
     try {  // the run config as the worker trained it; the spec's preset fills what it leaves out
       const RunConfig rc = run_config_from_json(parse_json(c.row.config_json, JsonLimits::user(), "config_json"),
@@ -71,6 +72,7 @@ Scale scale_of(const SweepData& data) {
 }
 
 std::string analysis_key(const std::string& reference, Metric metric, const std::optional<Factors>& f) {
+  // The key names everything the analysis depends on besides the unit's data.
   return fmt::format("{}|{}|{}", reference, metric_name(metric),
                      f ? fmt::format("{},{},{},{}", f->a, f->b, f->ab, f->base) : "");
 }
@@ -82,6 +84,7 @@ const SweepAnalysis* analysis_of(Unit& u, const std::string& reference, Metric m
                                  const std::optional<Factors>& factors, const ScorecardOptions& o) {
   const std::string key = analysis_key(reference, metric, factors);
   if (auto it = u.cache.find(key); it != u.cache.end()) return &it->second;
+  // A refusal is remembered too, so a refused analysis is not retried for every claim.
   if (u.refused.count(key)) return nullptr;
   AnalysisOptions ao;
   ao.metric = metric;
@@ -89,10 +92,12 @@ const SweepAnalysis* analysis_of(Unit& u, const std::string& reference, Metric m
   ao.factors = factors;
   ao.rng_seed = o.rng_seed;
   ao.analyse_params = false;  // the MoPE claims read analyze_params once per unit
+  // analyze_sweep takes its baseline from the spec: the claim's reference stands in for it.
   u.data.spec.baseline = reference;
   try {
     return &u.cache.emplace(key, analyze_sweep(u.data, ao)).first->second;
   } catch (const ConfigError& e) {
+    // Only a ConfigError (mixed setups, unknown factors) is a refusal; anything else propagates.
     u.refused[key] = e.what();
     return nullptr;
   }
@@ -100,8 +105,10 @@ const SweepAnalysis* analysis_of(Unit& u, const std::string& reference, Metric m
 
 // The sign the interval shows, against the sign published.
 ClaimVerdict sign_verdict(double published, double low, double high) {
+  // The interval's sign: +1 above 0, -1 below, 0 when it contains 0.
   const int ours = low > 0 ? 1 : high < 0 ? -1 : 0;
   const int theirs = published > 0 ? 1 : published < 0 ? -1 : 0;
+  // A published 0 has no sign to reproduce, and an interval around 0 settles nothing.
   if (ours == 0 || theirs == 0) return ClaimVerdict::not_settled;
   return ours == theirs ? ClaimVerdict::reproduced : ClaimVerdict::contradicted;
 }
@@ -118,7 +125,9 @@ std::optional<ScoreSequence> sequence_of(const SweepAnalysis& a, const Unit& u, 
   so.alpha = 1.0 - level;
   if (so.alpha <= 0 || so.alpha >= 0.5) return std::nullopt;  // no sequence at a level of 0.5 or less
   for (const ClaimSequence& c : claim_sequences(a, u.data.spec.seeds, so)) {
+    // Only this claim's sequence, and only once it has a look.
     if (c.claim != claim || c.looks.empty()) continue;
+    // The last look: what the loop would report now.
     const stats::SequenceLook& l = c.looks.back();
     return ScoreSequence{l.n, l.estimate, l.lower, l.upper, l.p_anytime, stats::decision_name(c.decision),
                          c.settled_at};
@@ -130,16 +139,19 @@ std::optional<ScoreSequence> sequence_of(const SweepAnalysis& a, const Unit& u, 
 void decide(ScoreRow& row, double published, double level) {
   if (row.sequential && row.sequence) {
     row.basis = "anytime-valid sequence (seeds were added on data)";
+    // A settled sequence's side of 0, passed as a point interval of that sign.
     row.verdict = row.sequence->decision == "positive"   ? sign_verdict(published, 1, 1)
                   : row.sequence->decision == "negative" ? sign_verdict(published, -1, -1)
                                                          : ClaimVerdict::not_settled;
     return;
   }
+  // The fixed-n t interval: one seed has none, so nothing is settled.
   if (!row.estimate || !row.estimate->has_interval) {
     row.basis = "no interval (one seed)";
     row.verdict = ClaimVerdict::not_settled;
     return;
   }
+  // A sequential sweep's unpaired claim has no contrasts to replay: the t interval decides, and says so.
   row.basis = row.sequential ? fmt::format("{} t interval (unpaired: no sequence to replay)", percent(level))
                              : fmt::format("{} t interval", percent(level));
   row.verdict = sign_verdict(published, row.estimate->ci_low, row.estimate->ci_high);
@@ -158,6 +170,7 @@ void loop_look(ScoreRow& row, const Unit& u, const std::string& claim, const std
 // The paper's own scale (SPEC.md section 3, the `paper` preset): only there can an absolute value be compared.
 bool at_paper_scale(const Scale& s) {
   const RunConfig p = preset_config("paper");
+  // Every dimension must match the preset; an unreadable config (known = false) never does.
   return s.known && s.n_layer == p.model.n_layer && s.n_head == p.model.n_head && s.d_model == p.model.d_model &&
          s.context == p.model.block_size && s.batch == p.train.batch_size && s.steps == p.train.max_steps;
 }
@@ -165,6 +178,7 @@ bool at_paper_scale(const Scale& s) {
 // At the paper's scale: is the published value where one more seed of ours would fall (it is one seed)?
 std::string value_check(const stats::Summary& ours, double published, double level) {
   if (!ours.has_interval) return "";
+  // The published number is one seed's: mean +- t sd sqrt(1 + 1/n) is where one more seed of ours falls.
   const double half = ours.t_crit * ours.sd * std::sqrt(1.0 + 1.0 / static_cast<double>(ours.n));
   const bool inside = published >= ours.mean - half && published <= ours.mean + half;
   return fmt::format("at the paper's scale the published {} lies {} our {} prediction interval of one seed {}",
@@ -177,6 +191,7 @@ void add_detail(ScoreRow& row, const std::string& text) {
   row.detail += (row.detail.empty() ? "" : "; ") + text;
 }
 
+// EGA's gate reads later keys, so its val loss is not autoregressive: ar_val is reported beside it.
 bool sees_future(const std::string& variant) { return attention_sees_future(resolve_variant(variant).attention); }
 
 // value and delta claims: the variant against the claim's reference.
@@ -187,6 +202,7 @@ void score_delta(ScoreRow& row, Unit& u, const PaperClaim& c, const PaperClaims&
     return;
   }
   const VariantSummary* v = a->find_variant(c.variant);
+  // The variant's own mean is shown beside the delta.
   if (v) row.mean = v->at(claims.metric).summary;
   row.ega_family = sees_future(c.variant);
   if (c.variant == c.reference) {  // the baseline's own value
@@ -196,11 +212,13 @@ void score_delta(ScoreRow& row, Unit& u, const PaperClaim& c, const PaperClaims&
   } else if (const DeltaResult* d = a->find_delta(c.variant)) {
     row.estimate = d->delta;
     row.method = d->method;
+    // What the delta rests on: the shared seeds when paired.
     row.seeds = d->delta.n;
     if (row.sequential) row.sequence = sequence_of(*a, u, "delta(" + c.variant + ")", o.level);
     decide(row, c.delta.value_or(kNaN), o.level);  // no published delta: no sign to test, not settled
     loop_look(row, u, "delta(" + c.variant + ")", c.reference);
   }
+  // An absolute value can be compared only at the paper's own scale; elsewhere only the delta is scored.
   if (c.kind == ClaimKind::value && row.mean && at_paper_scale(row.scale))
     add_detail(row, value_check(*row.mean, *c.value, o.level));
   if (!row.ega_family) return;
@@ -230,8 +248,10 @@ void score_interaction(ScoreRow& row, Unit& u, const PaperClaim& c, const PaperC
   decide(row, *c.value, o.level);
   // A spec without factors has analyze_sweep's default 2x2, the paper's.
   const Factors f = u.spec_factors.value_or(Factors{"ega", "mope", "ega_mope", "base"});
+  // The loop's own look is reported only when it ran on the claim's 2x2.
   if (f.a == c.factors.a && f.b == c.factors.b && f.ab == c.factors.ab && f.base == c.factors.base)
     loop_look(row, u, "interaction", c.factors.base);
+  // I is of the EGA family when any of its three variants' attention sees later keys.
   row.ega_family = sees_future(c.factors.a) || sees_future(c.factors.b) || sees_future(c.factors.ab);
   if (!row.ega_family) return;
   if (const SweepAnalysis* ar = analysis_of(u, c.factors.base, Metric::ar_val, c.factors, o);
@@ -242,6 +262,7 @@ void score_interaction(ScoreRow& row, Unit& u, const PaperClaim& c, const PaperC
 // The learned MoPE pairs of the claim's variants.
 std::vector<const MopeRun*> mope_runs(Unit& u, const PaperClaim& c, const ScorecardOptions& o) {
   if (!u.params) {
+    // Once per unit, at the first MoPE claim that needs it: k-means makes it the costly part.
     std::vector<const CellData*> done;
     for (const CellData& cell : u.data.cells)
       if (cell.row.status == db::CellStatus::done) done.push_back(&cell);
@@ -249,6 +270,7 @@ std::vector<const MopeRun*> mope_runs(Unit& u, const PaperClaim& c, const Scorec
   }
   std::vector<const MopeRun*> runs;
   for (const MopeRun& r : u.params->mope)
+    // A run without learned pairs cannot speak to the claim.
     if (std::find(c.variants.begin(), c.variants.end(), r.variant) != c.variants.end() && !r.pairs.empty())
       runs.push_back(&r);
   return runs;
@@ -261,6 +283,7 @@ void score_boundary(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
   for (const MopeRun* r : runs) {
     std::size_t run_on = 0;
     for (const MopePair& p : r->pairs) {
+      // The claim's boundary, with the analysis's relative tolerance (as param_analysis's on_boundary).
       const bool here = std::fabs(p.omega * p.sigma / c.boundary - 1.0) <= tolerance;
       run_on += here;
       if (p.has_init) {
@@ -270,6 +293,7 @@ void score_boundary(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
     }
     pairs += r->pairs.size();
     on += run_on;
+    // One share per run: the interval is over runs, the independent units, not over pairs.
     shares.push_back(static_cast<double>(run_on) / static_cast<double>(r->pairs.size()));
   }
   const stats::Summary s = stats::summarize(shares, level);
@@ -281,9 +305,11 @@ void score_boundary(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
   row.detail = fmt::format("{} of {} pairs on omega*sigma = {:g} (within {:g}); at init {} of {}", on, pairs,
                            c.boundary, tolerance, on0, with_init);
   row.basis = on == pairs ? "every pair of every run" : fmt::format("{} t interval over runs", percent(level));
+  // Every pair of every run on the boundary reproduces the claim outright, whatever the interval.
   if (on == pairs)
     row.verdict = ClaimVerdict::reproduced;
   else
+    // Contradicted only when the interval's top stays below 1: "all pairs on it" is then ruled out.
     row.verdict = s.has_interval && s.ci_high < 1.0 ? ClaimVerdict::contradicted : ClaimVerdict::not_settled;
 }
 
@@ -294,6 +320,7 @@ void score_clusters(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
     if (!r->clustered) continue;
     ++clustered;
     ++ks[r->clusters.gap_k];
+    // A hit: the gap statistic chose the claimed number of clusters for this run.
     hits += r->clusters.gap_k == static_cast<std::size_t>(c.clusters);
   }
   row.seeds = clustered;
@@ -302,8 +329,10 @@ void score_clusters(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
     row.detail = "no run had enough pairs to cluster";
     return;
   }
+  // Clopper-Pearson: exact for a proportion, so valid with a handful of runs.
   const stats::ProportionInterval ci = stats::binomial_interval(hits, clustered, level);
   const double share = static_cast<double>(hits) / static_cast<double>(clustered);
+  // A proportion has no se or df here: its interval is exact, not a t interval.
   row.estimate = Estimate{share, kNaN, kNaN, ci.low, ci.high, true, clustered};
   row.method = fmt::format("share of runs in which the gap statistic chose k = {}, exact binomial interval",
                            c.clusters);
@@ -313,13 +342,16 @@ void score_clusters(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
   std::vector<double> occupied;
   for (const MopeRun* r : runs) {
     regions = 0;
+    // From 1: region 0 is "below one character", not one of the paper's four.
     for (std::size_t i = 1; i < r->regions.size(); ++i) regions += r->regions[i] > 0;
     occupied.push_back(static_cast<double>(regions));
   }
+  // quantile_sorted needs sorted input: the median number of occupied regions over runs.
   std::sort(occupied.begin(), occupied.end());
   row.detail = fmt::format("gap statistic: {} of {} clustered runs; sigma regions holding a pair: median {:g} of 4",
                            fmt::join(counts, ", "), clustered, stats::quantile_sorted(occupied, 0.5));
   row.basis = fmt::format("{} exact binomial interval against 1/2", percent(level));
+  // Reproduced when most runs find the claimed k (the interval above 1/2), contradicted when most do not.
   row.verdict = ci.low > 0.5 ? ClaimVerdict::reproduced
                 : ci.high < 0.5 ? ClaimVerdict::contradicted
                                 : ClaimVerdict::not_settled;
@@ -327,6 +359,7 @@ void score_clusters(ScoreRow& row, const std::vector<const MopeRun*>& runs, cons
 
 bool measures(const Unit& u, const PaperClaim& c) {
   for (const std::string& v : c.needs())
+    // A MoPE claim holds for a unit with any of its variants; the other kinds need all of theirs.
     if (c.kind == ClaimKind::mope_boundary || c.kind == ClaimKind::mope_clusters) {
       if (u.measured.count(v)) return true;  // any one of the listed variants
     } else if (!u.measured.count(v)) {
@@ -338,31 +371,38 @@ bool measures(const Unit& u, const PaperClaim& c) {
 std::vector<Unit> load_units(db::ResultsDb& db, const PaperClaims& claims, const ScorecardOptions& o) {
   std::vector<std::string> names = o.sweeps;
   if (names.empty())
+    // No sweeps named: every sweep list_sweeps shows by default.
     for (const db::SweepRow& s : db.list_sweeps()) names.push_back(s.name);
   const bool mope = std::any_of(claims.claims.begin(), claims.claims.end(), [](const PaperClaim& c) {
     return c.kind == ClaimKind::mope_boundary || c.kind == ClaimKind::mope_clusters;
   });
   std::vector<Unit> units;
   for (const std::string& name : names) {
+    // Learned parameters are loaded only when a MoPE claim will read them.
     SweepData data = load_sweep(db, name, mope);
     const std::string sweep_name = data.sweep.name;  // `data` is moved into its units below
     std::map<std::string, db::LookRow> looks;
+    // list_looks is ordered by look, so each claim keeps its last one.
     for (db::LookRow& l : db.list_looks(data.sweep.id)) looks[l.claim] = std::move(l);
     auto add = [&](SweepData d, std::string point) {
       Unit u;
       u.sweep = sweep_name;
       u.point = std::move(point);
       u.data = std::move(d);
+      // The spec's own baseline and factors, kept before analysis_of overwrites data.spec.baseline.
       u.spec_baseline = u.data.spec.baseline;
       u.spec_factors = u.data.spec.factors;
+      // Recorded looks mean the --until loop ran: verdicts then come from the sequence.
       u.sequential = !looks.empty();
       u.looks = looks;
       for (const CellData& c : u.data.cells)
+        // What measures() asks: the variants with a finite value of the claims' metric.
         if (auto v = c.value(claims.metric); v && std::isfinite(*v)) u.measured.insert(c.row.variant);
       u.scale = scale_of(u.data);
       units.push_back(std::move(u));
     };
     if (has_grid(data)) {
+      // Cells of different grid points never pair: each point is a unit of its own.
       for (GridPointData& p : split_grid_points(data))
         add(std::move(p.data), fmt::format("point {}: {}", p.index, p.label));
     } else {
@@ -409,6 +449,7 @@ std::string bound(double x) { return std::isfinite(x) ? fmt::format("{:+.4f}", x
 
 std::string sequence_text(const ScoreRow& r, const PaperClaim& c) {
   const bool mope = c.kind == ClaimKind::mope_boundary || c.kind == ClaimKind::mope_clusters;
+  // "-" where a sequence was expected (a sequential sweep) but none could be formed.
   if (!r.sequence) return r.sequential && !mope && !r.sweep.empty() ? "-" : "";
   const ScoreSequence& q = *r.sequence;
   return fmt::format("[{}, {}] {} at {} seeds", bound(q.lower), bound(q.upper), q.decision, q.seeds);
@@ -434,6 +475,7 @@ db::Value text_or_null(const std::string& s) { return s.empty() ? db::Value() : 
 nlohmann::json jnum(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 nlohmann::json estimate_json(const std::optional<Estimate>& e) {
   if (!e) return nullptr;
+  // No interval, no bounds: null even where the struct holds a number.
   return {{"estimate", jnum(e->estimate)}, {"ci_low", e->has_interval ? jnum(e->ci_low) : nullptr},
           {"ci_high", e->has_interval ? jnum(e->ci_high) : nullptr}, {"n", e->n}};
 }
@@ -448,15 +490,18 @@ nlohmann::json summary_json(const std::optional<stats::Summary>& s) {
 // enough for a terminal, where the display table's ten columns are not.
 std::string text_blocks(const Scorecard& card) {
   std::string s;
+  // An index no claim has, so the first row opens a block.
   std::size_t last = card.claims.claims.size();
   for (const ScoreRow& r : card.rows) {
     const PaperClaim& c = card.claims.claims.at(r.claim);
+    // Rows of one claim are adjacent; a new claim index starts its block.
     if (r.claim != last) {
       last = r.claim;
       s += fmt::format("{}: {}\n  published: {}\n", c.id, c.claim, published_text(c));
       if (!c.note.empty()) s += "  note: " + c.note + "\n";
     }
     const std::string verdict = claim_verdict_text(r.verdict, c.kind);
+    // A claim no sweep measured: its one row says why.
     if (r.sweep.empty()) {
       s += fmt::format("  {}: {}\n", verdict, r.detail);
       continue;
@@ -532,6 +577,7 @@ Scorecard build_scorecard(db::ResultsDb& db, const PaperClaims& claims, const Sc
       any = true;
       card.rows.push_back(std::move(row));
     }
+    // Every claim gets a row, so the scorecard also shows what is not measured.
     if (!any) {
       ScoreRow row;
       row.claim = i;
@@ -542,6 +588,7 @@ Scorecard build_scorecard(db::ResultsDb& db, const PaperClaims& claims, const Sc
       card.rows.push_back(std::move(row));
     }
   }
+  // Refused analyses as notes: the claim's row says only "not analysed".
   for (const Unit& u : units)
     for (const auto& [key, why] : u.refused)
       card.notes.push_back(fmt::format("{}{}: not analysed ({}): {}", u.sweep, u.point.empty() ? "" : " " + u.point,
@@ -577,6 +624,7 @@ db::Table scorecard_number_table(const Scorecard& card) {
                "basis",      "ar_mean",     "ar_estimate",  "ar_ci_low",   "ar_ci_high",      "detail"};
   for (const ScoreRow& r : card.rows) {
     const PaperClaim& c = card.claims.claims.at(r.claim);
+    // Scale fields only where a sweep's config was read: NULL, not zeros, otherwise.
     const bool scale = !r.sweep.empty() && r.scale.known;
     auto si = [&](int64_t x) { return scale ? db::Value(x) : db::Value(); };
     const bool mean = r.mean && r.mean->n > 0;
@@ -585,6 +633,7 @@ db::Table scorecard_number_table(const Scorecard& card) {
     const bool ar = r.ar_estimate.has_value();
     t.rows.push_back({c.id, std::string(claim_kind_name(c.kind)), text_or_null(c.variant),
                       text_or_null(c.reference), opt_real(c.value), opt_real(c.delta),
+                      // delta_quoted as 0/1, and NULL where no delta exists at all.
                       c.delta ? db::Value(int64_t{c.delta_quoted}) : db::Value(), text_or_null(r.sweep),
                       text_or_null(r.point), scale ? db::Value(r.scale.preset) : db::Value(), si(r.scale.n_layer),
                       si(r.scale.n_head), si(r.scale.d_model), si(r.scale.context), si(r.scale.batch),
@@ -665,12 +714,14 @@ ScorecardFormat parse_scorecard_format(std::string_view name) {
 
 std::string render_scorecard(const Scorecard& card, ScorecardFormat format) {
   switch (format) {
+    // CSV and JSON carry every number; text and Markdown share the header and notes below.
     case ScorecardFormat::csv: return db::format_table(scorecard_number_table(card), db::Format::csv);
     case ScorecardFormat::json: return scorecard_json(card).dump(2) + "\n";
     case ScorecardFormat::text:
     case ScorecardFormat::markdown: break;
   }
   const bool md = format == ScorecardFormat::markdown;
+  // Verdict counts in the header line: a summary before the rows.
   std::map<std::string, std::size_t> verdicts;
   for (const ScoreRow& r : card.rows)
     ++verdicts[claim_verdict_text(r.verdict, card.claims.claims.at(r.claim).kind)];

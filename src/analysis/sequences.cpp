@@ -22,8 +22,10 @@ void order_by_run(const std::vector<uint64_t>& seed_order, std::vector<int64_t>&
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   auto key = [&](std::size_t i) {
     auto it = rank.find(seeds[i]);
+    // Seeds the spec does not name sort after those it does, ascending among themselves.
     return std::make_pair(it == rank.end() ? seed_order.size() : it->second, seeds[i]);
   };
+  // The key (rank, seed) differs for every seed, so the order is fully determined.
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return key(x) < key(y); });
   std::vector<int64_t> s;
   std::vector<double> v;
@@ -44,6 +46,7 @@ std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& a, const std::ve
   EGM_REQUIRE(o.alpha > 0 && o.alpha < 0.5, ConfigError, "alpha must lie strictly between 0 and 0.5, got {}", o.alpha);
   std::vector<ClaimSequence> out;
   for (const DeltaResult& d : a.deltas) {
+    // Only a paired delta has per-seed contrasts to replay; an unpaired one has no order of looks.
     if (!d.paired || d.per_seed.empty()) continue;
     ClaimSequence c;
     c.claim = fmt::format("delta({})", d.variant);
@@ -66,10 +69,12 @@ std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& a, const std::ve
     out.push_back(std::move(c));
   }
   stats::TMixtureOptions t;
+  // Each sequence at the per-claim alpha (alpha / m for Bonferroni and Holm alike, stats/confidence_sequence.h).
   t.alpha = stats::per_claim_alpha(o.alpha, out.size(), o.adjustment);
   t.prior_sd = o.prior_sd;
   std::size_t longest = 0;
   for (ClaimSequence& c : out) {
+    // Replayed in run order: the looks are those a sequential sweep would have taken.
     order_by_run(seed_order, c.seeds, c.contrasts);
     c.options = t;
     c.looks = stats::t_mixture_sequence(c.contrasts, t);
@@ -82,6 +87,7 @@ std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& a, const std::ve
     for (const ClaimSequence& c : out) at.push_back(c.looks[std::min(k, c.looks.size()) - 1]);
     const std::vector<stats::Decision> d = stats::decide(at, o.alpha, o.adjustment, o.half_width);
     for (std::size_t i = 0; i < out.size(); ++i) {
+      // A claim out of seeds keeps the decision of its last look.
       if (k > out[i].looks.size()) continue;
       out[i].decision = d[i];
       out[i].decisions.push_back(d[i]);
@@ -101,6 +107,7 @@ std::string render_sequences_text(const std::vector<ClaimSequence>& sequences, c
       stats::t_mixture_method_name(), stats::t_mixture_params(t), stats::adjustment_name(o.adjustment),
       sequences.size(), sequences.size() == 1 ? "" : "s", o.alpha);
   for (const ClaimSequence& c : sequences) {
+    // The last look's numbers: where each sequence stands now.
     const stats::SequenceLook& last = c.looks.back();
     std::string settled = c.settled_at ? fmt::format("settled at seed {} of {}", *c.settled_at, c.looks.size())
                                        : fmt::format("not settled after {} seed{}", c.looks.size(),
@@ -113,6 +120,7 @@ std::string render_sequences_text(const std::vector<ClaimSequence>& sequences, c
                        "in advance, not after optional stopping\n",
                        "", percent(level), c.fixed_low, c.fixed_high);
   }
+  // Depends on alpha and the prior only, not on the data: one line for every claim.
   const std::size_t first = stats::t_mixture_first_bounded(t);
   s += fmt::format("  (the sequence is the whole line before {} seeds at this alpha; src/stats/README.md)\n", first);
   return s;
@@ -122,6 +130,7 @@ db::Table sequences_table(const std::vector<ClaimSequence>& sequences, const Seq
   db::Table t;
   t.columns = {"claim", "look", "seed", "contrast", "estimate", "lower", "upper", "p_anytime", "decision", "settled",
                "method", "params"};
+  // The whole line's infinite bounds become NULL: CSV and JSON have no infinity.
   auto real = [](double x) { return std::isfinite(x) ? db::Value(x) : db::Value(); };
   for (const ClaimSequence& c : sequences) {
     const std::string params =
@@ -129,6 +138,7 @@ db::Table sequences_table(const std::vector<ClaimSequence>& sequences, const Seq
                     stats::adjustment_name(options.adjustment), options.alpha);
     for (std::size_t i = 0; i < c.looks.size(); ++i) {
       const stats::SequenceLook& l = c.looks[i];
+      // Settled from its first settling look on: a decision is never revisited.
       const bool settled = c.settled_at && i + 1 >= *c.settled_at;
       t.rows.push_back({db::Value(c.claim), db::Value(static_cast<int64_t>(l.n)), db::Value(c.seeds[i]),
                         db::Value(c.contrasts[i]), real(l.estimate), real(l.lower), real(l.upper),

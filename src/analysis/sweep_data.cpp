@@ -76,10 +76,12 @@ Factors parse_factors(std::string_view text) {
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
+    // Each part trimmed of blanks, so "ega, mope, ega_mope, base" works too.
     parts.push_back(trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+  // An empty name ("a,,ab,base", a trailing comma) is refused like a wrong count.
   const bool all_named = std::none_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); });
   EGM_REQUIRE(parts.size() == 4 && all_named, ConfigError,
               "--factors wants four variant names 'a,b,ab,base' (e.g. ega,mope,ega_mope,base), got '{}'",
@@ -106,10 +108,12 @@ namespace {
 // an attempt resumed from a checkpoint, the attempt before it (which wrote it).
 std::vector<const db::RunRow*> result_attempts(const std::vector<const db::RunRow*>& attempts) {
   std::vector<const db::RunRow*> behind;
+  // Attempts are in attempt order: the last done one holds the result.
   auto done = std::find_if(attempts.rbegin(), attempts.rend(),
                            [](const db::RunRow* r) { return r->status == db::RunStatus::done; });
   for (auto it = done; it != attempts.rend(); ++it) {
     behind.push_back(*it);
+    // A fresh start ends the chain; a resumed attempt continues from the one before, which wrote its checkpoint.
     if (!(*it)->info.resumed_from_step) break;
   }
   return behind;
@@ -119,6 +123,7 @@ std::vector<RunSetup> result_setups(const std::vector<const db::RunRow*>& attemp
   std::vector<RunSetup> setups;
   for (const db::RunRow* r : result_attempts(attempts)) {
     const RunSetup s{r->info.world_size, to_string(r->info.backend), device_kind(r->info.device)};
+    // Each distinct setup once: a chain run on one setup is one setup.
     if (std::find(setups.begin(), setups.end(), s) == setups.end()) setups.push_back(s);
   }
   return setups;
@@ -153,12 +158,14 @@ StoredLayout stored_layout(std::vector<db::ParamSeries> series) {
 }
 
 ParamSnapshot make_snapshot(int64_t step, const StoredLayout& layout, std::string data, int64_t snapshot_id) {
+  // Values are stored as float32 or float64: the byte count says which, and any other count is corrupt.
   EGM_REQUIRE(data.size() == 4 * layout.size || data.size() == 8 * layout.size, DbError,
               "param snapshot {}: {} bytes for {} values (neither 4 nor 8 bytes each)", snapshot_id, data.size(),
               layout.size);
   ParamSnapshot p;
   p.step = step;
   p.layout = layout.series;
+  // An empty layout has 0 bytes either way: read as floats.
   p.doubles = layout.size > 0 && data.size() == 8 * layout.size;
   p.data = std::move(data);
   return p;
@@ -169,6 +176,7 @@ void modules_with_values(const ParamSnapshot& p, std::set<std::string>& out, boo
   std::size_t at = 0;
   for (const db::ParamSeries& s : *p.layout) {
     for (int64_t i = 0; i < s.count; ++i)
+      // NaN marks a value the snapshot does not have (NULL when it was stored).
       if (!std::isnan(p.value(at + static_cast<std::size_t>(i)))) {
         if (out.insert(s.module).second) added = true;
         break;
@@ -180,6 +188,7 @@ void modules_with_values(const ParamSnapshot& p, std::set<std::string>& out, boo
 void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id,
                          std::map<int64_t, std::vector<ParamSnapshot>>& out) {
   std::map<int64_t, StoredLayout> layouts;
+  // Each distinct layout parsed once; the snapshots share it.
   for (const auto& [id, text] : db::param_layout_texts(results))
     layouts.emplace(id, stored_layout(db::parse_param_layout(text)));
   using Snapshot = db::SnapshotRef;
@@ -196,9 +205,11 @@ void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id,
   for (auto& [cell, snapshots] : by_cell) {
     std::set<std::string> modules;  // every module any snapshot of the cell has
     for (const Snapshot& s : snapshots)
+      // Every module any snapshot of the cell has: the search below stops once each has its last value.
       for (const db::ParamSeries& series : *layout_of(s).series) modules.insert(series.module);
     std::map<int64_t, ParamSnapshot> used;  // step -> snapshot
     bool any_value = false;
+    // The step-0 snapshot is kept whatever else is read: the initial values the learned ones are compared with.
     if (snapshots.front().step == 0) {
       auto it = used.emplace(0, load(snapshots.front())).first;
       std::set<std::string> in_it;
@@ -214,6 +225,7 @@ void read_used_snapshots(db::ResultsDb& results, int64_t sweep_id,
       any_value = any_value || adds;
       if (!adds && s->step != 0) used.erase(it);  // nothing of it is any module's last value
     }
+    // A cell whose snapshots hold no value at all has no parameters to analyse.
     if (!any_value) continue;
     std::vector<ParamSnapshot>& kept = out[cell];
     for (auto& [step, p] : used) kept.push_back(std::move(p));
@@ -229,13 +241,16 @@ void read_param_rows(db::ResultsDb& results, int64_t sweep_id, std::map<int64_t,
   auto flush = [&] {
     if (entries.empty()) return;
     db::PackedParams packed = db::pack_params(std::move(entries));
+    // pack_params took the entries; clear() makes the moved-from vector empty for the next (cell, step).
     entries.clear();
     auto it = layouts.find(packed.layout);
     if (it == layouts.end())
       it = layouts.emplace(packed.layout, stored_layout(db::parse_param_layout(packed.layout))).first;
+    // -1: a snapshot packed here from pre-v5 rows has no id of its own.
     out[cell].push_back(make_snapshot(step, it->second, std::move(packed.data), -1));
   };
   for (db::ParamValue& v : db::param_rows_before_v5(results, sweep_id)) {
+    // Rows come ordered by cell, then step (param_rows_before_v5): a change of either closes a snapshot.
     if (!entries.empty() && (v.cell_id != cell || v.step != step)) flush();
     cell = v.cell_id;
     step = v.step;
@@ -258,6 +273,7 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   }
   SweepData data;
   data.sweep = *sweep;
+  // The spec as stored when the sweep was created, not today's file: the analysis matches what ran.
   data.spec = spec::read_stored_spec(sweep->spec_json);
 
   db::CellFilter filter;
@@ -269,6 +285,7 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   for (const auto& c : cells) {
     CellData d;
     d.row = c;
+    // Only a done cell has a result, so only its attempts have a setup and provenance to report.
     if (c.status == db::CellStatus::done) {
       d.setups = result_setups(runs_by_cell[c.id]);
       d.provenance = result_provenance(runs_by_cell[c.id]);
@@ -277,9 +294,11 @@ SweepData load_sweep(db::ResultsDb& results, const std::string& name, bool with_
   }
   data.reused = db::reused_cells(results, sweep->id);
 
+  // Only the eval_val curves are loaded: the val-curve figure and report need every cell's.
   for (const db::LossPoint& p : db::split_losses(results, sweep->id, MetricSplit::eval_val))
     data.val_curves[p.cell_id].push_back({p.step, p.loss});
 
+  // Schema v5 packs each snapshot into one BLOB; older files have one row per value, packed here the same way.
   if (with_params && results.schema_version() >= 5)
     read_used_snapshots(results, sweep->id, data.params);
   else if (with_params)

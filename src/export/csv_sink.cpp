@@ -22,6 +22,7 @@ class CsvSink final : public TableSink {
     EGM_REQUIRE(out_.good(), IoError, "cannot create {}", path);
     for (const Column& c : schema.columns) {
       chunk_.columns.push_back(c.name);
+      // Timestamps are REAL UNIX seconds in the database; a CSV reader wants text, so add() converts them.
       timestamp_.push_back(c.type == ColumnType::timestamp);
     }
   }
@@ -29,6 +30,7 @@ class CsvSink final : public TableSink {
   void add(const Row& row) override {
     chunk_.rows.push_back(row);
     Row& copy = chunk_.rows.back();
+    // Only the copy kept for the chunk changes; a NULL timestamp (std::monostate) stays an empty field.
     for (size_t i = 0; i < copy.size() && i < timestamp_.size(); ++i)
       if (timestamp_[i] && std::holds_alternative<double>(copy[i])) copy[i] = iso8601_utc(std::get<double>(copy[i]));
     if (chunk_.rows.size() == kCsvChunkRows) flush();
@@ -43,6 +45,7 @@ class CsvSink final : public TableSink {
 
  private:
   void flush() {
+    // The first flush writes the header even with no rows, so an empty table is still a valid CSV.
     if (chunk_.rows.empty() && !first_) return;
     db::FormatOptions options;
     options.header = first_;
@@ -62,14 +65,17 @@ class CsvSink final : public TableSink {
 }  // namespace
 
 std::string iso8601_utc(double unix_seconds) {
+  // floor, not truncation, so times before 1970 split into whole seconds and a positive fraction.
   const double whole = std::floor(unix_seconds);
   int64_t micros = std::llround((unix_seconds - whole) * 1e6);
   auto seconds = static_cast<std::time_t>(whole);
+  // Rounding can reach a full second (x.9999996 s): carry it rather than print 7 fraction digits.
   if (micros == 1000000) {
     micros = 0;
     ++seconds;
   }
   std::tm tm{};
+  // gmtime_r: UTC, and no shared static buffer as with gmtime.
   gmtime_r(&seconds, &tm);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                      tm.tm_hour, tm.tm_min, tm.tm_sec, micros);

@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 void check_out_dir(const fs::path& out) {
   std::error_code ec;
   const fs::file_status st = fs::status(out, ec);
+  // A missing --out is created later; only an existing one must be an empty folder.
   if (!fs::exists(st)) return;
   EGM_REQUIRE(fs::is_directory(st), ConfigError, "{} exists and is not a folder; egm export writes a new folder",
               out.string());
@@ -50,6 +51,7 @@ class PartialDir {
   ~PartialDir() {
     if (!released_) {
       std::error_code ec;
+      // The error_code overload: a destructor that runs while an export error unwinds must not throw.
       fs::remove_all(path_, ec);
     }
   }
@@ -74,16 +76,19 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
                            const std::function<void(const std::string&)>& progress) {
   EGM_REQUIRE(!options.out_dir.empty(), ConfigError, "egm export needs --out DIR");
   const fs::path out = fs::absolute(options.out_dir).lexically_normal();
+  // "out/" normalises to an empty filename; the folder meant is its parent path.
   const fs::path out_clean = out.has_filename() ? out : out.parent_path();
   check_out_dir(out_clean);
   db::ResultsDb results = open_input(options.db_path);
   const std::optional<db::SweepRow> sweep = results.find_sweep(options.sweep);
   if (!sweep) {
     std::string names;
+    // The refusal lists the sweeps the database does hold, so a mistyped name is easy to fix.
     for (const db::SweepRow& s : results.list_sweeps()) names += (names.empty() ? "" : ", ") + s.name;
     EGM_THROW(ConfigError, "no sweep named '{}' in {} (its sweeps: {})", options.sweep, results.path(),
               names.empty() ? "none" : names);
   }
+  // The module is loaded only for Parquet, so CSV and TensorBoard exports never need Arrow.
   if (options.format == ExportFormat::parquet && !parquet) parquet = load_parquet_sinks();
 
   // A read snapshot: every table of one export sees the same committed state
@@ -97,9 +102,11 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
   const bool into_existing = fs::is_directory(out_clean, ec);
   const fs::path parent = out_clean.parent_path();
   if (!into_existing) fs::create_directories(parent);
+  // Beside --out (or inside it): the final rename stays on one file system. The pid keeps exports apart.
   const fs::path partial = into_existing
                                ? out_clean / fmt::format(".egm-export-{}", getpid())
                                : parent / fmt::format(".{}.egm-export-{}", out_clean.filename().string(), getpid());
+  // A leftover of a crashed export that had the same pid would otherwise be mixed in.
   fs::remove_all(partial);
   fs::create_directory(partial);
   PartialDir cleanup(partial);
@@ -118,9 +125,11 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
   } else {
     const int version = results.schema_version();
     for (const db::ExportTable& table : db::export_tables(version)) {
+      // A table only some databases have (a sequential sweep's looks) is skipped where it is absent.
       if (!table.requires_table.empty() && !db::has_table(results, table.requires_table)) continue;
       TableSchema schema{table.name, {}, {}};
       for (const db::SourceColumn& c : table.columns) schema.columns.push_back(c.column);
+      // Provenance for each file (Parquet key-value metadata; the CSV sink has nowhere to put it).
       schema.metadata = {{"egm.table", table.name},
                          {"egm.sweep", sweep->name},
                          {"egm.spec_hash", sweep->spec_hash},
@@ -141,9 +150,11 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
       if (progress) progress(fmt::format("{}: {} rows ({:.1f} s)", name, rows, elapsed()));
     }
   }
+  // Read-only: the commit just ends the snapshot, before the files are moved into place.
   snapshot.commit();
 
   if (into_existing) {
+    // Moved entry by entry: the existing folder itself (a link, a mount, its ACLs) is kept.
     for (const fs::directory_entry& e : fs::directory_iterator(partial)) {
       fs::rename(e.path(), out_clean / e.path().filename(), ec);
       EGM_REQUIRE(!ec, IoError, "cannot move {} into {}: {}", e.path().string(), out_clean.string(), ec.message());
@@ -153,6 +164,7 @@ ExportSummary export_sweep(const ExportOptions& options, SinkFactory parquet,
     fs::rename(partial, out_clean, ec);
     EGM_REQUIRE(!ec, IoError, "cannot rename {} to {}: {}", partial.string(), out_clean.string(), ec.message());
   }
+  // Only now is the output complete; a throw anywhere above removes the partial folder.
   cleanup.release();
   return summary;
 }

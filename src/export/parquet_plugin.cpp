@@ -38,6 +38,7 @@ class LoadedSink final : public TableSink {
 
 std::filesystem::path default_module_path() {
   std::error_code ec;
+  // The running binary's real path (Linux), not argv[0], which may be relative or found through PATH.
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   EGM_REQUIRE(!ec, IoError, "cannot find the running egm (/proc/self/exe: {}), nor egm-parquet.so next to it",
               ec.message());
@@ -55,13 +56,16 @@ SinkFactory load_parquet_sinks(const std::string& module_path) {
     EGM_THROW(IoError, "cannot load {}: {}; egm export --format parquet needs it next to egm (build target "
               "egm_parquet, with Apache Arrow from scripts/arrow_env.sh)", path.string(), why ? why : "unknown error");
   }
+  // The symbol's name carries its version (_v1): a module from an incompatible build lacks it.
   auto open = reinterpret_cast<ParquetOpenFn>(dlsym(handle, kParquetEntryPoint));
   EGM_REQUIRE(open != nullptr, IoError, "{} has no {}: it is from another egm build", path.string(),
               kParquetEntryPoint);
   return [open](const std::string& file, const TableSchema& schema) -> std::unique_ptr<TableSink> {
+    // Failure comes back as nullptr and a message: the extern "C" entry point throws nothing.
     std::string error;
     TableSink* sink = open(&file, &schema, &error);
     EGM_REQUIRE(sink != nullptr, IoError, "{}", error);
+    // LoadedSink owns the sink; its code stays valid because the module is never dlclose'd.
     return std::make_unique<LoadedSink>(sink);
   };
 }

@@ -27,6 +27,7 @@ namespace {
 
 using egm::exporter::ColumnType;
 
+// Rows per record batch (bounds the builders' memory) and per row group (the writer's open buffer).
 constexpr int64_t kBatchRows = 65536;
 constexpr int64_t kRowGroupRows = 1 << 20;
 
@@ -47,6 +48,7 @@ std::shared_ptr<arrow::DataType> arrow_type(ColumnType type) {
     case ColumnType::text: return arrow::utf8();
     case ColumnType::timestamp: return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
   }
+  // Not reached for a valid ColumnType; the switch above has no default, so the compiler warns on a new one.
   return arrow::utf8();
 }
 
@@ -55,10 +57,12 @@ class ParquetSink final : public egm::exporter::TableSink {
   ParquetSink(const std::string& path, const egm::exporter::TableSchema& schema) : path_(path) {
     arrow::FieldVector fields;
     for (const auto& c : schema.columns) {
+      // Nullable: a NULL in the database (std::monostate) is a null in the file.
       fields.push_back(arrow::field(c.name, arrow_type(c.type), /*nullable=*/true));
       types_.push_back(c.type);
     }
     auto metadata = std::make_shared<arrow::KeyValueMetadata>();
+    // The sweep's provenance (egm.sweep, egm.spec_hash, ...) in the schema's key-value metadata.
     for (const auto& [key, value] : schema.metadata) metadata->Append(key, value);
     schema_ = arrow::schema(fields, metadata);
     for (const auto& c : schema.columns) {
@@ -83,6 +87,7 @@ class ParquetSink final : public egm::exporter::TableSink {
   }
 
   void add(const egm::exporter::Row& row) override {
+    // A row of the wrong width would shift every later value into the wrong column.
     if (row.size() != builders_.size())
       throw std::runtime_error(path_ + ": a row of " + std::to_string(row.size()) + " values for " +
                                std::to_string(builders_.size()) + " columns");
@@ -125,6 +130,7 @@ class ParquetSink final : public egm::exporter::TableSink {
   void flush() {
     if (rows_ == 0) return;
     arrow::ArrayVector arrays;
+    // Finish() also resets each builder, ready for the next batch.
     for (auto& b : builders_) arrays.push_back(value_or_throw(b->Finish(), path_));
     const auto batch = arrow::RecordBatch::Make(schema_, rows_, arrays);
     check(writer_->WriteRecordBatch(*batch), "cannot write " + path_);
@@ -144,6 +150,7 @@ class ParquetSink final : public egm::exporter::TableSink {
 extern "C" __attribute__((visibility("default"))) egm::exporter::TableSink* egm_parquet_sink_open_v1(
     const std::string* path, const egm::exporter::TableSchema* schema, std::string* error) {
   try {
+    // The caller owns the sink (LoadedSink deletes it); exceptions stay on this side of the C boundary.
     return new ParquetSink(*path, *schema);
   } catch (const std::exception& e) {
     *error = e.what();

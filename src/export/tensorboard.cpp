@@ -32,6 +32,7 @@ class EventFile {
     tb::Event event;
     event.set_wall_time(wall_time);
     event.set_step(step);
+    // A missing loss is written as NaN, so the step is still recorded.
     add(event.mutable_summary(), tag, value ? *value : std::numeric_limits<double>::quiet_NaN());
     write(event);
   }
@@ -58,11 +59,13 @@ class EventFile {
   static void add(tb::Summary* summary, const std::string& tag, std::optional<double> value) {
     tb::SummaryValue* v = summary->add_value();
     v->set_tag(tag);
+    // TensorBoard's scalar plugin reads simple_value, a 32-bit float.
     if (value) v->set_simple_value(static_cast<float>(*value));
   }
 
   void write(const tb::Event& event) {
     if (!writer_) {
+      // Created at the first event, so a cell without metrics leaves no folder and counts as no run.
       std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
       writer_.emplace(path_);
       // Every event file starts with its version; readers check it.
@@ -106,6 +109,7 @@ std::string run_folder(const std::string& key, int64_t cell_id, std::set<std::st
                        return std::isalnum(static_cast<unsigned char>(ch)) || (ch != '\0' && std::strchr("._-+=@", ch) != nullptr);
                      });
   std::string name = plain ? key : fmt::format("cell-{}", cell_id);
+  // Two keys can reach one name (or a key can be "cell-ID"): the id is appended until it is unique.
   while (!used.insert(name).second) name += fmt::format("-{}", cell_id);
   return name;
 }
@@ -128,11 +132,13 @@ TensorBoardSummary write_tensorboard(db::ResultsDb& results, int64_t sweep_id, c
       EventFile file((std::filesystem::path(dir) / run_folder(cell.key, cell.id, used) / file_name).string(),
                      created_at);
       db::for_each_metric(results, cell.id, [&](const db::CellMetric& m) {
+        // Train rows carry the learning rate and throughput too; every other split is one loss tag.
         if (m.split == to_string(MetricSplit::train))
           file.train(m.step, m.time, m.loss, m.lr, m.tokens_per_s);
         else
           file.loss(m.step, m.time, loss_tag(m.split), m.loss);
       });
+      // A finished cell's final and best validation losses, as their own tags at its last step.
       if (cell.done && cell.final_step) {
         if (cell.final_val) file.loss(*cell.final_step, cell.updated_at, "final/final_val", *cell.final_val);
         if (cell.best_val) file.loss(*cell.final_step, cell.updated_at, "final/best_val", *cell.best_val);

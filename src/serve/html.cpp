@@ -34,12 +34,15 @@ std::string content_disposition(std::string_view filename) {
   std::string safe, encoded;
   for (char ch : filename.substr(0, 120)) {
     const auto c = static_cast<unsigned char>(ch);
+    // Letters, digits and . _ - only: safe in the quoted header value and as a file name on any system.
     safe += std::isalnum(c) || ch == '.' || ch == '_' || ch == '-' ? ch : '_';
   }
+  // A leading '.' would save a hidden file, and an empty name gives the browser nothing to use.
   if (safe.empty() || safe[0] == '.') safe.insert(0, "download");
   // RFC 8187's attr-char stays as it is; every other byte is %XX.
   for (char ch : filename) {
     const auto c = static_cast<unsigned char>(ch);
+    // strchr would also match the string's terminating NUL, so a NUL byte is ruled out first.
     if (std::isalnum(c) || (ch != '\0' && std::strchr("!#$&+-.^_`|~", ch) != nullptr))
       encoded += ch;
     else
@@ -77,6 +80,7 @@ std::optional<std::string> url_decode(std::string_view text, bool plus_as_space)
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '%') {
+      // '%' needs two hex digits after it; a truncated escape is refused, not passed through.
       if (i + 2 >= text.size()) return std::nullopt;
       const int hi = hex_value(text[i + 1]), lo = hex_value(text[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
@@ -94,6 +98,7 @@ std::optional<std::string> url_decode(std::string_view text, bool plus_as_space)
 std::string page(const PageOptions& o, const std::string& body) {
   std::string head = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   head += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  // A running sweep's pages reload by meta refresh: the server needs no JavaScript and no push.
   if (o.refresh_s) head += fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">\n", *o.refresh_s);
   head += "<title>" + escape(o.title) + " - egm</title>\n";
   head += R"(<style>
@@ -128,6 +133,7 @@ pre{background:#fff;border:1px solid #dde2ea;padding:.5em;overflow:auto;max-widt
 
 std::string html_table(const db::Table& t, const TableOptions& o) {
   std::string out;
+  // Download links: the table's path plus .csv or .json, with the page's query string kept.
   if (!o.links.empty())
     out += fmt::format("<div class=\"downloads\">download: <a href=\"{0}.csv{1}\">CSV</a><a "
                        "href=\"{0}.json{1}\">JSON</a>",
@@ -147,9 +153,11 @@ std::string html_table(const db::Table& t, const TableOptions& o) {
     out += "<tr>";
     for (size_t i = 0; i < row.size(); ++i) {
       const db::Value& v = row[i];
+      // Numbers right-aligned with tabular digits (td.num in the style sheet above).
       const bool num = std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v);
       const std::string text = db::value_text(v, fo);
       out += num ? "<td class=\"num\">" : "<td>";
+      // The text is url-encoded into one path segment, then the whole href escaped for the attribute.
       if (static_cast<int>(i) == o.link_column && !text.empty())
         out += "<a href=\"" + escape(o.link_prefix + url_encode(text)) + "\">" + escape(text) + "</a>";
       else
@@ -163,6 +171,7 @@ std::string html_table(const db::Table& t, const TableOptions& o) {
 }
 
 std::string progress_bar(double fraction) {
+  // A NaN or infinite fraction would write an invalid CSS width; it shows as 0% instead.
   if (!std::isfinite(fraction)) fraction = 0;
   fraction = std::clamp(fraction, 0.0, 1.0);
   return fmt::format("<span class=\"bar\"><span style=\"width:{:.1f}%\"></span></span> {:.1f}%", 100 * fraction,

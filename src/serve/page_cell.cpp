@@ -36,11 +36,14 @@ std::string loss_curves_html(const db::Table& metrics) {
     const std::string split = to_string(s);
     std::vector<double> xs, ys;
     for (const auto& row : metrics.rows) {
+      // The metrics table's columns: step, split, loss, lr, tokens_per_s, attempt, time.
       if (std::get<std::string>(row[1]) != split) continue;
       xs.push_back(static_cast<double>(std::get<int64_t>(row[0])));
+      // A NULL loss becomes NaN, where the SVG line lifts its pen: the curve shows a gap.
       ys.push_back(std::holds_alternative<double>(row[2]) ? std::get<double>(row[2]) : std::nan(""));
     }
     if (!xs.empty()) plot.line(xs, ys, analysis::figure_colour(colour), split, s == MetricSplit::eval_train);
+    // Advanced for every split, drawn or not, so a split keeps its colour when another has no points.
     ++colour;
   }
   return "<h2>Loss curves</h2>\n<div class=\"plots\">" + svg_figure(plot) + "</div>\n";
@@ -54,6 +57,7 @@ std::string learned_html(const db::Table& learned, const db::CellRow& cell, cons
   // The MoPE pairs of this cell in the omega-sigma plane.
   std::map<int64_t, analysis::MopePair> pairs;
   for (const auto& row : learned.rows) {
+    // The learned table's columns: module, layer, idx, name, at_step_0, learned, step.
     if (std::get<std::string>(row[0]) != "mope") continue;
     auto& pr = pairs[std::get<int64_t>(row[2])];
     const std::string& n = std::get<std::string>(row[3]);
@@ -89,6 +93,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
   const std::optional<int64_t> cell_id = db::find_cell(c.db, sweep.id, key);
   if (!cell_id) fail(404, fmt::format("no cell '{}' in sweep '{}'", key, sweep_name));
   const db::CellRow cell = c.db.cell(*cell_id);
+  // A table segment (.../attempts.csv) answers with that download instead of the page.
   if (!table_segment.empty()) {
     const auto dl = download_name(table_segment);
     const std::string table = dl ? dl->first : table_segment;
@@ -99,6 +104,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     return download(db::cell_table(c.db, *which, *cell_id), dl->second, sweep_name + "-" + key + "-" + table);
   }
   const std::string base = "/sweep/" + url_encode(sweep_name) + "/cell/" + url_encode(key);
+  // Reload only while the cell runs under a live coordinator; a stale one's page would reload forever.
   const bool live = cell.status == db::CellStatus::running && !db::stale_since(sweep, c.now);
   std::string body = fmt::format("<h1>Cell {} {}</h1>\n<p>sweep <a href=\"/sweep/{}\">{}</a>, variant {}, seed {}",
                                  escape(key), status_span(db::to_string(cell.status)), escape(url_encode(sweep_name)),
@@ -107,6 +113,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
     // The label by the analysis's rule (the sweep page names the point the same way).
     std::string label = fmt::format("point {}", *cell.grid_point);
     try {
+      // grid_json may come from a database made elsewhere: parsed under the limits for user input.
       const nlohmann::json values = parse_json(cell.grid_json.value_or("{}"), JsonLimits::user(), "cells.grid_json");
       std::vector<std::string> axes;
       try {
@@ -131,6 +138,7 @@ Response cell_page(Context& c, const std::string& sweep_name, const std::string&
   {
     db::Table t;
     t.rows.emplace_back();
+    // One row: every measurement field (run/outcome.h) in its order, then the final step.
     for (const MeasurementField& f : cell_measurements()) {
       t.columns.push_back(f.name);
       t.rows.back().push_back(opt(cell.results.*f.value));

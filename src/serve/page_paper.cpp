@@ -11,6 +11,7 @@
 namespace egm::serve {
 
 Response paper_page(Context& c, std::optional<db::Format> format) {
+  // The claims built into egm, each scored against every sweep of this database that measured it.
   const analysis::Scorecard card = analysis::build_scorecard(c.db, analysis::embedded_claims());
   if (format == db::Format::csv) return download(analysis::scorecard_number_table(card), *format, "paper");
   if (format) {  // the JSON of egm paper --format json, every number and the claims' texts
@@ -36,6 +37,7 @@ Response paper_page(Context& c, std::optional<db::Format> format) {
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const analysis::ScoreRow& r = card.rows[i];
     const std::vector<db::Value>& row = t.rows[i];
+    // Column 7 of the display table is the verdict; the data attributes let scripts find a row without its text.
     body += fmt::format("<tr data-claim=\"{}\" data-verdict=\"{}\">",
                         escape(card.claims.claims.at(r.claim).id), escape(db::value_text(row[7])));
     for (std::size_t k = 0; k < row.size(); ++k) {
@@ -43,6 +45,7 @@ Response paper_page(Context& c, std::optional<db::Format> format) {
       if (k == 2 && !r.sweep.empty())  // the sweep, linked to its page
         body += fmt::format("<td><a href=\"/sweep/{}\">{}</a></td>", escape(url_encode(r.sweep)), escape(text));
       else
+        // Column 4, the seeds, is the one number; the estimate is text with its interval.
         body += (k == 4 ? "<td class=\"num\">" : "<td>") + escape(text) + "</td>";
     }
     body += "</tr>\n";

@@ -43,6 +43,7 @@ GridInfo grid_info(const analysis::SweepData& data) {
   try {
     points = analysis::split_grid_points(data);
   } catch (const Error& e) {
+    // A grid that cannot be split (e.g. a cell's unreadable grid_json) is a 400 for this request, not a 500.
     fail(400, fmt::format("sweep '{}' cannot be split into its grid points: {}", data.sweep.name, e.what()));
   }
   for (const auto& p : points) {
@@ -61,6 +62,7 @@ analysis::SweepData only_point(const analysis::SweepData& data, const GridInfo& 
     auto it = g.point_of.find(cell.row.id);
     if (it == g.point_of.end() || it->second != point) continue;
     d.cells.push_back(cell);
+    // The cell's val curve and parameters come along, so the point's analysis sees only its own cells.
     if (auto c = data.val_curves.find(cell.row.id); c != data.val_curves.end()) d.val_curves.insert(*c);
     if (auto p = data.params.find(cell.row.id); p != data.params.end()) d.params.insert(*p);
   }
@@ -86,6 +88,7 @@ std::optional<int64_t> point_param(const Params& params, const GridInfo& g) {
   int64_t point = -1;
   try {
     size_t used = 0;
+    // The whole value must be the number: stoll alone would read "3abc" as 3.
     point = std::stoll(it->second, &used);
     if (used != it->second.size()) point = -1;
   } catch (const std::exception&) {
@@ -103,6 +106,7 @@ db::Table cells_table(const analysis::SweepData& data, const GridInfo& g) {
   t.columns = {"key", "variant", "seed", "status", "attempts", "failures", "max_attempts", "latest_step", "max_steps"};
   for (const MeasurementField& f : cell_measurements()) t.columns.push_back(f.name);
   t.columns.push_back("last_error");
+  // The grid_point column only for a grid sweep, after seed; each row inserts its value at the same place.
   if (!g.point_of.empty()) t.columns.insert(t.columns.begin() + 3, "grid_point");
   for (const auto& cell : data.cells) {
     const db::CellRow& r = cell.row;
@@ -129,6 +133,7 @@ db::Table running_table(const SweepState& st) {
   return t;
 }
 
+// nullptr-terminated: sweep_table_names() hands the array out without its length.
 const char* const kSweepTables[] = {"paper",      "summary",   "per_seed",      "deltas",     "interaction",
                                     "published",  "excluded",  "conflicts",     "provenance", "reused",    "mope_runs",
                                     "mope_pairs", "mope_k_scores", "gates",     "gates_by_layer", "cells",
@@ -265,7 +270,7 @@ std::string analysis_sections(const analysis::SweepData& data, const analysis::S
 struct SweepRequest {
   std::string name;
   std::string base;    // "/sweep/NAME"
-  std::string suffix;  // the query, for links that keep it ("?point=1&level=0.9")
+  std::string suffix;  // the query, for links that keep it ("?point=1&metric=full_val")
   analysis::AnalysisOptions options;
   analysis::SweepData all;
   GridInfo grid;
@@ -284,6 +289,7 @@ SweepRequest read_request(Context& c, const std::string& name, const Params& par
   r.grid = grid_info(r.all);
   r.point = point_param(params, r.grid);
   r.base = "/sweep/" + url_encode(name);
+  // Rebuilt from the checked parameters, so every link and download keeps the point and metric.
   for (const auto& [k, v] : params) r.suffix += (r.suffix.empty() ? "?" : "&") + url_encode(k) + "=" + url_encode(v);
   r.data = r.point ? only_point(r.all, r.grid, *r.point) : r.all;
   r.per_point = !r.grid.label.empty() && !r.point;
@@ -317,8 +323,10 @@ Response download_table(Context& c, const db::SweepRow& sweep, const SweepReques
   if (!dl || !known)
     fail(404, fmt::format("no table '{}' for sweep '{}'; tables: {}.csv or .json", table_segment, r.name,
                           fmt::join(table_names(), ", ")));
+  // The point is part of the file name, so downloads of two points do not overwrite each other.
   const std::string filename = r.name + (r.point ? fmt::format("-point{}", *r.point) : "") + "-" + table;
   if (table == "cells") return download(cells_table(r.data, r.grid), dl->second, filename);
+  // Not an analysis table: the live state of the sweep's running cells.
   if (table == "running") return download(running_table(sweep_state(c, sweep)), dl->second, filename);
   if (table == "grid") {
     db::Table t;
@@ -329,11 +337,13 @@ Response download_table(Context& c, const db::SweepRow& sweep, const SweepReques
   if (table == "grid_across") {
     if (r.grid.label.empty()) fail(404, fmt::format("sweep '{}' has no grid points", r.name));
     try {
+      // Across points needs every point's cells (r.all), whatever point the request chose.
       return download(analysis::grid_across_table(analysis::analyze_grid(r.all, r.options)), dl->second, filename);
     } catch (const Error& e) {
       fail(400, fmt::format("sweep '{}' cannot be analysed: {}", r.name, e.what()));
     }
   }
+  // The analysis tables are of one 2x2; with a grid that means one chosen point.
   if (r.per_point)
     fail(400, fmt::format("sweep '{}' has a grid: choose a point (?point=0..{}) for table '{}'", r.name,
                           r.grid.label.rbegin()->first, table));
@@ -378,6 +388,7 @@ std::string head_html(const Context& c, const db::SweepRow& sweep, const SweepSt
     o.link_prefix = r.base + "/cell/";
     body += html_table(running_table(st), o);
   }
+  // Each failed cell with its first error line; "given up" once no attempts are left.
   for (const auto& cell : r.data.cells)
     if (cell.row.status == db::CellStatus::failed)
       body += fmt::format("<p class=\"error\">failed {} (failure {} of {} allowed; {}): {}</p>\n", escape(cell.row.key),
@@ -433,6 +444,7 @@ const char* const* sweep_table_names() { return kSweepTables; }
 Response sweep_page(Context& c, const std::string& name, const std::string& table_segment, const Params& params) {
   const db::SweepRow sweep = require_sweep(c, name);
   const SweepRequest r = read_request(c, name, params);
+  // A download answers before the page's own state and analysis are built.
   if (!table_segment.empty()) return download_table(c, sweep, r, table_segment);
 
   const SweepState st = sweep_state(c, sweep);

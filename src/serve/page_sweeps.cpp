@@ -17,6 +17,7 @@ db::Table sweeps_table(Context& c, const std::vector<db::SweepRow>& sweeps, std:
                "interrupted", "steps_done", "steps_to_run", "progress", "eta_s", "created_utc", "updated_utc",
                "heartbeat_utc", "slurm_job_id"};
   for (const auto& s : sweeps) {
+    // Kept for the HTML rows, so each sweep's progress is read once per page.
     states.push_back(sweep_state(c, s));
     const SweepState& st = states.back();
     const db::SweepProgress& p = st.progress;
@@ -34,6 +35,7 @@ db::Table sweeps_table(Context& c, const std::vector<db::SweepRow>& sweeps, std:
 Response sweeps_page(Context& c, const Params& params, std::optional<db::Format> format) {
   bool all = false;
   if (auto it = params.find("all"); it != params.end()) {
+    // Only 0 or 1, as every other parameter's value is checked: a typo is refused, not ignored.
     if (it->second != "0" && it->second != "1") fail(400, "parameter 'all' takes 0 or 1");
     all = it->second == "1";
   }
@@ -56,6 +58,7 @@ Response sweeps_page(Context& c, const Params& params, std::optional<db::Format>
       const db::SweepRow& s = sweeps[i];
       const SweepState& st = states[i];
       const db::SweepProgress& p = st.progress;
+      // The list reloads itself while any sweep on it is live.
       live = live || st.live();
       body += fmt::format(
           "<tr data-sweep=\"{0}\"><td><a href=\"/sweep/{1}\">{0}</a></td><td>{2}</td><td class=\"progress\" "
@@ -64,6 +67,7 @@ Response sweeps_page(Context& c, const Params& params, std::optional<db::Format>
           "<td>{11}</td><td>{12}</td><td>{13}</td><td>{14}</td></tr>\n",
           escape(s.name), escape(url_encode(s.name)), status_span(st.status), st.fraction, progress_bar(st.fraction),
           p.total, p.done, p.running, p.pending, p.failed, p.interrupted,
+          // A stale sweep has no ETA: its coordinator stopped beating.
           st.stale ? "stale: coordinator gone" : escape(eta_text(p.eta_s)), escape(db::format_utc(s.created_at)),
           s.heartbeat_at ? escape(db::format_utc(*s.heartbeat_at)) : "",
           s.slurm_job_id ? escape(*s.slurm_job_id) : "");

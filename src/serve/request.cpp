@@ -38,6 +38,7 @@ Params parse_query(std::string_view qs, const std::vector<std::string>& allowed,
     if (end == std::string_view::npos) end = qs.size();
     const std::string_view item = qs.substr(pos, end - pos);
     pos = end + 1;
+    // A trailing '&' (some forms send one) is allowed; an empty item inside ("a=1&&b=2") is not.
     if (item.empty()) {
       if (end == qs.size()) break;
       fail(400, "malformed query string: an empty item between '&'s");
@@ -45,12 +46,15 @@ Params parse_query(std::string_view qs, const std::vector<std::string>& allowed,
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos)
       fail(400, fmt::format("malformed query string: '{}' has no '=' (write key=value)", item));
+    // '+' is a space in a query string (form encoding), unlike in a path.
     const auto key = url_decode(item.substr(0, eq), true);
     const auto value = url_decode(item.substr(eq + 1), true);
     if (!key || !value) fail(400, fmt::format("malformed query string: bad %-escape in '{}'", item));
+    // An unknown key is refused, so a misspelt parameter never silently does nothing.
     if (std::find(allowed.begin(), allowed.end(), *key) == allowed.end())
       fail(400, fmt::format("unknown parameter '{}' for {}{}{}", *key, route, allowed.empty() ? " (it takes none)" : "; it takes: ",
                             fmt::join(allowed, ", ")));
+    // A key given twice is ambiguous: refused rather than taking either value.
     if (!params.emplace(*key, *value).second) fail(400, fmt::format("parameter '{}' given twice", *key));
     if (end == qs.size()) break;
   }
@@ -59,11 +63,13 @@ Params parse_query(std::string_view qs, const std::vector<std::string>& allowed,
 
 std::vector<std::string> split_path(std::string_view path) {
   std::vector<std::string> parts;
+  // An absolute-form or '*' target (a proxy's request) names no page here.
   if (path.empty() || path[0] != '/') fail(400, "the request target must start with '/'");
   size_t pos = 1;
   while (pos <= path.size()) {
     size_t end = path.find('/', pos);
     if (end == std::string_view::npos) end = path.size();
+    // Decoded per segment, after splitting: an escaped '/' (%2F) stays inside its segment, as a key may hold one.
     const auto part = url_decode(path.substr(pos, end - pos), false);
     if (!part) fail(400, fmt::format("malformed path: bad %-escape in '{}'", path));
     parts.push_back(*part);
@@ -71,6 +77,7 @@ std::vector<std::string> split_path(std::string_view path) {
   }
   if (!parts.empty() && parts.back().empty()) parts.pop_back();  // "/x/" is "/x"
   for (const auto& p : parts)
+    // "a//b" is refused rather than collapsed: no page has an empty segment.
     if (p.empty()) fail(404, fmt::format("no page at '{}' (an empty path segment)", path));
   return parts;
 }
@@ -93,6 +100,7 @@ Response download(const db::Table& table, db::Format format, const std::string& 
   return r;
 }
 
+// A NaN or infinite double becomes NULL: JSON has no literal for either.
 db::Value opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? db::Value(*v) : db::Value(); }
 db::Value opt(const std::optional<int64_t>& v) { return v ? db::Value(*v) : db::Value(); }
 db::Value opt(const std::optional<std::string>& v) { return v ? db::Value(*v) : db::Value(); }
@@ -108,6 +116,7 @@ std::string eta_text(const std::optional<double>& eta) {
 
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
+  // LibTorch appends its C++ stack to the message ("Exception raised from ..."); the page keeps the message.
   if (const size_t trace = line.find("Exception raised from "); trace != std::string::npos) line.resize(trace);
   return line;
 }
@@ -118,6 +127,7 @@ PageOptions Context::page_options(const std::string& title, bool live) const {
   PageOptions p;
   p.title = title;
   p.db_path = options.db_path;
+  // Only a live page reloads, and only with a positive --refresh.
   if (live && options.refresh_s > 0) p.refresh_s = options.refresh_s;
   p.generated_at = db::format_utc(now) + " UTC";
   return p;
@@ -130,11 +140,14 @@ SweepState sweep_state(Context& c, const db::SweepRow& sweep) {
   s.sweep_status = sweep.status;
   s.status = s.stale ? "stale" : db::to_string(sweep.status);
   if (s.stale) {
+    // A stale sweep's running cells are in fact interrupted: no coordinator will finish them.
     s.progress.interrupted += s.progress.running;
     s.progress.running = 0;
     s.progress.eta_s.reset();
   }
+  // Steps of cells given up on will not run, so the progress can still reach 100%.
   s.steps_to_run = s.progress.steps_total - s.progress.steps_given_up;
+  // Nothing left to run counts as complete (1.0), not 0/0.
   s.fraction = s.steps_to_run > 0 ? static_cast<double>(s.progress.steps_done) / static_cast<double>(s.steps_to_run)
                                    : 1.0;
   return s;
@@ -160,6 +173,7 @@ std::string svg_figure(const analysis::Figure& f) {
 Response error_page(const SiteOptions& o, int status, const std::string& message, bool plain) {
   Response r;
   r.status = status;
+  // A .csv or .json request gets its error as plain text, for the script or curl that asked.
   if (plain) {
     r.content_type = "text/plain; charset=utf-8";
     r.body = fmt::format("{} {}: {}\n", status, reason(status), message);

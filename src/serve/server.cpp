@@ -23,13 +23,16 @@ Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::
     EGM_THROW(DbError, "{}", what.substr(0, what.find('\n')));
   }
   const SiteOptions site = options_.site;
+  // The handler holds its own copy of the options, not a reference into this Server.
   auto answer = [site](const httplib::Request& req, httplib::Response& res) {
     const Response r = handle_request(site, req.method, req.target);
     res.status = r.status;
     res.set_content(r.body, r.content_type);
     if (!r.filename.empty())
       res.set_header("Content-Disposition", content_disposition(r.filename));
+    // Every page is read from the database as it is now: nothing may be cached.
     res.set_header("Cache-Control", "no-store");
+    // The browser must not guess another type (e.g. render a downloaded CSV as HTML).
     res.set_header("X-Content-Type-Options", "nosniff");
   };
   // One handler for every path and method: handle_request routes, and refuses
@@ -56,13 +59,16 @@ Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::
   // extra clients wait for TCP's SYN retransmissions (1, 3, 7, ... s). Keep
   // httplib's socket options and remember the socket, to listen() on it again
   // with the system's backlog once bound (Linux takes the new value).
+  // Shared with the socket-options callback, which httplib calls while it binds.
   auto listening = std::make_shared<int>(-1);
   http_->set_socket_options([listening](int sock) {
     httplib::default_socket_options(sock);
     *listening = sock;
   });
+  // httplib takes an int: a value out of range is a config error here, not a bind failure later.
   if (options_.port < 0 || options_.port > 65535) EGM_THROW(ConfigError, "--port {}: not a port (0-65535)", options_.port);
   if (options_.port == 0) {
+    // Port 0: the system picks a free port; url() reports the one chosen.
     port_ = http_->bind_to_any_port(options_.host);
     if (port_ < 0) EGM_THROW(IoError, "cannot listen on {} (any port)", options_.host);
   } else {
@@ -77,6 +83,7 @@ Server::Server(ServeOptions options) : options_(std::move(options)), http_(std::
 Server::~Server() { stop(); }
 
 std::string Server::url() const {
+  // An IPv6 literal needs brackets in a URL (RFC 3986).
   const bool v6 = options_.host.find(':') != std::string::npos;
   return fmt::format("http://{}{}{}:{}/", v6 ? "[" : "", options_.host, v6 ? "]" : "", port_);
 }

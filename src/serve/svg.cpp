@@ -21,6 +21,7 @@ struct Range {
   double hi = -std::numeric_limits<double>::infinity();
   bool log = false;
   void add(double v) {
+    // A log axis cannot show 0 or a negative value: such values are left out of its range.
     if (!std::isfinite(v) || (log && v <= 0)) return;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
@@ -32,6 +33,7 @@ struct Range {
 std::vector<double> linear_ticks(double lo, double hi, int target, bool integer = false) {
   const double span = hi - lo;
   const double raw = span / target;
+  // The power of ten at or below the raw step; the first 1, 2, 5 or 10 times it that covers raw is the step.
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag;
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -41,7 +43,9 @@ std::vector<double> linear_ticks(double lo, double hi, int target, bool integer 
     }
   if (integer) step = std::max(step, 1.0);  // at least 1, and 1-2-5 x 10^k from there on is whole
   std::vector<double> ticks;
+  // The small slack keeps a tick at hi that rounding put just past it.
   for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
+    // Accumulated rounding would print a tick at 0 as 1e-17: snapped to 0.
     ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
   return ticks;
 }
@@ -116,6 +120,7 @@ struct CategoryLayout {
   // Turned labels are parallel; neighbours `spacing` apart are spacing *
   // sin(angle) apart across their lines, which must exceed a line's height.
   void turn_for(double spacing) {
+    // At least 35 degrees, and steeper when the ticks are too close for a line's height across.
     const double a = std::max(35 * M_PI / 180, std::asin(std::min(1.0, (kLinePx + 4) / spacing)));
     degrees = std::round(a * 180 / M_PI);
     height = widest * std::sin(degrees * M_PI / 180) + kLinePx * std::cos(degrees * M_PI / 180);
@@ -136,6 +141,7 @@ CategoryLayout layout_categories(const std::vector<std::string>& categories, dou
   for (const auto& c : categories) {
     std::string word;
     for (char ch : c + " ") {
+      // A word wider than the room would be cut in two by wrap(); then the labels are turned instead.
       if (ch == ' ' || ch == '(') fits = fits && text_px(word) <= room, word.clear();
       if (ch != ' ') word += ch;
     }
@@ -199,7 +205,8 @@ void fit_ranges(const analysis::Figure& f, Range& xr, Range& yr) {
   }
 }
 
-// Pad a range: 5% (linear) or a quarter decade (log); a point range gets some width.
+// Pad a range: 6% of its span each side (linear) or 5% of its decades (log); a
+// range of one value first gets some width (10% of it, or a decade on a log axis).
 void pad(Range& r) {
   if (r.log) {
     double a = std::log10(r.lo), b = std::log10(r.hi);
@@ -277,6 +284,7 @@ struct Frame {
   Range xr, yr;
   double left = 62, top = 0, pw = 0, ph = 0;
   double tx(double v) const {
+    // A log axis maps log10(v) linearly; ok_x and ok_y keep v <= 0 from reaching here.
     const double f = xr.log ? (std::log10(v) - std::log10(xr.lo)) / (std::log10(xr.hi) - std::log10(xr.lo))
                             : (v - xr.lo) / (xr.hi - xr.lo);
     return left + f * pw;
@@ -284,6 +292,7 @@ struct Frame {
   double ty(double v) const {
     const double f = yr.log ? (std::log10(v) - std::log10(yr.lo)) / (std::log10(yr.hi) - std::log10(yr.lo))
                             : (v - yr.lo) / (yr.hi - yr.lo);
+    // SVG's y grows downward, so the range's high end is the frame's top.
     return top + (1 - f) * ph;
   }
   bool ok_x(double v) const { return finite(v) && (!xr.log || v > 0); }
@@ -295,6 +304,7 @@ struct Frame {
 // plot only turns them further (and shorter across).
 void make_room_for_turned(Frame& fr, CategoryLayout& cats, const std::vector<std::string>& categories, int width,
                           double right) {
+  // A wider margin narrows the plot, which changes the spacing and angle again: a few passes settle it.
   for (int pass = 0; pass < 3; ++pass) {
     const double unit = fr.pw / (fr.xr.hi - fr.xr.lo);
     cats.turn_for(unit);
@@ -361,6 +371,7 @@ std::string draw_layer(const Layer& l, const Frame& fr) {
   switch (l.kind) {
     case K::band: {
       std::string upper, lower;
+      // The outline runs along the upper edge left to right, then back along the lower edge.
       for (size_t i = 0; i < l.xs.size(); ++i)
         if (fr.ok_x(l.xs[i]) && fr.ok_y(l.lo[i]) && fr.ok_y(l.hi[i])) {
           upper += fmt::format("{:.1f},{:.1f} ", fr.tx(l.xs[i]), fr.ty(l.hi[i]));
@@ -416,6 +427,7 @@ std::string draw_layer(const Layer& l, const Frame& fr) {
       }
       break;
     case K::interval: {
+      // dx moves an interval sideways (two intervals at one x drawn side by side).
       const double x = fr.tx(l.xs[0] + l.dx);
       if (fr.ok_y(l.lo[0]) && fr.ok_y(l.hi[0]))
         svg += fmt::format("<path class=\"interval\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}"
@@ -493,6 +505,7 @@ std::string render_svg(const analysis::Figure& f, const std::string& id, int wid
   // The title, in as many lines as the width needs (13 px, bold: about 8 px a character).
   const std::vector<std::string> title_lines = wrap(f.title, (width - 20) * kCharPx / 8.2);
   fr.top = 12 + 16 * static_cast<double>(title_lines.size());
+  // Nothing finite to plot: the frame's place says so, at the hinted height.
   if (!fr.xr.valid() || !fr.yr.valid()) {
     return svg_header(f, id, width, height_hint, title_lines) +
            fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5a6475\">no data yet</text></svg>\n",
@@ -507,6 +520,7 @@ std::string render_svg(const analysis::Figure& f, const std::string& id, int wid
   fr.pw = width - fr.left - legend.right;
   // Category labels: flat, wrapped or turned, whichever keeps neighbours apart.
   CategoryLayout cats =
+      // The category spacing in pixels: the plot's width over the x range in category units.
       f.categories.empty() ? CategoryLayout{} : layout_categories(f.categories, fr.pw / (fr.xr.hi - fr.xr.lo));
   if (cats.mode == CategoryLayout::Mode::turned) make_room_for_turned(fr, cats, f.categories, width, legend.right);
   const double x_label_px = f.x_label.empty() ? 0 : 16;
@@ -519,6 +533,7 @@ std::string render_svg(const analysis::Figure& f, const std::string& id, int wid
   std::string svg = svg_header(f, id, width, height, title_lines);
   svg += draw_axes(f, fr, cats, height);
   // Layers, clipped to the frame.
+  // The clip path's id carries the figure's, so the plots of one page do not share one clip.
   const std::string clip = "clip-" + id;
   svg += fmt::format("<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>"
                      "</clipPath><g clip-path=\"url(#{})\">\n",

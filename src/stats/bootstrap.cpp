@@ -25,18 +25,23 @@ BootstrapInterval bootstrap_statistic(const std::vector<double>& values, const S
   out.level = level;
   out.resamples = resamples;
   out.seed = seed;
+  // The point estimate is the statistic on the sample as given, not the mean of the resamples.
   out.estimate = statistic(values);
   EGM_REQUIRE(std::isfinite(out.estimate), ConfigError, "bootstrap statistic is not finite on the data");
 
+  // One generator seeded once: the interval is a function of (values, seed, resamples, level) alone.
   std::mt19937_64 rng(seed);
+  // Not std::uniform_int_distribution, whose draws differ between standard libraries (stats/rng.h).
   const UniformIndex draw(values.size());
   std::vector<double> resample(values.size());
   std::vector<double> stats(resamples);
   for (std::size_t b = 0; b < resamples; ++b) {
+    // n draws with replacement from the n values.
     for (double& v : resample) v = values[draw(rng)];
     stats[b] = statistic(resample);
     EGM_REQUIRE(std::isfinite(stats[b]), ConfigError, "bootstrap statistic is not finite on resample {}", b);
   }
+  // quantile_sorted needs ascending order; (1 - level) / 2 of the resamples fall in each tail.
   std::sort(stats.begin(), stats.end());
   out.low = quantile_sorted(stats, (1.0 - level) / 2.0);
   out.high = quantile_sorted(stats, (1.0 + level) / 2.0);
@@ -57,6 +62,7 @@ BootstrapInterval bootstrap_mean(const std::vector<double>& values, std::uint64_
   EGM_REQUIRE(resamples >= 2, ConfigError, "bootstrap needs at least 2 resamples, got {}", resamples);
   const std::size_t n = values.size();
   const double count = static_cast<double>(n);
+  // Summed left to right in index order, the order the generic path's mean sums a resample in.
   auto mean = [&](auto&& value_at) {
     double sum = 0.0;
     for (std::size_t i = 0; i < n; ++i) sum += value_at(i);
@@ -75,6 +81,7 @@ BootstrapInterval bootstrap_mean(const std::vector<double>& values, std::uint64_
   const double* data = values.data();
   std::vector<double> stats(resamples);
   for (std::size_t b = 0; b < resamples; ++b) {
+    // Each draw is summed as it is made: the same n draws, in the same order, that fill the generic path's resample.
     stats[b] = mean([&](std::size_t) { return data[draw(rng)]; });
     EGM_REQUIRE(std::isfinite(stats[b]), ConfigError, "bootstrap statistic is not finite on resample {}", b);
   }

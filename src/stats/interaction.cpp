@@ -25,7 +25,9 @@ const char* verdict_name(Verdict verdict) {
 }
 
 Verdict verdict_for(bool has_interval, double low, double high) {
+  // A NaN bound (one seed, or a cell with one seed) means no interval, whatever the flag says.
   if (!has_interval || std::isnan(low) || std::isnan(high)) return Verdict::no_interval;
+  // I = delta_AB - (delta_A + delta_B) with delta = base - loss: above 0, both together gain more than the sum.
   if (low > 0.0) return Verdict::superadditive;
   if (high < 0.0) return Verdict::subadditive;
   return Verdict::additive_consistent;
@@ -34,6 +36,7 @@ Verdict verdict_for(bool has_interval, double low, double high) {
 namespace {
 
 bool same_keys(const SeedValues& x, const SeedValues& y) {
+  // SeedValues is a std::map, ordered by seed, so equal key sets compare equal pairwise.
   return x.size() == y.size() &&
          std::equal(x.begin(), x.end(), y.begin(), [](const auto& p, const auto& q) { return p.first == q.first; });
 }
@@ -44,6 +47,7 @@ void analyse_paired(const SeedValues& base, const SeedValues& a, const SeedValue
   r.paired = true;
   for (const auto& [seed, base_loss] : base) {
     r.seeds.push_back(seed);
+    // The four cells on one seed share that seed's randomness, which the per-seed contrast cancels.
     r.per_seed.push_back(a.at(seed) + b.at(seed) - ab.at(seed) - base_loss);
   }
   r.n = r.per_seed.size();
@@ -59,6 +63,7 @@ void analyse_paired(const SeedValues& base, const SeedValues& a, const SeedValue
   c.ci_low = t.difference.ci_low;
   c.ci_high = t.difference.ci_high;
   c.has_interval = t.difference.has_interval;
+  // With one seed every resample is that seed: a bootstrap interval would be a point, so none is made.
   if (r.n >= 2) {
     r.bootstrap = bootstrap_mean(r.per_seed, options.bootstrap_seed, options.bootstrap_resamples, options.level);
     r.has_bootstrap = true;
@@ -86,6 +91,7 @@ InteractionResult interaction_2x2(const SeedValues& base, const SeedValues& a, c
     require_finite(values[i], names[i]);
     r.n_cells[i] = values[i].size();
   }
+  // Cell means and gains over base are reported for either path; only the interval differs.
   r.mean_base = summarize(values[0]).mean;
   r.mean_a = summarize(values[1]).mean;
   r.mean_b = summarize(values[2]).mean;
@@ -94,6 +100,7 @@ InteractionResult interaction_2x2(const SeedValues& base, const SeedValues& a, c
   r.delta_b = r.mean_base - r.mean_b;
   r.delta_ab = r.mean_base - r.mean_ab;
 
+  // Pairing needs every cell on exactly base's seeds; one missing or extra seed falls back to Welch.
   bool shared = same_keys(base, a) && same_keys(base, b) && same_keys(base, ab);
   if (options.pair_by_seed && shared) {
     analyse_paired(base, a, b, ab, options, r);
@@ -111,6 +118,7 @@ InteractionResult interaction_2x2(const SeedValues& base, const SeedValues& a, c
     if (!options.pair_by_seed && shared) r.method += " (pairing by seed switched off)";
   }
   r.estimate = r.interval.estimate;
+  // Losses are in nats, so exp of a loss contrast is a perplexity ratio.
   r.ratio_estimate = std::exp(r.estimate);
   r.ratio_low = std::exp(r.interval.ci_low);  // exp(NaN) stays NaN
   r.ratio_high = std::exp(r.interval.ci_high);

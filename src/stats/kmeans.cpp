@@ -82,8 +82,6 @@ struct Start {
   bool converged = false;
 };
 
-// k-means++: each next centre is drawn with probability proportional to the
-// squared distance to the nearest centre chosen so far.
 // Buffers one k-means call reuses across its restarts (no allocation per
 // restart or iteration; the arithmetic is the same).
 struct Workspace {
@@ -91,23 +89,28 @@ struct Workspace {
   std::vector<std::size_t> counts;
 };
 
+// k-means++: each next centre is drawn with probability proportional to the
+// squared distance to the nearest centre chosen so far.
 template <std::size_t D>
 void seed_centres(const FlatPoints& p, std::size_t k, std::mt19937_64& rng, std::vector<double>& centres,
                   Workspace& w) {
   const std::size_t dim = dim_of<D>(p);
   centres.clear();
   centres.reserve(k * dim);
+  // The first centre is a uniform pick; every later one is weighted by squared distance.
   std::size_t first = uniform_index(rng, p.n);
   centres.insert(centres.end(), p.row(first), p.row(first) + dim);
   std::vector<double>& nearest = w.nearest;
   nearest.resize(p.n);
   for (std::size_t i = 0; i < p.n; ++i) nearest[i] = sq_dist<D>(p.row(i), p.row(first), dim);
   for (std::size_t c = 1; c < k; ++c) {
+    // Inverse-CDF draw over the running nearest distances; total = 0 only when every point sits on a centre.
     double total = std::accumulate(nearest.begin(), nearest.end(), 0.0);
     std::size_t pick = 0;
     if (total > 0.0) {
       double target = uniform01(rng) * total;
       double cumulative = 0.0;
+      // Rounding can leave target at or just past the final cumulative sum: the last point then.
       pick = p.n - 1;
       for (std::size_t i = 0; i < p.n; ++i) {
         cumulative += nearest[i];
@@ -120,6 +123,7 @@ void seed_centres(const FlatPoints& p, std::size_t k, std::mt19937_64& rng, std:
       pick = uniform_index(rng, p.n);  // all points coincide with chosen centres
     }
     centres.insert(centres.end(), p.row(pick), p.row(pick) + dim);
+    // Only the new centre can bring a point closer, so one pass keeps nearest[] current.
     for (std::size_t i = 0; i < p.n; ++i) {
       nearest[i] = std::min(nearest[i], sq_dist<D>(p.row(i), p.row(pick), dim));
     }
@@ -137,6 +141,7 @@ bool assign(const FlatPoints& p, const std::vector<double>& centres, std::size_t
     double best_d = std::numeric_limits<double>::infinity();
     for (std::size_t c = 0; c < k; ++c) {
       double d = sq_dist<D>(p.row(i), centres.data() + c * dim, dim);
+      // Strict <: on a tie the lower-indexed centre keeps the point.
       if (d < best_d) {
         best_d = d;
         best = c;
@@ -160,10 +165,12 @@ void update_centres(const FlatPoints& p, std::size_t k, std::vector<std::size_t>
   counts.assign(k, 0);
   for (std::size_t a : assignments) ++counts[a];
   for (std::size_t c = 0; c < k; ++c) {
+    // An empty cluster would divide by zero below and silently lose one of the k centres.
     if (counts[c] > 0) continue;
     std::size_t farthest = p.n;
     double far_d = -1.0;
     for (std::size_t i = 0; i < p.n; ++i) {
+      // A point alone in its cluster cannot move: that would just empty another cluster.
       if (counts[assignments[i]] < 2) continue;
       double d = sq_dist<D>(p.row(i), centres.data() + assignments[i] * dim, dim);
       if (d > far_d) {
@@ -218,6 +225,7 @@ KMeansFit kmeans_flat(const FlatPoints& p, std::size_t k, std::size_t restarts, 
   EGM_REQUIRE(k >= 1 && k <= p.n, ConfigError, "k-means needs 1 <= k <= number of points ({}), got k = {}", p.n, k);
   EGM_REQUIRE(restarts >= 1, ConfigError, "k-means needs at least one restart");
   Start best, s;
+  // Restarts draw from the one rng in turn, so the fit depends on the seed and restart count only.
   best.within_ss = std::numeric_limits<double>::infinity();
   Workspace w;
   for (std::size_t r = 0; r < restarts; ++r) {
@@ -227,9 +235,11 @@ KMeansFit kmeans_flat(const FlatPoints& p, std::size_t k, std::size_t restarts, 
       lloyd<2>(p, k, max_iterations, rng, s, w);
     else
       lloyd<0>(p, k, max_iterations, rng, s, w);
+    // Swap, not copy: s's old buffers are reused by the next restart. Ties keep the earlier restart.
     if (s.within_ss < best.within_ss) std::swap(best, s);
   }
 
+  // Restarts can find the same clusters under any labels; sorting makes equal fits compare equal.
   // Canonical order: centres sorted lexicographically, labels remapped.
   std::vector<std::size_t> order(k);
   std::iota(order.begin(), order.end(), 0);

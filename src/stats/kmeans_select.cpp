@@ -42,17 +42,20 @@ double silhouette_with(std::size_t n, const std::vector<std::size_t>& assignment
   double total = 0.0;
   std::vector<double> sum_to(k);
   for (std::size_t i = 0; i < n; ++i) {
+    // Rousseeuw's convention: a point alone in its cluster has s(i) = 0, so it only counts in the divisor.
     if (sizes[assignments[i]] < 2) continue;  // singleton: s(i) = 0
     std::fill(sum_to.begin(), sum_to.end(), 0.0);
     for (std::size_t j = 0; j < n; ++j) {
       if (j != i) sum_to[assignments[j]] += distance(i, j);
     }
+    // a: mean distance to the rest of its own cluster; b: to the nearest other cluster.
     double a = sum_to[assignments[i]] / static_cast<double>(sizes[assignments[i]] - 1);
     double b = std::numeric_limits<double>::infinity();
     for (std::size_t c = 0; c < k; ++c) {
       if (c != assignments[i] && sizes[c] > 0) b = std::min(b, sum_to[c] / static_cast<double>(sizes[c]));
     }
     double denom = std::max(a, b);
+    // b is infinite when every other cluster is empty; denom is 0 when points coincide: both add s(i) = 0.
     if (std::isfinite(b) && denom > 0.0) total += (b - a) / denom;
   }
   return total / static_cast<double>(n);
@@ -64,6 +67,7 @@ double silhouette(const Points& points, const std::vector<std::size_t>& assignme
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   detail::FlatPoints p = detail::flatten(points);
   EGM_REQUIRE(assignments.size() == p.n, ConfigError, "{} assignments for {} points", assignments.size(), p.n);
+  // With one cluster there is no other cluster for b: the silhouette is undefined, not 0.
   if (k < 2) return nan;
   return silhouette_with(p.n, assignments, k, [&p](std::size_t i, std::size_t j) {
     return std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
@@ -71,12 +75,14 @@ double silhouette(const Points& points, const std::vector<std::size_t>& assignme
 }
 
 double kmeans_bic(std::size_t n, std::size_t dim, const KMeansFit& fit) {
+  // W = 0 (every point on its centre): the Gaussian likelihood is unbounded, so BIC is -inf.
   if (fit.within_ss <= 0.0) return -std::numeric_limits<double>::infinity();
   const double nd = static_cast<double>(n * dim);
   const double variance = fit.within_ss / nd;
   constexpr double two_pi = 6.283185307179586476925;
   double log_l = -nd / 2.0 * std::log(two_pi * variance) - nd / 2.0;
   for (std::size_t size : fit.sizes) {
+    // The mixing weights' term, sum n_c log(n_c / n); empty clusters add nothing.
     if (size > 0) log_l += static_cast<double>(size) * std::log(static_cast<double>(size) / static_cast<double>(n));
   }
   double params = static_cast<double>((fit.k - 1) + fit.k * dim + 1);
@@ -111,12 +117,14 @@ std::vector<double> principal_axes(std::vector<double> a, std::size_t dim) {
     for (std::size_t r = 0; r < dim; ++r) {
       for (std::size_t c = 0; c < dim; ++c) (r == c ? diag : off) += at(a, r, c) * at(a, r, c);
     }
+    // Converged once the off-diagonal mass is negligible next to the diagonal.
     if (off <= 1e-30 * diag || off == 0.0) break;
     for (std::size_t p = 0; p < dim; ++p) {
       for (std::size_t q = p + 1; q < dim; ++q) {
         if (at(a, p, q) == 0.0) continue;
         // Rotation J (c at pp, qq; s at pq; -s at qp) with J^T A J zeroing a_pq.
         double theta = (at(a, q, q) - at(a, p, p)) / (2.0 * at(a, p, q));
+        // The smaller root of t^2 + 2 theta t - 1 = 0: the rotation angle stays within pi/4, which is stable.
         double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
         double c = 1.0 / std::sqrt(t * t + 1.0);
         double s = t * c;
@@ -164,6 +172,7 @@ Box principal_box(const detail::FlatPoints& p) {
       for (std::size_t c = 0; c < d; ++c) cov[r * d + c] += (p.row(i)[r] - mean[r]) * (p.row(i)[c] - mean[c]);
     }
   }
+  // The covariance is not divided by n: only its eigenvectors are used, and scaling does not move them.
   std::vector<double> axes = principal_axes(cov, d);
   Box box;
   box.lo.assign(d, std::numeric_limits<double>::infinity());
@@ -171,6 +180,7 @@ Box principal_box(const detail::FlatPoints& p) {
   for (std::size_t i = 0; i < p.n; ++i) {
     for (std::size_t axis = 0; axis < d; ++axis) {
       double proj = 0.0;
+      // The centred point's coordinate along eigenvector `axis` (column `axis` of axes).
       for (std::size_t j = 0; j < d; ++j) proj += (p.row(i)[j] - mean[j]) * axes[j * d + axis];
       box.lo[axis] = std::min(box.lo[axis], proj);
       box.hi[axis] = std::max(box.hi[axis], proj);
@@ -188,6 +198,7 @@ ReferenceLogW draw_reference(std::size_t n, const std::vector<double>& lo, const
                              std::size_t kmax, std::size_t refs, const KMeansOptions& km) {
   const std::size_t dim = lo.size();
   std::vector<std::vector<double>> log_w(kmax, std::vector<double>(refs));
+  // The golden-ratio constant: a stream apart from the data's own fits, still fixed by the seed.
   std::mt19937_64 ref_rng(km.seed ^ 0x9E3779B97F4A7C15ULL);  // a stream apart from the data fits
   detail::FlatPoints ref;
   ref.n = n;
@@ -198,6 +209,7 @@ ReferenceLogW draw_reference(std::size_t n, const std::vector<double>& lo, const
       for (std::size_t j = 0; j < dim; ++j) ref.x[i * dim + j] = lo[j] + uniform01(ref_rng) * length[j];
     }
     for (std::size_t k = 1; k <= kmax; ++k) {
+      // One stream drives the draws and the fits in turn, so a table at any scale sees the same numbers.
       log_w[k - 1][b] = std::log(detail::kmeans_flat(ref, k, km.restarts, km.max_iterations, ref_rng).within_ss);
     }
   }
@@ -235,6 +247,7 @@ const ReferenceLogW& reference_table(std::size_t n, std::size_t dim, std::size_t
   static std::mutex mutex;
   static std::map<Key, ReferenceLogW> tables;
   const Key key{n, dim, grid_index, kmax, refs, km.restarts, km.max_iterations, km.seed};
+  // The lock is held while a missing table is drawn, so two threads never compute the same one.
   std::lock_guard<std::mutex> lock(mutex);  // std::map keeps references valid across inserts
   auto it = tables.find(key);
   if (it != tables.end()) return it->second;
@@ -249,8 +262,10 @@ ReferenceLogW shared_reference(std::size_t n, const Box& box, std::size_t kmax, 
                                const KMeansOptions& km) {
   std::vector<double> length = box.length();
   const double longest = length.empty() ? 0.0 : *std::max_element(length.begin(), length.end());
+  // Past two dimensions there is no table; a degenerate box (all points equal, or inf) draws directly.
   if (length.size() > 2 || !(longest > 0.0) || !std::isfinite(longest))
     return draw_reference(n, box.lo, length, kmax, refs, km);
+  // log W_k scales as 2 log L with the box's longest side L (the comment above reference_table).
   const double shift = 2.0 * std::log(longest);
   if (length.size() == 1) {
     ReferenceLogW out = reference_table(n, 1, 0, kmax, refs, km);
@@ -259,6 +274,7 @@ ReferenceLogW shared_reference(std::size_t n, const Box& box, std::size_t kmax, 
   }
   const double r = std::min(length[0], length[1]) / longest;
   const double at = r * static_cast<double>(kShapeGrid);
+  // r = 1 lands on the last interval with w = 1, so i + 1 never runs past the grid.
   const std::size_t i = std::min(static_cast<std::size_t>(at), kShapeGrid - 1);
   const double w = at - static_cast<double>(i);
   const std::size_t orientation = length[0] >= length[1] ? 0 : kShapeGrid + 1;
@@ -282,10 +298,12 @@ std::size_t gap_choice(const std::vector<KScore>& scores, GapRule rule) {
   auto se = [&](std::size_t k) { return scores[k - 1].gap_se; };
   if (rule == GapRule::tibshirani_2001) {
     for (std::size_t k = 1; k < kmax; ++k) {
+      // Tibshirani et al. 2001: the smallest k whose gap is within one SE of the next.
       if (gap(k) >= gap(k + 1) - se(k + 1)) return k;
     }
     return kmax;
   }
+  // first_se_max (clusGap's default, the header): the first local maximum, then the smallest k within its SE.
   std::size_t peak = kmax;
   for (std::size_t k = 1; k < kmax; ++k) {
     if (gap(k + 1) <= gap(k)) {
@@ -335,6 +353,7 @@ KSelection select_k(const Points& points, const KSelectOptions& options) {
             std::sqrt(detail::squared_distance(p.row(i), p.row(j), p.dim));
     }
   }
+  // One stream for k = 1 .. kmax in order: each k's fit depends on the fits before it.
   std::mt19937_64 rng(km.seed);
   for (std::size_t k = 1; k <= kmax; ++k) {
     sel.fits.push_back(detail::kmeans_flat(p, k, km.restarts, km.max_iterations, rng));
@@ -362,6 +381,7 @@ KSelection select_k(const Points& points, const KSelectOptions& options) {
   for (std::size_t k = 1; k <= kmax; ++k) {
     KScore& s = sel.scores[k - 1];
     s.gap = ref.mean[k - 1] - std::log(s.within_ss);
+    // s_k = sd_k sqrt(1 + 1/B): the reference mean's own error added (Tibshirani et al. 2001).
     s.gap_se = ref.sd[k - 1] * std::sqrt(1.0 + 1.0 / static_cast<double>(refs));
   }
 
@@ -378,6 +398,7 @@ KSelection select_k(const Points& points, const KSelectOptions& options) {
     case KCriterion::gap: sel.chosen_k = sel.gap_k; break;
     case KCriterion::bic: sel.chosen_k = sel.bic_k; break;
     case KCriterion::silhouette:
+      // The silhouette cannot say k = 1 (it needs two clusters), so the gap statistic decides that case.
       sel.chosen_k = (sel.gap_k == 1 || sel.silhouette_k == 0) ? 1 : sel.silhouette_k;
       break;
   }

@@ -24,10 +24,14 @@ double paired_t_power(double effect_sd, double n, double alpha) {
   EGM_REQUIRE(std::isfinite(effect_sd), ConfigError, "the effect must be finite, got {}", effect_sd);
   EGM_REQUIRE(n > 1.0 && std::isfinite(n), ConfigError, "power needs more than one seed, got {}", n);
   const double df = n - 1.0;
+  // Two-sided test at alpha: reject when |t| exceeds the upper alpha / 2 point of t(n - 1).
   const double crit = bm::quantile(bm::complement(bm::students_t(df), alpha / 2.0));
+  // Noncentrality of the paired t: the effect in sd units times sqrt(n).
   const double nc = effect_sd * std::sqrt(n);
+  // No effect: every rejection is a type-I error, which has probability alpha exactly.
   if (nc == 0.0) return alpha;
   const bm::non_central_t nct(df, nc);
+  // Either tail rejects: P(T > crit) + P(T < -crit) under the noncentral t.
   return bm::cdf(bm::complement(nct, crit)) + bm::cdf(nct, -crit);
 }
 
@@ -37,12 +41,14 @@ double paired_t_n_for_power(double effect_sd, double power, double alpha, double
               alpha, power);
   EGM_REQUIRE(std::isfinite(effect_sd) && effect_sd != 0.0, ConfigError,
               "the effect must be finite and nonzero, got {}", effect_sd);
+  // n is real here (the noncentral t takes a real df); 2 is the fewest seeds with a variance.
   double lo = 2.0;
   if (paired_t_power(effect_sd, lo, alpha) >= power) return lo;
   double hi = 4.0;
   while (paired_t_power(effect_sd, hi, alpha) < power) {
     lo = hi;
     hi *= 2.0;
+    // The cap ends the doubling: an effect near 0 would otherwise need ever more seeds.
     EGM_REQUIRE(hi <= 2.0 * max_n, ConfigError, "more than {:g} seeds would be needed for power {} at an effect of {} sd",
                 max_n, power, effect_sd);
   }
@@ -76,6 +82,7 @@ std::size_t seeds_for_half_width(double sd, double half_width, double alpha, std
   EGM_REQUIRE(std::isfinite(half_width) && half_width > 0.0, ConfigError, "the half-width must be > 0, got {}",
               half_width);
   // The half-width falls with n: double, then bisect on integers.
+  // lo = 1 is only a bound: it is never evaluated (t_half_width needs 2), and every mid lies above it.
   std::size_t lo = 1, hi = 2;
   while (t_half_width(sd, hi, alpha) > half_width) {
     lo = hi;

@@ -11,6 +11,7 @@ namespace egm::stats {
 SigmaRegion sigma_region(double sigma) {
   EGM_REQUIRE(std::isfinite(sigma) && sigma > 0.0, ConfigError,
               "MoPE sigma must be a finite positive width, got {}", sigma);
+  // Half-open regions [lower, upper) in characters, as the paper bins the learned widths (sigma_region.h).
   if (sigma < 1.0) return SigmaRegion::below_one;
   if (sigma < 6.0) return SigmaRegion::character;
   if (sigma < 20.0) return SigmaRegion::word;

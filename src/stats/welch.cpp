@@ -26,14 +26,17 @@ ContrastResult satterthwaite_interval(const std::vector<double>& coefficients,
   bool variance_known = true;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     double c = coefficients[g];
+    // A zero coefficient leaves its group out of the contrast: it may even be empty.
     if (c == 0.0) continue;
     EGM_REQUIRE(!groups[g].empty(), ConfigError, "group {} of the contrast (coefficient {}) has no values", g, c);
     Summary s = summarize(groups[g], level);
     r.estimate += c * s.mean;
+    // A group with one value has no variance: the estimate stands but the contrast has no interval.
     if (!s.has_interval) {
       variance_known = false;
       continue;
     }
+    // v_g = c_g^2 s_g^2 / n_g, the variance of c_g times group g's mean.
     double v = c * c * s.sd * s.sd / static_cast<double>(s.n);
     var_sum += v;
     df_denom += v * v / static_cast<double>(s.n - 1);
@@ -53,6 +56,7 @@ ContrastResult satterthwaite_interval(const std::vector<double>& coefficients,
     r.p = r.estimate == 0.0 ? 1.0 : 0.0;
     return r;
   }
+  // Welch-Satterthwaite: df = (sum v_g)^2 / sum (v_g^2 / (n_g - 1)).
   r.df = var_sum * var_sum / df_denom;
   r.t_crit = t_critical(level, r.df);
   r.ci_low = r.estimate - r.t_crit * r.se;

@@ -44,6 +44,7 @@ WilcoxonResult wilcoxon_signed_rank(const std::vector<double>& differences, std:
 
   std::vector<double> nonzero;
   for (double d : differences) {
+    // Zeros carry no sign: dropped and counted (Wilcoxon's convention, R's default).
     if (d == 0.0) {
       ++r.n_zeros;
     } else {
@@ -71,24 +72,30 @@ WilcoxonResult wilcoxon_signed_rank(const std::vector<double>& differences, std:
     i = j + 1;
   }
   for (std::size_t i = 0; i < r.n_used; ++i) {
+    // V: the sum of the ranks of the positive differences.
     if (nonzero[i] > 0) r.v += rank[i];
   }
 
   const double n = static_cast<double>(r.n_used);
+  // The exact null assumes ranks 1..n with no ties or zeros; otherwise the normal approximation below.
   if (!r.has_ties && r.n_zeros == 0 && r.n_used <= exact_max_n) {
     std::vector<double> counts = signed_rank_null_counts(r.n_used);
+    // 2^n sign patterns, equally likely under the null of symmetry about 0.
     double total = std::ldexp(1.0, static_cast<int>(r.n_used));
+    // Without ties V is a whole number.
     std::size_t v = static_cast<std::size_t>(std::llround(r.v));
     double lower = 0.0;  // count of V <= v
     for (std::size_t s = 0; s <= v; ++s) lower += counts[s];
     double upper = 0.0;  // count of V >= v
     for (std::size_t s = v; s < counts.size(); ++s) upper += counts[s];
+    // Two-sided: twice the smaller tail, capped at 1 (both tails count v itself).
     r.p = std::min(1.0, 2.0 * std::min(lower, upper) / total);
     r.method = WilcoxonMethod::exact;
     return r;
   }
 
   double mean = n * (n + 1) / 4.0;
+  // The null variance of V, less sum(t^3 - t) / 48 for tied ranks.
   double var = n * (n + 1) * (2 * n + 1) / 24.0 - tie_term / 48.0;
   double diff = r.v - mean;
   // Continuity correction of half a unit towards the mean (V moves in steps
