@@ -51,12 +51,14 @@ std::optional<std::string> merge_at(json& a, const json& b, const std::string& p
         if (auto bad = merge_at(a[k], b.at(k), sub)) return bad;
       } else if (!(may_be_absent(sub) || is_keyed_union(path))) {
         return fmt::format("{} (in one, not the other)", sub);
+      // Present in b only: the union takes b's value.
       } else if (in_b) {
         a[k] = b.at(k);
       }
     }
     return std::nullopt;
   }
+  // Anything else must be equal in every input: a different preset or override means a different sweep.
   if (a == b) return std::nullopt;
   return fmt::format("{} ({} vs {})", path, excerpt(a), excerpt(b));
 }
