@@ -54,6 +54,7 @@ void run_report(const ReportCliOptions& o) {
   options.analysis.allow_mixed_devices = o.allow_mixed_device;
   options.analysis.rng_seed = o.seed;
   options.analysis.params.cluster_runs = analysis::parse_cluster_runs(o.cluster_runs);
+  // Read-only: a report may be written while the coordinator still runs the sweep.
   db::ResultsDb results = db::open_for_reading(o.db);
   const analysis::SweepData data = analysis::load_sweep(results, o.sweep);
   if (analysis::has_grid(data)) {  // a full report per grid point, and the comparison across points
