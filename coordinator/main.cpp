@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     // A worker that did not leave would hang MPI_Finalize: end the job instead.
     if (!in_order) mpi.abort(code);
     return code;
-  // Errors before or outside the Coordinator (MPI_Init, the transport); the Coordinator reports its own.
   } catch (const std::exception& e) {
+    // Errors before or outside the Coordinator (MPI_Init, the transport); the Coordinator reports its own.
     std::fprintf(stderr, "egm-coordinator: error: %s\n", e.what());
     return kExitError;
   }

@@ -24,8 +24,8 @@ void print_sweep_summary(db::ResultsDb& db, const std::vector<db::CellRow>& cell
   std::string headline;
   try {
     headline = analysis::render_headline(db, spec.name);
-  // The sweep itself finished: a missing or failing analysis is reported, not allowed to turn the exit into an error.
   } catch (const std::exception& e) {
+    // The sweep itself finished: a missing or failing analysis is reported, not allowed to turn the exit into an error.
     headline = fmt::format("no analysis of sweep {}: {}\n", spec.name, e.what());
   }
   std::fprintf(out, "\n%s", headline.c_str());

@@ -46,8 +46,8 @@ FailureReport describe_failure(std::exception_ptr error, bool step_completed, co
   std::string full;
   try {
     std::rethrow_exception(error);
-  // ConfigError before Error (its base): a bad config fails every attempt the same way.
   } catch (const ConfigError& e) {
+    // ConfigError before Error (its base): a bad config fails every attempt the same way.
     r.kind = "config error";
     full = e.what();
     if (!e.where().empty()) r.where = e.where();
@@ -60,8 +60,8 @@ FailureReport describe_failure(std::exception_ptr error, bool step_completed, co
     full = e.what();
     r.message = protocol::failure_headline(e.what_without_backtrace());
     oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr || mentions_oom(r.message);
-  // The host allocator: std::bad_alloc's own what() says only "std::bad_alloc".
   } catch (const std::bad_alloc& e) {
+    // The host allocator: std::bad_alloc's own what() says only "std::bad_alloc".
     full = std::string("out of memory (std::bad_alloc: ") + e.what() + ")";
     oom = true;
   } catch (const std::exception& e) {

@@ -47,8 +47,8 @@ bool wait_for_database(const std::string& path, const sigset_t& signals) {
     try {
       db::ResultsDb check(path, db::OpenMode::read_only);
       return true;
-    // Not yet an egm database (being created, or locked by the migration): wait, up to kSettle ticks.
     } catch (const std::exception&) {
+      // Not yet an egm database (being created, or locked by the migration): wait, up to kSettle ticks.
       if (++since_seen >= kSettle) return true;
     }
   }

@@ -179,8 +179,8 @@ void apply_sections(RunConfig& c, const json& j, const std::string& path, bool a
       read_section(c.train, value, train_fields(), p);
     } else if (key == "preset" && allow_preset) {
       // handled by the caller
-    // A flat "model.x" key, as --set model.x=V writes it; read as a one-key section.
     } else if (key.rfind("model.", 0) == 0) {
+      // A flat "model.x" key, as --set model.x=V writes it; read as a one-key section.
       read_section(c.model, json{{key.substr(6), value}}, model_fields(), path.empty() ? "model" : path + ".model");
     } else if (key.rfind("train.", 0) == 0) {
       read_section(c.train, json{{key.substr(6), value}}, train_fields(), path.empty() ? "train" : path + ".train");

@@ -112,8 +112,8 @@ class PackedParamsReader {
                     connection.path(), layout_id);
         try {
           it = layouts.emplace(layout_id, parse_param_layout(layout_of->text(0))).first;
-        // A bad layout names its row and stops the export: a partial params table would pass for a whole one.
         } catch (const DbError& e) {
+          // A bad layout names its row and stops the export: a partial params table would pass for a whole one.
           EGM_THROW(DbError, "{}: table param_layouts, row id = {}: {}; nothing exported", connection.path(),
                     layout_id, e.what());
         }

@@ -54,8 +54,8 @@ std::vector<Migration> parse_migrations(std::string_view script) {
                   "schema script: migration {} follows {}; versions must be 1, 2, 3, ... in order", m.version,
                   migrations.size());
       migrations.push_back(std::move(m));
-    // Lines before the first marker (the script's header comment) belong to no migration.
     } else if (!migrations.empty()) {
+      // Lines before the first marker (the script's header comment) belong to no migration.
       migrations.back().sql.append(line);
       migrations.back().sql += '\n';
     }

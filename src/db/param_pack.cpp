@@ -39,8 +39,8 @@ std::vector<Segment> parse_layout(std::string_view layout) {
   nlohmann::json j;
   try {
     j = parse_json(layout, JsonLimits::machine(), "param layout");
-  // Rethrown as DbError: a bad layout is a damaged or foreign database, not a bad input file.
   } catch (const JsonError& e) {
+    // Rethrown as DbError: a bad layout is a damaged or foreign database, not a bad input file.
     EGM_THROW(DbError, "{}", e.what());
   }
   EGM_REQUIRE(j.is_array(), DbError, "param layout is not a JSON array");

@@ -22,8 +22,8 @@ namespace {
 
 // The status enums' values are their index in the name tables below, so the
 // tables' order must match the enums' declaration order in results_db.h.
-template <typename Enum, size_t N>
 // Throws ConfigError (not DbError) naming the valid statuses: the name may come from a user's --status.
+template <typename Enum, size_t N>
 Enum parse_status(std::string_view name, const char* const (&names)[N], const char* what) {
   for (size_t i = 0; i < N; ++i)
     if (name == names[i]) return static_cast<Enum>(i);
@@ -582,7 +582,7 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
         connection_.execute("UPDATE cells SET position = ? WHERE id = ?", static_cast<int64_t>(i), it->second.id);
       continue;
     }
-    // reset() clears the previous row's step; the new bindings replace the old ones.
+    // reset() rewinds the statement and clears the previous row's bindings.
     insert.reset();
     insert.bind_all(sweep_id, static_cast<int64_t>(i), c.key, c.variant, c.seed, c.config_json, c.config_hash,
                     c.max_steps, c.max_attempts, t, c.grid_point, c.grid_json);

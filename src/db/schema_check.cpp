@@ -99,8 +99,8 @@ void check_egm_schema(Connection& connection, const std::string& schema, int ver
         if (std::find(got.columns.begin(), got.columns.end(), column) == got.columns.end())
           refuse(fmt::format("table {} lacks egm's column {} {} (it has {})", name, column.first, column.second,
                              column_list(got.columns)));
-    // A view is compared by its SQL text, since it is code that runs when the view is read.
     } else if (got.type != "view" || got.sql != want.sql) {
+      // A view is compared by its SQL text, since it is code that runs when the view is read.
       refuse(fmt::format("view {} is not egm's view (its SQL differs)", name));
     }
   }

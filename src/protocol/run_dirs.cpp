@@ -43,8 +43,8 @@ std::optional<SweepIdentity> read_marker(const fs::path& dir) {
     s.spec_hash = j.at("spec_hash").get<std::string>();
     s.created_at = j.at("created_at").get<double>();
     return s;
-  // An unreadable marker is treated as no marker: the folder is moved aside, never written into.
   } catch (const std::exception&) {
+    // An unreadable marker is treated as no marker: the folder is moved aside, never written into.
     return std::nullopt;
   }
 }

@@ -52,8 +52,8 @@ RunOutcome run_outcome_from_json(const nlohmann::json& object, const std::string
   const std::string status = f.text("status");
   try {
     o.status = parse_outcome(status);
-  // Rethrown through JsonFields so the message names the record and the field.
   } catch (const ProtocolError&) {
+    // Rethrown through JsonFields so the message names the record and the field.
     f.fail("status", "must be done, diverged or interrupted, got '" + status + "'");
   }
   o.message = f.text_or("message", "");

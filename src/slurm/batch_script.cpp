@@ -310,8 +310,8 @@ std::int64_t parse_slurm_time_seconds(std::string_view time) {
     h = fields[0];
     if (fields.size() > 1) m = fields[1];
     if (fields.size() > 2) s = fields[2];
-  // Without days, Slurm reads one number as minutes and two as minutes:seconds.
   } else if (fields.size() == 1) {
+    // Without days, Slurm reads one number as minutes and two as minutes:seconds.
     m = fields[0];
   } else if (fields.size() == 2) {
     m = fields[0], s = fields[1];

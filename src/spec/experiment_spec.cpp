@@ -52,8 +52,8 @@ json parse_json(std::string_view text, const std::string& source) {
   json document;
   try {
     document = egm::parse_json(text, JsonLimits::user(), source, &duplicates);
-  // A syntax error stops here: the later stages need a document to look at.
   } catch (const JsonError& e) {
+    // A syntax error stops here: the later stages need a document to look at.
     Problem p;
     p.path = e.path();
     p.line = e.line();

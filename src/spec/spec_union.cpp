@@ -51,8 +51,8 @@ std::optional<std::string> merge_at(json& a, const json& b, const std::string& p
         if (auto bad = merge_at(a[k], b.at(k), sub)) return bad;
       } else if (!(may_be_absent(sub) || is_keyed_union(path))) {
         return fmt::format("{} (in one, not the other)", sub);
-      // Present in b only: the union takes b's value.
       } else if (in_b) {
+        // Present in b only: the union takes b's value.
         a[k] = b.at(k);
       }
     }
