@@ -14,6 +14,7 @@ int64_t parse_int(const std::string& text, const std::string& entry, const char*
   size_t used = 0;
   int64_t v = -1;
   try {
+    // stoll throws on no digits or overflow; both end as the message below.
     v = std::stoll(text, &used);
   } catch (const std::exception&) {
     used = 0;
@@ -31,6 +32,7 @@ std::vector<InjectedFailure> parse_injected_failures(const std::string& text) {
   std::stringstream entries(text);
   std::string entry;
   while (std::getline(entries, entry, ',')) {
+    // A trailing comma (or an empty variable) adds no entry.
     if (entry.empty()) continue;
     std::vector<std::string> parts;
     std::stringstream fields(entry);
@@ -56,6 +58,7 @@ std::vector<InjectedFailure> injected_failures_from_env() { return parse_injecte
 int64_t injected_fail_step(const std::vector<InjectedFailure>& failures, const std::string& variant, uint64_t seed,
                            int attempt) {
   for (const auto& f : failures)
+    // The first `attempts` attempts fail; the one after succeeds, which is how retries are tested.
     if (f.variant == variant && f.seed == seed && attempt <= f.attempts) return f.step;
   return -1;
 }

@@ -21,6 +21,7 @@ ViewMode parse_view_mode(const std::string& name) {
 }
 
 std::string format_duration_short(std::optional<double> seconds) {
+  // Over 1e8 s (three years) is no real estimate, only a rate near zero.
   if (!seconds || !std::isfinite(*seconds) || *seconds < 0 || *seconds > 1e8) return "?";
   const auto s = static_cast<int64_t>(std::llround(*seconds));
   if (s >= 3600) return fmt::format("{}h{:02d}m", s / 3600, (s % 3600) / 60);
@@ -38,6 +39,7 @@ std::string format_rate(double v) {
 std::string progress_bar(double fraction, int width) {
   if (!std::isfinite(fraction)) fraction = 0;
   fraction = std::clamp(fraction, 0.0, 1.0);
+  // The epsilon keeps an exact fraction (0.5 * 30) from flooring one short through rounding.
   const int filled = static_cast<int>(std::floor(fraction * width + 1e-9));
   return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '-') +
          "]";
@@ -47,6 +49,7 @@ std::string render_cell_line(const CellLine& c) {
   const std::string step = c.step ? fmt::format("{:>6}/{}", *c.step, c.max_steps) : fmt::format("{:>6}/{}", "-", c.max_steps);
   const std::string loss = c.loss && std::isfinite(*c.loss) ? fmt::format("{:.4f}", *c.loss) : "-";
   const std::string rate = c.tokens_per_s ? format_rate(*c.tokens_per_s) : "-";
+  // A data-parallel cell shows all its ranks ("w1+w2"); a single-rank cell its one worker.
   const std::string workers = c.group.size() > 1 ? fmt::format("w{}", fmt::join(c.group, "+")) : fmt::format("w{}", c.worker);
   return fmt::format("  {:<16} seed {:<3} {:<3} try {}  step {}  loss {:<7}  {:>7} tok/s  ETA {}", c.variant, c.seed,
                      workers, c.attempt, step, loss, rate, format_duration_short(c.eta_s));
@@ -66,6 +69,7 @@ std::vector<std::string> render_block(const SweepView& v, int columns) {
   for (const auto& c : v.cells) lines.push_back(render_cell_line(c));
   if (columns > 0)
     for (auto& l : lines)
+      // Cut to the terminal's width: a wrapped line would throw off the cursor-up count erase_block relies on.
       if (static_cast<int>(l.size()) > columns) l.resize(static_cast<size_t>(columns));
   return lines;
 }
@@ -85,6 +89,7 @@ std::string render_plain_line(const SweepView& v) {
 
 LiveView::LiveView(std::FILE* out, ViewMode mode, double plain_interval_s)
     : out_(out), mode_(mode), interval_s_(plain_interval_s) {
+  // A log file or pipe gets plain lines: escape codes would only clutter it.
   if (mode_ == ViewMode::automatic) mode_ = isatty(fileno(out_)) ? ViewMode::tty : ViewMode::plain;
 }
 
@@ -92,6 +97,7 @@ LiveView::~LiveView() { close(); }
 
 int LiveView::columns() const {
   winsize ws{};
+  // One column short of the width: a line that fills it exactly makes some terminals wrap.
   if (ioctl(fileno(out_), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col - 1;
   return 119;
 }
@@ -100,6 +106,7 @@ bool LiveView::due() const {
   if (closed_ || mode_ == ViewMode::none) return false;
   if (!drawn_once_) return true;
   const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_draw_).count();
+  // A TTY redraws twice a second; plain lines come at the slower interval, as each one stays in the log.
   return since >= (mode_ == ViewMode::tty ? 0.5 : interval_s_);
 }
 
@@ -132,6 +139,7 @@ void LiveView::show(const SweepView& view) {
 void LiveView::message(const std::string& line) {
   if (mode_ == ViewMode::none) return;
   if (mode_ == ViewMode::tty && !closed_) {
+    // A message goes above the live block: the block is erased, the line printed, the block drawn again below it.
     const std::vector<std::string> block = block_;
     erase_block();
     std::fprintf(out_, "%s\n", line.c_str());
@@ -147,6 +155,7 @@ void LiveView::message(const std::string& line) {
   }
 }
 
+// The block is left on screen as it was last drawn; later messages print as plain lines.
 void LiveView::close() { closed_ = true; }
 
 }  // namespace egm::coordinator

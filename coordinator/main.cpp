@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     o.view = parse_view_mode(view);
     o.injected_failures = injected_failures_from_env();  // test-only
   } catch (const CLI::ParseError& e) {
+    // --help exits 0; a bad flag is an error like any other (2), not CLI11's own code.
     return app.exit(e) == 0 ? 0 : kExitError;
   } catch (const egm::Error& e) {
     std::fprintf(stderr, "egm-coordinator: error: %s\n", e.what());
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     int code = kExitError;
     bool in_order = true;
     {
+      // Scoped: the transport's duplicated communicator must be freed before MPI_Finalize runs in ~Scope.
       egm::protocol::MpiTransport transport;
       Coordinator coordinator(o, transport);
       code = coordinator.run();
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     if (!in_order) mpi.abort(code);
     return code;
   } catch (const std::exception& e) {
+    // Errors before or outside the Coordinator (MPI_Init, the transport); the Coordinator reports its own.
     std::fprintf(stderr, "egm-coordinator: error: %s\n", e.what());
     return kExitError;
   }

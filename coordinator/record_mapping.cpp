@@ -18,6 +18,7 @@ db::EventKind event_kind(TrainerEvent event) {
     case TrainerEvent::checkpoint_skipped: return db::EventKind::checkpoint_skipped;
     case TrainerEvent::restart_from_scratch: return db::EventKind::restart_from_scratch;
   }
+  // Unreachable for a parsed event; it keeps the function from falling off its end.
   EGM_THROW(ProtocolError, "trainer event {} has no event kind", static_cast<int>(event));
 }
 
@@ -55,6 +56,7 @@ class Mapper {
     if (m.step % std::max<int64_t>(1, ctx_.train_stride) == 0 || m.step == ctx_.final_step)
       out_.batch.metrics.push_back(std::move(m));
   }
+  // Eval points are never thinned: there are few, and the analysis reads them.
   void add(const EvalRecord& r) { out_.batch.metrics.push_back(metric(r.step, r.split, r.loss)); }
   // Final measurements have no step of their own: they belong to the cell's last.
   void add(const FinalEvalRecord& r) { out_.batch.metrics.push_back(metric(ctx_.final_step, r.split, r.loss)); }
@@ -72,6 +74,7 @@ class Mapper {
       out_.batch.params.push_back(std::move(v));
     }
   }
+  // A checkpoint asks for an immediate commit (cell_life.cpp): the database is never behind what a resume starts from.
   void add(const CheckpointRecord& r) {
     out_.checkpoint_step = r.step;
     event(db::EventKind::checkpoint, fmt::format("checkpoint at step {}", r.step), r.step);
@@ -97,6 +100,8 @@ class Mapper {
 
 int64_t train_stride(int64_t max_steps, int64_t log_interval) {
   const int64_t every = std::max<int64_t>(1, log_interval);
+  // Up to kMaxTrainPoints progress records are kept whole; beyond that the stride is a multiple of log_interval,
+  // so every kept step is one a progress record exists for.
   const int64_t span = every * kMaxTrainPoints;
   if (max_steps <= span) return 1;  // every progress record is kept
   return every * std::max<int64_t>(1, (max_steps + span - 1) / span);

@@ -20,6 +20,7 @@ using detail::seconds_between;
 
 std::string describe_signal(int sig) { return describe_stop_signal(sig); }
 
+// Each stop signal has its own event kind, so the events table tells a time limit (USR2) from a cancel (TERM).
 db::EventKind interruption_kind(int sig) {
   switch (sig) {
     case SIGUSR2: return db::EventKind::interrupted_sigusr2;
@@ -38,6 +39,7 @@ void Coordinator::begin_stop(int sig) {
   stop_signal_ = sig;
   // After --stop-timeout the loop stops waiting for checkpoints (stop_overdue_jobs).
   stop_deadline_ = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.stop_timeout_s * 1000));
+  // Jobs, not workers: a data-parallel job of several ranks is one cell to checkpoint.
   const int busy = static_cast<int>(jobs_.size());
   const std::string text = fmt::format("interrupted by {}: checkpointing {} running cell{}", describe_signal(sig), busy,
                                        busy == 1 ? "" : "s");
@@ -46,6 +48,7 @@ void Coordinator::begin_stop(int sig) {
   for (auto& [run_id, job] : jobs_) {
     for (int r : job.running)  // every member: they agree on the step to stop at
       protocol::send_message(transport_, r, protocol::Stop{"interrupted by " + describe_signal(sig), sig});
+    // Marked so a partner's failure or an abandoned job (cell_life.cpp) sends these ranks no second STOP.
     job.stop_sent = true;
   }
 }
@@ -71,6 +74,7 @@ void Coordinator::stop_overdue_jobs() {
 void Coordinator::shutdown_workers(const std::string& reason, bool record) {
   for (WorkerSlot& w : workers_)
     if (w.state != WorkerState::gone) protocol::send_message(transport_, w.rank, protocol::Shutdown{reason});
+  // A worker that never answers must not hold the sweep open: after bye_timeout_s the coordinator ends without it.
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.bye_timeout_s * 1000));
   while (live_workers() > 0 && Clock::now() < deadline) {
     if (record) beat();  // the sweep still says 'running' while the workers leave
@@ -106,6 +110,7 @@ int Coordinator::finish_normally() {
   const std::vector<std::string> failed = failed_cell_lines(cells);
   const int64_t done = std::count_if(cells.begin(), cells.end(),
                                      [](const db::CellRow& c) { return c.status == db::CellStatus::done; });
+  // Written after every worker has left, so no late RESULT can change a cell of a sweep marked finished.
   db().set_sweep_status(sweep_id_, failed.empty() ? db::SweepStatus::done : db::SweepStatus::failed);
   release_ownership();
   db().record_event({sweep_id_, std::nullopt, std::nullopt,
@@ -140,6 +145,7 @@ int Coordinator::finish_normally() {
 
 int Coordinator::finish_interrupted() {
   shutdown_workers("interrupted by " + describe_signal(stop_signal_), /*record=*/true);
+  // Interrupted, not failed: the next start (or a requeued job) resumes it from the checkpoints.
   db().set_sweep_status(sweep_id_, db::SweepStatus::interrupted);
   release_ownership();  // a requeued job may start on another host: it need not wait for staleness
   show_view(/*force=*/true);

@@ -11,6 +11,7 @@ namespace egm::coordinator {
 std::vector<std::string> failed_cell_lines(const std::vector<db::CellRow>& cells) {
   std::vector<std::string> lines;
   for (const auto& c : cells) {
+    // Only cells with no retries left: a failed cell that will be retried is not a final failure.
     if (c.status != db::CellStatus::failed || c.failures < c.max_attempts) continue;
     lines.push_back(fmt::format("{}: failed {} time{}, no retries left: {}", c.key, c.failures,
                                 c.failures == 1 ? "" : "s", c.last_error.value_or("(no error text)")));
@@ -24,6 +25,7 @@ void print_sweep_summary(db::ResultsDb& db, const std::vector<db::CellRow>& cell
   try {
     headline = analysis::render_headline(db, spec.name);
   } catch (const std::exception& e) {
+    // The sweep itself finished: a missing or failing analysis is reported, not allowed to turn the exit into an error.
     headline = fmt::format("no analysis of sweep {}: {}\n", spec.name, e.what());
   }
   std::fprintf(out, "\n%s", headline.c_str());

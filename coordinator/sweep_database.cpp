@@ -25,6 +25,7 @@ namespace {
 // "base-s0, mope-s0, ... (12 more)": the cells a start linked, for its one line.
 std::string reused_keys(const std::vector<db::ReuseLink>& links) {
   std::vector<std::string> keys;
+  // At most 8 keys: the start line stays one line even when hundreds of cells were reused.
   for (size_t i = 0; i < links.size() && i < 8; ++i) keys.push_back(links[i].key);
   std::string s = fmt::format("{}", fmt::join(keys, ", "));
   if (links.size() > keys.size()) s += fmt::format(" ({} more)", links.size() - keys.size());

@@ -21,6 +21,7 @@
 namespace egm::worker {
 namespace {
 
+// By its text: allocators and BLAS libraries report running out of memory in many exception types.
 bool mentions_oom(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text.find("out of memory") != std::string::npos || text.find("not enough memory") != std::string::npos;
@@ -46,6 +47,7 @@ FailureReport describe_failure(std::exception_ptr error, bool step_completed, co
   try {
     std::rethrow_exception(error);
   } catch (const ConfigError& e) {
+    // ConfigError before Error (its base): a bad config fails every attempt the same way.
     r.kind = "config error";
     full = e.what();
     if (!e.where().empty()) r.where = e.where();
@@ -59,6 +61,7 @@ FailureReport describe_failure(std::exception_ptr error, bool step_completed, co
     r.message = protocol::failure_headline(e.what_without_backtrace());
     oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr || mentions_oom(r.message);
   } catch (const std::bad_alloc& e) {
+    // The host allocator: std::bad_alloc's own what() says only "std::bad_alloc".
     full = std::string("out of memory (std::bad_alloc: ") + e.what() + ")";
     oom = true;
   } catch (const std::exception& e) {
@@ -70,6 +73,7 @@ FailureReport describe_failure(std::exception_ptr error, bool step_completed, co
   if (r.message.empty()) r.message = protocol::failure_headline(full);
   if (r.message.empty()) r.message = "(an exception without a message)";
   if (oom) r.kind = "out of memory";
+  // An OOM before the first step would recur on every retry; after one, memory was enough and a retry may pass.
   r.retriable = !(r.kind == "config error" || (oom && !step_completed));
   r.detail = full;
   if (!r.where.empty()) r.detail += fmt::format("\n[at {}]", r.where);
@@ -82,6 +86,7 @@ void append_failure_log(const std::string& out_dir, const std::string& cell_key,
   const std::string path = (std::filesystem::path(out_dir) / "errors.log").string();
   try {
     make_dirs(out_dir);
+    // Appended: each attempt's failure is kept, so the log shows the whole history of a flaky cell.
     std::ofstream out(path, std::ios::app);
     out << fmt::format("=== {} {} attempt {} failed on rank {}{}: {}, {}\n", utc_now(), cell_key, attempt, rank,
                        step >= 0 ? fmt::format(" after step {}", step) : "", report.kind,
@@ -96,6 +101,7 @@ void append_failure_log(const std::string& out_dir, const std::string& cell_key,
 
 void throw_injected(const std::string& kind, const std::string& message) {
   if (kind == "config") EGM_THROW(ConfigError, "{} (injected as a config error)", message);
+  // A real c10::OutOfMemoryError, so the test exercises the same catch as a GPU running out.
   if (kind == "oom") TORCH_CHECK_WITH(OutOfMemoryError, false, message, " (injected as out of memory)");
   EGM_THROW(Error, "{}", message);
 }

@@ -13,6 +13,7 @@ double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Records the coordinator acts on at once (a start, an end, a checkpoint, an event) are not held back.
 bool flush_now(RecordKind kind) {
   return kind == RecordKind::status || kind == RecordKind::checkpoint || kind == RecordKind::final_eval ||
          kind == RecordKind::event;
@@ -30,11 +31,13 @@ ForwardingSink::ForwardingSink(protocol::Transport& transport, int64_t cell_id, 
 
 void ForwardingSink::emit(const Record& record) {
   Record r = record;
+  // Stamped here, when the record is made, not when the batch reaches the database.
   r.time = unix_seconds();
   if (const std::optional<int64_t> step = step_of(r.body)) last_step_ = std::max(last_step_, *step);
   const RecordKind kind = kind_of(r.body);
   buffer_.push_back(std::move(r));
   const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush_).count();
+  // 1,000 records bound the message: a long interval at a high step rate must not build one huge RECORDS.
   if (flush_now(kind) || since >= flush_interval_s_ || buffer_.size() >= 1000) flush();
 }
 
@@ -44,6 +47,7 @@ void ForwardingSink::flush() {
   protocol::Records m;
   m.cell_id = cell_id_;
   m.run_id = run_id_;
+  // A moved-from vector is valid but unspecified: clear() makes it empty for the next records.
   m.records = std::move(buffer_);
   buffer_.clear();
   protocol::send_message(transport_, coordinator_, m);

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // Warnings only by default: every worker shares the terminal with the coordinator's live view.
   egm::log::set_level(verbose ? egm::log::Level::debug : egm::log::Level::warn);
 
   // SIGUSR2/SIGTERM/SIGINT (mpirun forwards them to every rank) become a flag
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     egm::mpi::Scope mpi(&argc, &argv);
     int code = 0;
     {
+      // Scoped, so the transport's communicator is freed before ~Scope calls MPI_Finalize.
       egm::protocol::MpiTransport transport;
       egm::worker::Worker worker(o, transport, egm::worker::mpi_run_groups());
       code = worker.run();

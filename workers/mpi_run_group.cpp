@@ -21,11 +21,13 @@ MpiRunGroup::MpiRunGroup(MPI_Comm world, const std::vector<int>& world_ranks, co
   EGM_REQUIRE(!world_ranks.empty(), ConfigError, "a run group needs at least one rank");
   MPI_Group world_group = MPI_GROUP_NULL, run_group = MPI_GROUP_NULL;
   EGM_MPI_CHECK(MPI_Comm_group(world, &world_group));
+  // The group's ranks in ASSIGN's order: the first (the leader) is rank 0 of the new communicator.
   const int rc_incl =
       MPI_Group_incl(world_group, static_cast<int>(world_ranks.size()), world_ranks.data(), &run_group);
   MPI_Group_free(&world_group);
   EGM_MPI_CHECK(rc_incl);
   MPI_Comm group = MPI_COMM_NULL;
+  // create_group, not MPI_Comm_create: only the group's members take part, so the other workers keep training.
   const int rc_create = MPI_Comm_create_group(world, run_group, kGroupTag, &group);
   MPI_Group_free(&run_group);
   EGM_MPI_CHECK(rc_create);
@@ -39,6 +41,7 @@ MpiRunGroup::~MpiRunGroup() {
 
 int MpiRunGroup::agree_max(int mine) {
   int agreed = 0;
+  // MAX: one member that must stop stops them all, at the same step, so no collective is left waiting.
   EGM_MPI_CHECK(MPI_Allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, group_.get()));
   return agreed;
 }

@@ -47,6 +47,7 @@ protocol::Hello Worker::hello() {
   h.source_diff_sha256 = std::string(source_state().diff_sha256);
   h.nccl = have_nccl();
   h.gpus = static_cast<int>(torch::cuda::device_count());
+  // Every visible GPU's name: the coordinator picks the one for the device it deals this worker.
   for (int i = 0; i < h.gpus; ++i) h.gpu_names.push_back(cuda_device_name(i).value_or(""));
   try {
     // Loaded once; every run of this worker reads the same tokens.
@@ -55,6 +56,7 @@ protocol::Hello Worker::hello() {
     corpus_ = Corpus::load(path);
     h.corpus_sha256 = corpus_->sha256();
   } catch (const std::exception& e) {
+    // Reported in HELLO rather than thrown: the coordinator stops the sweep with this worker's reason.
     h.error = corpus_error_ = e.what();
   }
   return h;
@@ -64,6 +66,7 @@ int Worker::run() {
   try {
     send(hello());
     while (true) {
+      // Waits in slices, so the loop stays responsive; the worker holds no timeout of its own.
       std::optional<protocol::Received> r = protocol::wait_message(transport_, std::chrono::milliseconds(200));
       if (!r) continue;
       EGM_REQUIRE(r->source == protocol::kCoordinatorRank, ProtocolError, "message from rank {}; workers only talk to the "
@@ -96,6 +99,7 @@ int Worker::run() {
 }
 
 bool Worker::should_stop(RunGroup* group) {
+  // A group member must call agree_max on every poll, even when it has nothing to say: it is a collective.
   ++polls_;  // once before every step: 2 polls = the attempt's first step is done
   const bool mine = told_to_stop();
   if (!group) return mine;
@@ -127,6 +131,7 @@ void Worker::train(const protocol::Assign& a) {
   const int me = transport_.rank();
   EGM_REQUIRE(std::find(a.group.begin(), a.group.end(), me) != a.group.end(), ProtocolError,
               "ASSIGN of run {} is for ranks {}, not for this worker (rank {})", a.run_id, fmt::join(a.group, ","), me);
+  // The leader (the group's first rank) is the trainer's rank 0, the one that records and writes files.
   const bool leader = a.group.front() == me;
   ForwardingSink sink(transport_, a.cell_id, a.run_id);
   std::unique_ptr<RunGroup> group;
@@ -184,6 +189,7 @@ void Worker::train(const protocol::Assign& a) {
         throw_injected(a.runtime.fail_kind, e.what());
       throw;
     }
+    // Every record before RESULT: the coordinator closes the attempt when RESULT arrives.
     sink.flush();
     const int signal = outcome.status == Outcome::interrupted ? signal_ : 0;
     send(protocol::Result{a.cell_id, a.run_id, std::move(outcome), signal});

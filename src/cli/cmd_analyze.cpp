@@ -29,16 +29,19 @@ void run_analyze(const AnalyzeOptions& o) {
   SafeStdout out;  // text from the database: control bytes escaped (util/terminal_text.h)
   analysis::AnalysisOptions options = analysis_options(o.analysis);
   options.analyse_params = !o.no_params;
+  // Parsed before the database is opened: a typo in --format fails at once.
   const analysis::OutputFormat format = analysis::parse_output_format(o.format);
   const std::string& sweep = o.analysis.sweep;
   const double level = o.analysis.level;
   db::ResultsDb results = db::open_for_reading(o.analysis.db);
+  // --no-params skips reading the parameter snapshots, the bulk of a large sweep's file.
   const analysis::SweepData data = analysis::load_sweep(results, sweep, !o.no_params);
   const bool text_format = format == analysis::OutputFormat::table || format == analysis::OutputFormat::markdown;
   analysis::SequenceOptions so;  // alpha = 1 - level; a level of 0.5 or less has no sequence
   so.alpha = 1.0 - level;
   so.adjustment = stats::parse_adjustment(o.adjust);
   auto print_sequences = [&](const analysis::SweepAnalysis& a, const std::string& heading) {
+    // Only the text forms: CSV and JSON stay the analysis alone, as their readers expect.
     if (!text_format || level <= 0.5) return;
     const std::string text =
         analysis::render_sequences_text(analysis::claim_sequences(a, data.spec.seeds, so), so, level);

@@ -32,6 +32,7 @@ void run_merge(const MergeArgs& a) {
   options.prefer = a.prefer;
   options.force = a.force;
   const db::MergeSummary s = db::merge_databases(options, [&](const std::string& line) {
+    // Progress on stderr, the summary on stdout: a script can keep the summary and drop the chatter.
     if (!a.quiet) std::fprintf(stderr, "egm merge: %s\n", terminal_safe(line).c_str());
   });
   for (const std::string& note : s.notes) std::fprintf(stderr, "egm merge: %s\n", terminal_safe(note).c_str());

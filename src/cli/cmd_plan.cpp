@@ -36,10 +36,12 @@ void run_plan(const PlanCliOptions& o, const CLI::App& cmd) {
   options.analysis.allow_mixed_setups = o.allow_mixed;
   options.alpha = o.alpha;
   options.adjustment = stats::parse_adjustment(o.adjust);
+  // Only when given: the two targets are optional, and plan_sweep tells which one was asked for by presence.
   if (cmd.count("--half-width")) options.half_width = o.half_width;
   if (cmd.count("--effect")) options.effect = o.effect;
   options.power = o.power;
   options.claims = o.claims;
+  // Checked before the database is opened, so a typo fails at once.
   EGM_REQUIRE(o.format == "table" || o.format == "json", ConfigError, "--format must be table or json, got '{}'",
               o.format);
   db::ResultsDb results = db::open_for_reading(o.db);

@@ -26,10 +26,12 @@ struct QueryOptions {
 
 void run_query(const QueryOptions& o) {
   const db::Format format = db::parse_format(o.format);
+  // A bare Connection, not a ResultsDb: the query reads whatever the file holds, without egm's schema check.
   db::Connection connection(o.db.empty() ? db::default_db_path() : o.db, db::OpenMode::read_only);
   db::Statement statement = db::prepare_read_only_query(connection, o.sql);
   const db::Table table = db::read_rows(statement);
   db::FormatOptions options;
+  // NULL spelled out, as SQL shows it: an empty cell could also be an empty string.
   options.null_text = "NULL";
   print_table(table, format, options);
 }

@@ -42,6 +42,7 @@ void run_report(const ReportCliOptions& o) {
   options.gnuplot = o.gnuplot;
   options.analysis = analysis_options(o.analysis);
   const std::string& sweep = o.analysis.sweep;
+  // Read-only: a report may be written while the coordinator still runs the sweep.
   db::ResultsDb results = db::open_for_reading(o.analysis.db);
   const analysis::SweepData data = analysis::load_sweep(results, sweep);
   if (analysis::has_grid(data)) {  // a full report per grid point, and the comparison across points

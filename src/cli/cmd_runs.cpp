@@ -40,6 +40,7 @@ db::Value opt(const std::optional<int64_t>& v) { return v ? db::Value(*v) : db::
 
 // Errors can be long; the aligned table keeps the start of them.
 std::string shorten(const std::string& s, db::Format format) {
+  // Cut only in the aligned table, where one long error would widen every row; CSV and JSON keep the whole text.
   constexpr size_t kMax = 60;
   if (format != db::Format::table || s.size() <= kMax) return s;
   return s.substr(0, kMax - 3) + "...";
@@ -83,6 +84,7 @@ db::Table cells_table(db::ResultsDb& results, const db::CellFilter& f, db::Forma
   t.columns.push_back("last_error");
   if (!reused.empty()) t.columns.push_back("reused_from");
   for (const auto& c : cells) {
+    // A done cell shows the step it finished at; others show how far their latest attempt got.
     const std::optional<int64_t> step = c.status == db::CellStatus::done && c.final_step ? c.final_step : c.latest_step;
     std::vector<db::Value> row{c.sweep_name, c.key, c.variant, c.seed};
     if (grid) {
@@ -156,6 +158,7 @@ void show_diff(db::ResultsDb& results, const RunsOptions& o) {
       continue;
     }
     const std::string& sha = *r.info.source_diff_sha256;
+    // Each distinct diff once: the attempts of one build share it.
     if (std::find(seen.begin(), seen.end(), sha) != seen.end()) continue;
     seen.push_back(sha);
     const std::optional<db::SourceDiff> d = results.source_diff(sha);
@@ -176,6 +179,7 @@ void show_diff(db::ResultsDb& results, const RunsOptions& o) {
 // answered with an empty table. `listed`: the variants the table already
 // shows, so the variants are looked up only when one of them is missing.
 void require_known_filters(db::ResultsDb& results, const RunsOptions& o, const std::set<std::string>& listed) {
+  // A superseded sweep (NAME@ID) counts as known too: find_sweep looks up any name.
   for (const std::string& name : o.sweeps) {
     if (results.find_sweep(name)) continue;
     std::vector<std::string> names;
@@ -217,6 +221,7 @@ void run_runs(const RunsOptions& o) {
   const db::Table t = o.attempts ? attempts_table(results, f, format) : cells_table(results, f, format);
   std::set<std::string> listed;
   const auto column = std::find(t.columns.begin(), t.columns.end(), "variant") - t.columns.begin();
+  // Both tables have a "variant" column holding text, so the get cannot fail.
   for (const auto& row : t.rows) listed.insert(std::get<std::string>(row[static_cast<size_t>(column)]));
   require_known_filters(results, o, listed);
   db::FormatOptions options;

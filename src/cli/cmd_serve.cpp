@@ -36,16 +36,19 @@ bool wait_for_database(const std::string& path, const sigset_t& signals) {
   if (file_exists(path)) return true;
   fmt::print("egm serve: waiting for {} to appear (egm sweep creates it when it starts); Ctrl-C stops\n", path);
   std::fflush(stdout);
+  // 200 ms: the wait notices the file (and a Ctrl-C) quickly without a busy loop.
   constexpr timespec kTick{0, 200'000'000};
   constexpr int kSettle = 50;  // ticks (10 s) from the file's appearance
   int since_seen = -1;
   for (;;) {
+    // The signals are blocked, so they are taken here synchronously instead of killing the process mid-wait.
     if (sigtimedwait(&signals, nullptr, &kTick) > 0) return false;
     if (since_seen < 0 && !file_exists(path)) continue;
     try {
       db::ResultsDb check(path, db::OpenMode::read_only);
       return true;
     } catch (const std::exception&) {
+      // Not yet an egm database (being created, or locked by the migration): wait, up to kSettle ticks.
       if (++since_seen >= kSettle) return true;
     }
   }
@@ -68,6 +71,7 @@ void run_serve(const ServeCliOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   if (!wait_for_database(options.site.db_path, signals)) return;
   serve::Server server(options);
+  // sigwait in a thread of its own: no async signal handler, so stopping the server may take locks.
   std::thread waiter([&server, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
@@ -77,6 +81,7 @@ void run_serve(const ServeCliOptions& o) {
   std::fflush(stdout);
   server.run();
   // Stopped by a signal: the waiter has returned. Stopped otherwise: wake it.
+  // Harmless when the waiter has already ended: pthread_kill then only fails, and join still succeeds.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
 }

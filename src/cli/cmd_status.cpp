@@ -37,6 +37,7 @@ struct StatusOptions {
 
 std::string progress_bar(double fraction, int width = 40) {
   fraction = std::clamp(fraction, 0.0, 1.0);
+  // floor: the bar is full only when the work is, never by rounding up at 99.9%.
   const int filled = static_cast<int>(std::floor(fraction * width));
   return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '-') +
          "]";
@@ -67,8 +68,10 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   std::string header = fmt::format("sweep {}  [{}]  created {} UTC  spec {}", sweep.name,
                                    stale ? "stale" : db::to_string(sweep.status), db::format_utc(sweep.created_at),
                                    sweep.spec_hash.substr(0, 12));
+  // squeue/sacct are asked per listed sweep (up to 30 s each when the controller is slow): only for submitted sweeps.
   if (sweep.slurm_job_id)
     header += fmt::format("  slurm job {}: {}", *sweep.slurm_job_id, slurm::query_job_state(*sweep.slurm_job_id).state);
+  // print_safe: sweep names and hosts come from the database, which may hold control bytes.
   print_safe("{}\n", header);
   // Who runs it (schema v9): the coordinator a second launch would be refused by.
   if (sweep.owner && !stale)
@@ -87,6 +90,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   const int64_t steps_to_run = p.steps_total - p.steps_given_up;
   const double fraction = steps_to_run > 0 ? static_cast<double>(p.steps_done) / static_cast<double>(steps_to_run) : 1;
   std::string eta = "ETA unknown";
+  // Zero means every cell is done or given up; no value means nothing to estimate from yet.
   if (p.eta_s) eta = *p.eta_s == 0 ? "nothing left to run" : "ETA " + db::format_duration(*p.eta_s);
   print_safe("  {} {:5.1f}%  {}/{} steps  {}\n", progress_bar(fraction), 100.0 * fraction, p.steps_done, steps_to_run,
              eta);
@@ -125,6 +129,7 @@ void print_sweep(db::ResultsDb& results, const db::SweepRow& sweep) {
   }
   db::FormatOptions options;
   options.float_digits = 5;
+  // Indented line by line under the sweep's header.
   const std::string text = db::format_table(t, db::Format::table, options);
   size_t pos = 0;
   while (pos < text.size()) {
@@ -140,6 +145,7 @@ nlohmann::json sweep_json(db::ResultsDb& results, const db::SweepRow& sweep) {
   db::SweepProgress p = results.sweep_progress(sweep.id);
   const double now = unix_now();
   const std::optional<double> stale = db::stale_since(sweep, now);
+  // The same counting as the text form, so scripts and people see the same numbers.
   if (stale) count_stale_as_interrupted(p);
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   nlohmann::json j;
@@ -203,6 +209,7 @@ void run_status(const StatusOptions& o) {
     }
     sweeps.push_back(*s);
   } else {
+    // Superseded sweeps (NAME@ID) only with --all: they are history, not work.
     sweeps = results.list_sweeps(o.all);
   }
   if (o.format == "json") {

@@ -50,6 +50,7 @@ struct SubmitOptions {
 
 // A positive count written in plain digits, or a ConfigError built from `why`.
 int plain_count(const std::string& text, const std::string& why) {
+  // At most 5 digits: stoi cannot overflow, and no job has 100,000 nodes or GPUs per node.
   const bool digits = !text.empty() && text.size() < 6 &&
                       std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
   EGM_REQUIRE(digits && std::stoi(text) >= 1, ConfigError, "{}", why);
@@ -80,7 +81,9 @@ slurm::BatchParams batch_params(const SubmitOptions& o, const std::string& sweep
       {"time", o.time},
       {"launch_command", launch},
       {"job_name", "egm-" + sweep_name},
+      // %j is Slurm's job id: each submission of the sweep logs to its own file beside the database.
       {"output", (db_dir / (sweep_name + "-%j.out")).string()},
+      // The job starts where egm submit ran, so relative paths in the spec mean the same there.
       {"chdir", fs::current_path().string()},
       {"cpus_per_task", std::to_string(o.launch.threads_per_worker)},
   };
@@ -128,7 +131,9 @@ void run_submit(SubmitOptions o) {
                 "for more GPUs",
                 o.workers, nodes, gpus, spec.runs_per_gpu, slots, slots);
   }
+  // No more workers than cells: an extra one would only wait for work that never comes.
   const int workers = o.workers > 0 ? o.workers : std::max(1, std::min(cells, slots));
+  // Absolute: the job may start in another directory (and so may a requeued attempt).
   const std::string db_path =
       fs::absolute(o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path).lexically_normal().string();
   const fs::path db_dir = fs::path(db_path).parent_path();
@@ -166,6 +171,7 @@ void run_submit(SubmitOptions o) {
   const std::string script_path = (db_dir / (spec.name + ".sbatch")).string();
   const std::string script = slurm::render_batch_script(batch_params(o, spec.name, workers, db_dir, launch));
 
+  // The summary on stderr, the script alone on stdout, so `egm submit --dry-run > job.sbatch` works.
   if (o.dry_run) {
     std::cerr << fmt::format("egm submit: sweep {}: {}\n", spec.name, size.product());
     std::cout << script;
@@ -187,6 +193,7 @@ void run_submit(SubmitOptions o) {
   spec::SweepSetup setup =
       spec::open_sweep(opened, db_path, spec::changed_spec(o.launch.new_sweep, o.launch.extend), opening);
   const db::SweepRow& sweep = setup.sweep.sweep;
+  // A job that is still queued or running would train the same cells as the new one.
   if (sweep.slurm_job_id) {
     const slurm::JobState state = slurm::query_job_state(*sweep.slurm_job_id);
     EGM_REQUIRE(!state.active(), ConfigError,
@@ -194,6 +201,7 @@ void run_submit(SubmitOptions o) {
                 "`scancel {}` first",
                 sweep.name, *sweep.slurm_job_id, state.state, *sweep.slurm_job_id);
   }
+  // Written before sbatch runs: the error message when sbatch is missing tells the user to submit this file.
   atomic_write_file(script_path, script);
   const std::uint64_t job_id = slurm::submit_batch_script(script_path, o.sbatch);
   setup.db.set_slurm_job_id(sweep.id, std::to_string(job_id));

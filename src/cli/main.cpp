@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   // --version alone, before anything else (version.h); with other arguments, refused.
   if (const std::optional<int> status = egm::cli::answer_version_flag(argc, argv)) return *status;
   CLI::App app{"egm: the EGA-MORLET experiment orchestrator"};
+  // Exactly one verb per call: egm status, egm sweep, ...
   app.require_subcommand(1);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "debug logging, and error locations");

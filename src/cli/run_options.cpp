@@ -36,6 +36,7 @@ RunConfig resolve_run_config(const RunConfigFlags& f) {
     try {
       value = parse_json(text, JsonLimits::user(), "--set " + key);
     } catch (const JsonError& e) {
+      // Only text that is not JSON at all falls back to a string; a value over the limits is still an error.
       if (e.kind() != JsonError::Kind::syntax) throw;
       value = text;  // bare strings: --set model.variant=ega
     }
@@ -43,6 +44,7 @@ RunConfig resolve_run_config(const RunConfigFlags& f) {
                 "--set {}: the key must start with model. or train.", s);
     overrides[key] = value;
   }
+  // The dedicated flags go in last, so --variant wins over a --set model.variant given alongside.
   if (!f.variant.empty()) overrides["model.variant"] = f.variant;
   if (f.seed >= 0) overrides["train.seed"] = f.seed;
   if (f.steps >= 0) overrides["train.max_steps"] = f.steps;

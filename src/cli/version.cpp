@@ -19,6 +19,7 @@ std::string version_text() {
   const SourceState& s = source_state();
   std::string_view commit = s.commit;
   constexpr std::string_view kDirty = "-dirty";
+  // A commit ending in -dirty was built with uncommitted changes to tracked files.
   const bool dirty = commit.size() > kDirty.size() && commit.substr(commit.size() - kDirty.size()) == kDirty;
   if (dirty) commit.remove_suffix(kDirty.size());
   std::string state = "clean";
@@ -39,6 +40,7 @@ std::string version_text() {
 
 std::optional<int> answer_version_flag(int argc, char** argv) {
   bool asked = false;
+  // Scanned before CLI11 parses, which would demand a verb (require_subcommand).
   for (int i = 1; i < argc; ++i) asked = asked || std::string_view(argv[i]) == "--version";
   if (!asked) return std::nullopt;
   if (argc != 2) {

@@ -24,6 +24,7 @@ using nlohmann::json;
 // that names the path) and how to write it.
 template <typename Section>
 struct Field {
+  // Both directions from one member pointer (field() below), so a key cannot be read one way and written another.
   std::function<void(Section&, const json&, const std::string& path)> read;
   std::function<json(const Section&)> write;
   // Execution choices added after configs were hashed: written only when not at their
@@ -39,6 +40,7 @@ const char* type_name(const json& v) { return v.type_name(); }
 template <typename T>
 std::optional<T> integral_value(const json& v) {
   using L = std::numeric_limits<T>;
+  // nlohmann stores a non-negative integer as unsigned, a negative one as signed; a float goes last.
   if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
     return u <= static_cast<uint64_t>(L::max()) ? std::optional<T>(static_cast<T>(u)) : std::nullopt;
@@ -60,10 +62,12 @@ Field<Section> field(T Section::*member) {
   Field<Section> f;
   f.write = [member](const Section& s) { return json(s.*member); };
   f.read = [member](Section& s, const json& v, const std::string& path) {
+    // bool first: it is an integral type too, but 1 must not pass for true.
     if constexpr (std::is_same_v<T, bool>) {
       EGM_REQUIRE(v.is_boolean(), ConfigError, "{}: expected a boolean, got {}", path, type_name(v));
       s.*member = v.get<bool>();
     } else if constexpr (std::is_integral_v<T>) {
+      // A float with no fraction is accepted: JSON writers (and users) write 1e4 for 10000.
       EGM_REQUIRE(v.is_number_integer() || (v.is_number_float() && std::trunc(v.get<double>()) == v.get<double>()),
                   ConfigError, "{}: expected an integer, got {} {}", path, type_name(v), v.dump());
       if constexpr (std::is_unsigned_v<T>) {
@@ -76,6 +80,7 @@ Field<Section> field(T Section::*member) {
       s.*member = *value;
     } else if constexpr (std::is_floating_point_v<T>) {
       EGM_REQUIRE(v.is_number(), ConfigError, "{}: expected a number, got {}", path, type_name(v));
+      // Any number: an integer in a float field (lr: 1) is what the user meant.
       s.*member = v.get<T>();
     } else {
       EGM_REQUIRE(v.is_string(), ConfigError, "{}: expected a string, got {}", path, type_name(v));
@@ -92,6 +97,7 @@ Field<Section> omitted_at_default(Field<Section> f) {
 }
 
 const std::map<std::string, Field<ModelConfig>>& model_fields() {
+  // The JSON keys: stored in every cell's config_json, so renaming one changes every config hash.
   static const std::map<std::string, Field<ModelConfig>> fields = {
       {"variant", field(&ModelConfig::variant)},
       {"n_layer", field(&ModelConfig::n_layer)},
@@ -136,6 +142,7 @@ const std::map<std::string, Field<TrainConfig>>& train_fields() {
 template <typename Section>
 json section_to_json(const Section& s, const std::map<std::string, Field<Section>>& fields, bool every_field) {
   json j = json::object();
+  // The struct's defaults (the paper's), not the preset's: an omitted field must read back the same under any preset.
   const Section defaults{};
   for (const auto& [key, f] : fields) {
     json value = f.write(s);
@@ -150,6 +157,7 @@ void read_section(Section& s, const json& j, const std::map<std::string, Field<S
                   const std::string& path) {
   EGM_REQUIRE(j.is_object(), ConfigError, "{}: expected an object, got {}", path, type_name(j));
   for (const auto& [key, value] : j.items()) {
+    // An unknown key is refused, never ignored: a misspelt "learning_rate" would otherwise train with the default.
     auto it = fields.find(key);
     if (it == fields.end()) {
       std::vector<std::string> valid;
@@ -172,6 +180,7 @@ void apply_sections(RunConfig& c, const json& j, const std::string& path, bool a
     } else if (key == "preset" && allow_preset) {
       // handled by the caller
     } else if (key.rfind("model.", 0) == 0) {
+      // A flat "model.x" key, as --set model.x=V writes it; read as a one-key section.
       read_section(c.model, json{{key.substr(6), value}}, model_fields(), path.empty() ? "model" : path + ".model");
     } else if (key.rfind("train.", 0) == 0) {
       read_section(c.train, json{{key.substr(6), value}}, train_fields(), path.empty() ? "train" : path + ".train");
@@ -197,6 +206,7 @@ json variant_options_or_empty(const std::string& variant) {
   try {
     return resolve_variant(variant).options;
   } catch (const ConfigError&) {
+    // Here the variant may still be unknown: options are applied before validate() says why.
     return json::object();  // validate() reports the unknown variant
   }
 }
@@ -208,6 +218,7 @@ void apply_variant_options_checked(RunConfig& c, const std::set<std::string>& ex
                                    const std::string& previous_variant) {
   const json options = variant_options_or_empty(c.model.variant);
   const json previous = variant_options_or_empty(previous_variant);  // named: items() must not outlive it
+  // First undo the previous variant's options (conv_l8 -> base must not keep conv_max_lag 8), then apply the new ones.
   for (const auto& [key, value] : previous.items()) {
     if (options.contains(key) || explicit_keys.count(key)) continue;
     const auto& f = model_fields().at(key);
@@ -215,6 +226,7 @@ void apply_variant_options_checked(RunConfig& c, const std::set<std::string>& ex
   }
   for (const auto& [key, value] : options.items()) {
     const auto& f = model_fields().at(key);
+    // A conflicting explicit value is refused rather than silently replaced: "conv_l8" with conv_max_lag 4 is a contradiction.
     EGM_REQUIRE(!explicit_keys.count(key) || f.write(c.model) == value, ConfigError,
                 "model.{}: variant '{}' fixes it to {}, got {}; drop the key or pick another variant", key,
                 c.model.variant, value.dump(), f.write(c.model).dump());
@@ -224,6 +236,7 @@ void apply_variant_options_checked(RunConfig& c, const std::set<std::string>& ex
 
 }  // namespace
 
+// For configs built in code: sets the variant's options without the explicit-key check.
 void apply_variant_options(ModelConfig& model) {
   const json options = variant_options_or_empty(model.variant);
   for (const auto& [key, value] : options.items()) model_fields().at(key).read(model, value, "model." + key);
@@ -240,6 +253,7 @@ RunConfig preset_config(const std::string& preset) {
   if (preset == "paper") return c;
   if (preset == "small") {
     // CPU study scale: a few minutes per run on one core.
+    // Values not set here keep the paper's (dropout, optimizer, schedule shape).
     c.model.n_layer = 4;
     c.model.n_head = 4;
     c.model.d_model = 128;
@@ -273,6 +287,7 @@ RunConfig preset_config(const std::string& preset) {
 
 json to_json(const RunConfig& c, bool every_field) {
   json j;
+  // The preset too: run_config_from_json starts from it, so the config reads back the same.
   j["preset"] = c.preset;
   j["model"] = section_to_json(c.model, model_fields(), every_field);
   j["train"] = section_to_json(c.train, train_fields(), every_field);
@@ -281,12 +296,14 @@ json to_json(const RunConfig& c, bool every_field) {
 
 RunConfig run_config_from_json(const json& j, const std::string& default_preset) {
   EGM_REQUIRE(j.is_object(), ConfigError, "run config: expected a JSON object, got {}", type_name(j));
+  // The preset is applied first: the document's fields then override its values.
   std::string preset = default_preset;
   if (j.contains("preset")) {
     EGM_REQUIRE(j["preset"].is_string(), ConfigError, "preset: expected a string, got {}", type_name(j["preset"]));
     preset = j["preset"].get<std::string>();
   }
   RunConfig c = preset_config(preset);
+  // So a variant set by the document replaces the preset's cleanly (apply_variant_options_checked).
   const std::string preset_variant = c.model.variant;
   apply_sections(c, j, "", /*allow_preset=*/true);
   apply_variant_options_checked(c, explicit_model_keys(j), preset_variant);
@@ -295,12 +312,15 @@ RunConfig run_config_from_json(const json& j, const std::string& default_preset)
 }
 
 void apply_overrides(RunConfig& c, const json& overrides) {
+  // Overrides change a config that may already carry a variant's options: they are undone if the variant changes.
   const std::string previous_variant = c.model.variant;
   apply_sections(c, overrides, "", /*allow_preset=*/false);
   apply_variant_options_checked(c, explicit_model_keys(overrides), previous_variant);
   validate(c);
 }
 
+// Collects every problem before throwing, so one message lists them all, one per "  - " line
+// (spec/experiment_spec.cpp splits on that format to point each at the spec's field).
 void validate(const RunConfig& c) {
   std::vector<std::string> problems;
   auto need = [&](bool ok, std::string msg) {
@@ -310,6 +330,7 @@ void validate(const RunConfig& c) {
   const TrainConfig& t = c.train;
   try {
     VariantInfo v = resolve_variant(m.variant);
+    // conv_max_lag matters only for conv attention; elsewhere a nonzero value is still checked for sign.
     if (v.attention == "conv" || m.conv_max_lag != 0)
       need(m.conv_max_lag >= 0, fmt::format("model.conv_max_lag must be >= 0, got {}", m.conv_max_lag));
     for (const auto& [key, value] : v.options.items()) {
@@ -335,10 +356,12 @@ void validate(const RunConfig& c) {
            fmt::format("head size d_model/n_head = {} must be even (RoPE rotates pairs)", m.head_size()));
   }
   need(m.dropout >= 0.0 && m.dropout < 1.0, fmt::format("model.dropout must be in [0, 1), got {}", m.dropout));
+  // x == x is false only for NaN; an infinity passes this test (JSON input cannot hold one).
   need(m.ega_alpha_init == m.ega_alpha_init && m.ega_tau_init == m.ega_tau_init, "model.ega_*_init must be finite");
   need(t.batch_size >= 1, fmt::format("train.batch_size must be >= 1, got {}", t.batch_size));
   need(t.max_steps >= 1, fmt::format("train.max_steps must be >= 1, got {}", t.max_steps));
   need(t.lr > 0.0, fmt::format("train.lr must be > 0, got {}", t.lr));
+  // The cosine schedule decays from lr to min_lr: a min_lr above lr would make it rise.
   need(t.min_lr >= 0.0 && t.min_lr <= t.lr, fmt::format("train.min_lr must be in [0, lr], got {}", t.min_lr));
   need(t.warmup_steps >= 0, fmt::format("train.warmup_steps must be >= 0, got {}", t.warmup_steps));
   need(t.weight_decay >= 0.0, fmt::format("train.weight_decay must be >= 0, got {}", t.weight_decay));
@@ -349,6 +372,7 @@ void validate(const RunConfig& c) {
   need(t.eval_interval >= 1, fmt::format("train.eval_interval must be >= 1, got {}", t.eval_interval));
   need(t.eval_batches >= 1, fmt::format("train.eval_batches must be >= 1, got {}", t.eval_batches));
   need(t.ar_eval_windows >= 0, fmt::format("train.ar_eval_windows must be >= 0, got {}", t.ar_eval_windows));
+  // Checked as text here; the trainer maps the name to a dtype.
   need(t.precision == "fp32" || t.precision == "bf16" || t.precision == "fp16",
        fmt::format("train.precision must be fp32, bf16 or fp16, got '{}'", t.precision));
   need(m.attention_path == "auto" || m.attention_path == "kernels" || m.attention_path == "sdpa" ||
@@ -360,11 +384,13 @@ void validate(const RunConfig& c) {
     EGM_THROW(ConfigError, "invalid run config:\n  - {}", fmt::join(problems, "\n  - "));
 }
 
+// auto: the fused SDPA path on CUDA, egm's own kernels on the CPU, whichever is faster there.
 std::string resolved_attention_path(const ModelConfig& model, bool cuda) {
   if (model.attention_path != "auto") return model.attention_path;
   return cuda ? "sdpa" : "kernels";
 }
 
+// auto: the fused AdamW on CUDA, LibTorch's optimizer on the CPU.
 std::string resolved_optimizer_path(const TrainConfig& train, bool cuda) {
   if (train.optimizer_path != "auto") return train.optimizer_path;
   return cuda ? "fused" : "libtorch";

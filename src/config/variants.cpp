@@ -11,6 +11,7 @@
 namespace egm {
 
 const std::vector<std::string>& attention_kinds() {
+  // The names model/attention.cpp builds a module for; adding a kind here needs a module there.
   static const std::vector<std::string> kinds = {"standard", "ega",     "ega_causal", "conv",
                                                  "ega2",     "ega4",    "ega_morlet", "ega_db2",
                                                  "ega_db4",  "mq_e",    "mq_ep",      "mq_ef",
@@ -26,6 +27,8 @@ const std::vector<std::string>& position_kinds() {
 
 const std::vector<VariantInfo>& named_variants() {
   using nlohmann::json;
+  // Each: name, attention kind, position kind, the model options it fixes, a one-line description.
+  // Names are stored in cells (the variant column and cell keys), so they may be added, never renamed.
   static const std::vector<VariantInfo> variants = {
       {"base", "standard", "learned", json::object(), "the paper's baseline: standard attention, learned absolute table"},
       {"ega", "ega", "learned", json::object(), "Energy-Gated Attention as published (z-score over all T: sees the future)"},
@@ -64,6 +67,7 @@ const std::vector<VariantInfo>& named_variants() {
 }
 
 VariantInfo resolve_variant(const std::string& name) {
+  // A named variant first: a name with '+' is never a named one, so the two forms cannot clash.
   for (const auto& v : named_variants())
     if (v.name == name) return v;
   auto plus = name.find('+');
@@ -75,6 +79,7 @@ VariantInfo resolve_variant(const std::string& name) {
                 "unknown attention '{}' in variant '{}'; valid: {}", att, name, fmt::join(ak, ", "));
     EGM_REQUIRE(std::find(pk.begin(), pk.end(), pos) != pk.end(), ConfigError,
                 "unknown position encoding '{}' in variant '{}'; valid: {}", pos, name, fmt::join(pk, ", "));
+    // A generic pair fixes no options: "conv+learned" takes conv_max_lag from the config.
     return VariantInfo{name, att, pos, nlohmann::json::object(), "generic ATTENTION+POSITION variant"};
   }
   std::vector<std::string> names;

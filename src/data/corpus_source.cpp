@@ -14,6 +14,7 @@
 namespace egm {
 namespace {
 
+// libcurl's write callback: returning less than size * n would abort the transfer.
 size_t append_bytes(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
   return size * n;
@@ -29,7 +30,9 @@ std::string download(const std::string& url) {
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl.h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl.h, CURLOPT_FOLLOWLOCATION, 1L);
+  // FAILONERROR: an HTTP error (404) fails the transfer rather than saving the error page as the corpus.
   curl_easy_setopt(curl.h, CURLOPT_FAILONERROR, 1L);
+  // Seconds: 20 to connect, 300 for the whole ~1 MB download, so a dead network fails rather than hangs.
   curl_easy_setopt(curl.h, CURLOPT_CONNECTTIMEOUT, 20L);
   curl_easy_setopt(curl.h, CURLOPT_TIMEOUT, 300L);
   curl_easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
@@ -44,10 +47,12 @@ std::string download(const std::string& url) {
 
 }  // namespace
 
+// Relative to the working directory unless EGM_CACHE_DIR names another cache.
 std::string default_corpus_path() {
   return (std::filesystem::path(env_or("EGM_CACHE_DIR", "data")) / "tinyshakespeare" / "input.txt").string();
 }
 
+// --data wins over EGM_DATA, which wins over the cache path.
 std::string locate_corpus(const std::string& flag) {
   if (!flag.empty()) return flag;
   std::string from_env = env_or("EGM_DATA");
@@ -56,6 +61,7 @@ std::string locate_corpus(const std::string& flag) {
 }
 
 std::string existing_corpus(const std::string& flag) {
+  // Absolute: workers and requeued jobs may start in another directory.
   const std::string path = std::filesystem::absolute(locate_corpus(flag)).lexically_normal().string();
   EGM_REQUIRE(file_exists(path), IoError,
               "corpus {} not found: run `egm data fetch`, or pass --data PATH (or set EGM_DATA)", path);
@@ -71,6 +77,7 @@ void fetch_corpus(const std::string& dest, const std::string& url, const std::st
               url, sha256, got, bytes.size(), dest);
   std::filesystem::path p(dest);
   if (p.has_parent_path()) make_dirs(p.parent_path().string());
+  // Written only after the checksum matched, and atomically: no half-downloaded corpus is ever left at dest.
   atomic_write_file(dest, bytes);
 }
 

@@ -14,6 +14,7 @@ namespace egm::db {
 namespace {
 
 // In enum order.
+// Stored by name in the events table: a name may be added but never renamed, or old files stop parsing.
 constexpr const char* kNames[] = {
     "sweep_created",       "sweep_loaded",        "sweep_superseded",   "sweep_extended",
     "sweep_merged",        "recovered",           "coordinator_started", "runs_dir_moved",     "sweep_done",
@@ -29,6 +30,7 @@ static_assert(std::size(kNames) == static_cast<std::size_t>(EventKind::run_reuse
 
 const char* to_string(EventKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
 
+// DbError, not ConfigError: the names are read from a database, not typed by a user.
 EventKind parse_event_kind(std::string_view name) { return parse_enum<EventKind, DbError>(name, kNames, "event kind"); }
 
 }  // namespace egm::db

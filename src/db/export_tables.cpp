@@ -19,6 +19,7 @@ namespace {
 
 using T = ColumnType;
 
+// A computed column: an SQL expression rather than a stored column, present since schema `since`.
 SourceColumn col(std::string name, T type, std::string expr, int since = 1) {
   return SourceColumn{{std::move(name), type}, std::move(expr), since};
 }
@@ -29,6 +30,7 @@ struct StoredFrom {
   const char* table;
   const char* alias;
   SourceColumn operator()(const std::string& column, const std::string& as = "") const {
+    // The type and the schema version come from db/tables.h, so the export cannot drift from the schema.
     const StoredColumn& stored = stored_column(table, column);
     return SourceColumn{
         {as.empty() ? column : as, stored.export_type()}, std::string(alias) + "." + column, stored.since};
@@ -66,6 +68,7 @@ std::optional<Value> typed(const Value& v, ColumnType type) {
       if (!(std::abs(t) <= 1e11)) return std::nullopt;
       return t;
     }
+    // A number in a text column is printed rather than refused: text can hold any value.
     case T::text:
       if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
       if (const double* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
@@ -74,6 +77,7 @@ std::optional<Value> typed(const Value& v, ColumnType type) {
   return v;
 }
 
+// How the error for an unconvertible value names it: its text (cut short) or its number.
 std::string show_value(const Value& v) {
   if (const std::string* s = std::get_if<std::string>(&v)) {
     // Cut short; egm's error line escapes its control bytes.
@@ -89,11 +93,13 @@ std::string show_value(const Value& v) {
 class PackedParamsReader {
  public:
   int64_t operator()(Connection& connection, int64_t cell_id, const RowSink& sink) {
+    // Created on the first call, then shared by the copies std::function makes.
     if (layouts_ == nullptr) layouts_ = std::make_shared<std::map<int64_t, std::vector<ParamSeries>>>();
     auto& layouts = *layouts_;
     CachedStatement s = connection.cached(
         "SELECT cell_id, run_id, step, layout_id, data FROM param_snapshots WHERE cell_id = ?1 ORDER BY step");
     s->bind(1, cell_id);
+    // The params table's eight columns, in export_tables' order: cell_id, run_id, step, module, layer, idx, name, value.
     Row row(8);
     int64_t rows = 0;
     while (s->step()) {
@@ -107,6 +113,7 @@ class PackedParamsReader {
         try {
           it = layouts.emplace(layout_id, parse_param_layout(layout_of->text(0))).first;
         } catch (const DbError& e) {
+          // A bad layout names its row and stops the export: a partial params table would pass for a whole one.
           EGM_THROW(DbError, "{}: table param_layouts, row id = {}: {}; nothing exported", connection.path(),
                     layout_id, e.what());
         }
@@ -147,6 +154,7 @@ std::vector<ExportTable> export_tables(int schema_version) {
   const auto s = stored_from("sweeps", "s"), c = stored_from("cells", "c"), r = stored_from("runs", "r"),
              m = stored_from("metrics", "m"), p = stored_from("params", "p"), l = stored_from("looks", "l");
   std::vector<ExportTable> tables;
+  // The per-sweep tables (per_cell false) bind ?1 to the sweep id; the per-cell ones to each cell's id in turn.
   tables.push_back({"sweep",
                     {s("id", "sweep_id"), s("name"), s("status"), s("created_at"), s("updated_at"), s("heartbeat_at"),
                      s("slurm_job_id"), s("spec_hash"), s("spec_json")},
@@ -162,6 +170,7 @@ std::vector<ExportTable> export_tables(int schema_version) {
       false,
       "",
       {}};
+  // The measurement columns sit between the status columns and the bulky ones, in cell_measurements' order.
   for (const MeasurementField& f : cell_measurements()) cells.columns.push_back(c(f.name));
   for (SourceColumn column : {c("last_error"), c("updated_at"), c("config_hash"), c("config_json")})
     cells.columns.push_back(std::move(column));
@@ -205,6 +214,7 @@ std::vector<ExportTable> export_tables(int schema_version) {
   return tables;
 }
 
+// Views count too: the params of a schema v5 file are a view over the packed snapshots.
 bool has_table(ResultsDb& db, const std::string& name) {
   Statement s = db.connection().prepare("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1");
   s.bind(1, name);
@@ -218,15 +228,18 @@ int64_t read_export_rows(ResultsDb& db, const ExportTable& table, int64_t sweep_
   std::string sql = "SELECT ";
   for (size_t i = 0; i < table.columns.size(); ++i) {
     const SourceColumn& c = table.columns[i];
+    // A column newer than the file's schema exports as NULL, so every file gives the same columns.
     sql += fmt::format("{}{} AS \"{}\"", i ? ", " : "", schema_version >= c.since ? c.expr : "NULL", c.column.name);
   }
   sql += " " + table.from;
+  // One row reused for every sink call: the sink copies what it keeps.
   Row row(table.columns.size());
   auto read_one = [&](int64_t id) {
     if (table.read) {
       rows += table.read(connection, id, sink);
       return;
     }
+    // Cached: the same SELECT runs once per cell, with only ?1 changing.
     CachedStatement s = connection.cached(sql);
     s->bind(1, id);
     while (s->step()) {
@@ -251,6 +264,7 @@ int64_t read_export_rows(ResultsDb& db, const ExportTable& table, int64_t sweep_
     read_one(sweep_id);
     return rows;
   }
+  // Cell by cell, in the sweep's order, so the output is grouped by cell.
   Statement cells = connection.prepare("SELECT id FROM cells WHERE sweep_id = ?1 ORDER BY position");
   cells.bind(1, sweep_id);
   while (cells.step()) read_one(cells.int64(0));

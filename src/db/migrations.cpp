@@ -11,6 +11,7 @@
 namespace egm::db {
 namespace {
 
+// A line "-- @migration N: description" starts migration N; the SQL up to the next marker is its body.
 constexpr std::string_view kMarker = "-- @migration ";
 
 bool has_sql(std::string_view sql) {
@@ -54,6 +55,7 @@ std::vector<Migration> parse_migrations(std::string_view script) {
                   migrations.size());
       migrations.push_back(std::move(m));
     } else if (!migrations.empty()) {
+      // Lines before the first marker (the script's header comment) belong to no migration.
       migrations.back().sql.append(line);
       migrations.back().sql += '\n';
     }
@@ -65,10 +67,12 @@ std::vector<Migration> parse_migrations(std::string_view script) {
   return migrations;
 }
 
+// The schema script is compiled in (generated_results_sql.h), so the binary needs no file beside it; minus its NUL.
 std::string_view results_schema_sql() {
   return std::string_view(embedded::kResultsSql, sizeof(embedded::kResultsSql) - 1);
 }
 
+// Parsed once per process; a malformed script fails on the first open.
 const std::vector<Migration>& results_migrations() {
   static const std::vector<Migration> migrations = parse_migrations(results_schema_sql());
   return migrations;
@@ -89,6 +93,7 @@ int migrate(Connection& connection, const std::vector<Migration>& migrations) {
                 "{} has schema version {}, newer than this egm knows ({}); use the egm that wrote it, or a newer one",
                 connection.path(), current, target);
     if (current == target) break;  // the transaction rolls back: nothing was written
+    // A file with tables but no user_version is someone else's: migrating it would mix egm's tables into it.
     if (current == 0) {
       Statement s = connection.prepare("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'");
       s.step();
@@ -100,6 +105,7 @@ int migrate(Connection& connection, const std::vector<Migration>& migrations) {
     const Migration& m = migrations[static_cast<size_t>(current)];
     EGM_CHECK(m.version == current + 1, "migrations must be numbered 1..N in order (found {} at {})", m.version,
               current + 1);
+    // The migration and its version number commit together: a crash in between leaves the old version, rerun whole.
     connection.exec(m.sql);
     connection.set_user_version(m.version);
     tx.commit();

@@ -40,6 +40,7 @@ std::vector<Segment> parse_layout(std::string_view layout) {
   try {
     j = parse_json(layout, JsonLimits::machine(), "param layout");
   } catch (const JsonError& e) {
+    // Rethrown as DbError: a bad layout is a damaged or foreign database, not a bad input file.
     EGM_THROW(DbError, "{}", e.what());
   }
   EGM_REQUIRE(j.is_array(), DbError, "param layout is not a JSON array");
@@ -51,6 +52,7 @@ std::vector<Segment> parse_layout(std::string_view layout) {
                 DbError, "param layout: segment {} is not [module, layer, name, first_idx, count]", i);
     Segment g{s[0].get<std::string>(), s[1].get<int64_t>(), s[2].get<std::string>(), s[3].get<int64_t>(),
               s[4].get<int64_t>()};
+    // first + count must not overflow either: unpack computes first + i for every value.
     int64_t last = 0;
     EGM_REQUIRE(g.count > 0 && g.count <= kMaxSnapshotValues && g.first >= 0 &&
                     !__builtin_add_overflow(g.first, g.count, &last) &&
@@ -70,6 +72,7 @@ int64_t layout_size(const std::vector<Segment>& segments) {
 
 std::vector<ParamEntry> unpack(const std::vector<Segment>& segments, std::string_view data) {
   const int64_t n = layout_size(segments);  // at most kMaxSnapshotValues: parse_layout checked it
+  // The width is not stored: the blob's size says it (4 * n bytes for floats, 8 * n for doubles).
   const bool f32 = static_cast<int64_t>(data.size()) == 4 * n;
   EGM_REQUIRE(f32 || static_cast<int64_t>(data.size()) == 8 * n, DbError,
               "param snapshot: {} bytes for {} values (neither 4 nor 8 bytes each)", data.size(), n);
@@ -88,6 +91,7 @@ std::vector<ParamEntry> unpack(const std::vector<Segment>& segments, std::string
         std::memcpy(&v, data.data() + at, 8);
         at += 8;
       }
+      // NaN is how pack_params stores a missing value, so it reads back as absent.
       out.push_back({s.module, s.layer, s.first + i, s.name, std::isnan(v) ? std::nullopt : std::optional(v)});
     }
   return out;
@@ -100,6 +104,7 @@ PackedParams pack_params(std::vector<ParamEntry> entries) {
   std::stable_sort(entries.begin(), entries.end(), [](const ParamEntry& a, const ParamEntry& b) {
     return std::tie(a.module, a.layer, a.name, a.idx) < std::tie(b.module, b.layer, b.name, b.idx);
   });
+  // Equal keys are adjacent after the sort; assigning keeps the later entry's value.
   std::vector<ParamEntry> unique;
   unique.reserve(entries.size());
   for (auto& e : entries) {
@@ -109,6 +114,7 @@ PackedParams pack_params(std::vector<ParamEntry> entries) {
     else
       unique.push_back(std::move(e));
   }
+  // Consecutive indices of one (module, layer, name) share one segment, so a vector costs one layout entry.
   nlohmann::json layout = nlohmann::json::array();
   bool f32 = true;
   for (size_t i = 0; i < unique.size(); ++i) {
@@ -119,6 +125,7 @@ PackedParams pack_params(std::vector<ParamEntry> entries) {
       layout.back()[4] = layout.back()[4].get<int64_t>() + 1;
     else
       layout.push_back({e.module, e.layer, e.name, e.idx, 1});
+    // Floats only if every value survives the round trip exactly; one that does not makes the whole snapshot doubles.
     if (e.value && !std::isnan(*e.value) &&
         (std::isinf(*e.value) || static_cast<double>(static_cast<float>(*e.value)) != *e.value))
       f32 = false;
@@ -128,6 +135,7 @@ PackedParams pack_params(std::vector<ParamEntry> entries) {
   p.data.resize(unique.size() * (f32 ? 4 : 8));
   char* out = p.data.data();
   for (const ParamEntry& e : unique) {
+    // A missing value is stored as NaN (read back as absent by unpack).
     const double v = e.value ? *e.value : std::numeric_limits<double>::quiet_NaN();
     if (f32) {
       const float f = static_cast<float>(v);
@@ -155,6 +163,7 @@ std::vector<ParamEntry> unpack_params(const std::vector<ParamSeries>& layout, st
 
 namespace {
 
+// The column order of the CREATE TABLE in values_connect; the last two are the hidden arguments.
 enum PackedColumn { kModule, kLayer, kIdx, kName, kValue, kLayout, kData };
 
 struct ValuesTable {
@@ -175,6 +184,7 @@ int values_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** o
   if (rc != SQLITE_OK) return rc;
   auto* t = new ValuesTable();
   *out = &t->base;
+  // Innocuous: usable from a schema's views with SQLITE_DBCONFIG_TRUSTED_SCHEMA off (sqlite.cpp).
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   return SQLITE_OK;
 }
@@ -198,7 +208,9 @@ int values_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
       data = i;
     }
   }
+  // SQLITE_CONSTRAINT tells the planner this plan is unusable; with no plan at all the query fails.
   if (layout < 0 || data < 0) return SQLITE_CONSTRAINT;
+  // The two values reach values_filter as argv[0] (layout) and argv[1] (data); omit: SQLite need not recheck them.
   info->aConstraintUsage[layout].argvIndex = 1;
   info->aConstraintUsage[layout].omit = 1;
   info->aConstraintUsage[data].argvIndex = 2;
@@ -228,16 +240,19 @@ int values_filter(sqlite3_vtab_cursor* cursor, int, const char*, int argc, sqlit
     return SQLITE_OK;  // no snapshot: no rows
   const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
   const std::string_view layout(text ? text : "", static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+  // value_bytes after value_blob, as SQLite requires, so the length is the blob's.
   const void* blob = sqlite3_value_blob(argv[1]);
   const std::string_view data(static_cast<const char*>(blob), static_cast<size_t>(sqlite3_value_bytes(argv[1])));
   try {
     auto it = t->layouts.find(layout);
     if (it == t->layouts.end()) {
+      // A bound on the cache: a crafted database with many layouts must not grow it without end.
       if (t->layouts.size() > 1000) t->layouts.clear();
       it = t->layouts.emplace(std::string(layout), parse_layout(layout)).first;
     }
     c->rows = unpack(it->second, data);
   } catch (const std::exception& e) {
+    // zErrMsg is how a virtual table reports its error text; SQLite frees it once reported.
     sqlite3_free(cursor->pVtab->zErrMsg);
     cursor->pVtab->zErrMsg = sqlite3_mprintf("param_values: %s", e.what());
     return SQLITE_ERROR;
@@ -274,6 +289,7 @@ int values_column(sqlite3_vtab_cursor* cursor, sqlite3_context* ctx, int column)
   return SQLITE_OK;
 }
 
+// The row's position in the snapshot: unique within one call, which is all SQLite needs.
 int values_rowid(sqlite3_vtab_cursor* cursor, sqlite3_int64* rowid) {
   *rowid = static_cast<sqlite3_int64>(reinterpret_cast<ValuesCursor*>(cursor)->at);
   return SQLITE_OK;
@@ -301,6 +317,7 @@ const sqlite3_module kValuesModule = make_values_module();
 
 // ---- SQL: param_pack_layout / param_pack_data, the aggregates of migration 5 ----------
 
+// SQLite's aggregate context is zeroed raw memory, so it holds only a pointer to the C++ vector.
 struct PackState {
   std::vector<ParamEntry>* entries;
 };
@@ -319,6 +336,7 @@ void pack_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   e.layer = sqlite3_value_int64(argv[1]);
   e.idx = sqlite3_value_int64(argv[2]);
   e.name = name ? name : "";
+  // param_pack_layout takes 4 arguments (no value): the layout does not depend on the values.
   if (argc > 4 && sqlite3_value_type(argv[4]) != SQLITE_NULL) e.value = sqlite3_value_double(argv[4]);
   state->entries->push_back(std::move(e));
 }
@@ -330,6 +348,7 @@ void pack_final(sqlite3_context* ctx) {
     sqlite3_result_null(ctx);
     return;
   }
+  // Owned from here, so the vector is freed whether packing succeeds or throws.
   std::unique_ptr<std::vector<ParamEntry>> entries(state->entries);
   state->entries = nullptr;
   try {
@@ -345,6 +364,7 @@ void pack_final(sqlite3_context* ctx) {
 
 }  // namespace
 
+// Called on every connection: functions and modules are per connection in SQLite.
 void register_param_functions(sqlite3* db) {
   int rc = sqlite3_create_module(db, "param_values", &kValuesModule, nullptr);
   if (rc == SQLITE_OK)

@@ -25,6 +25,7 @@ constexpr std::array<const char*, 9> kReadingPragmas = {"table_info",   "table_x
 constexpr std::array<const char*, 4> kWritingPragmas = {"optimize", "wal_checkpoint", "incremental_vacuum",
                                                         "shrink_memory"};
 
+// Case-insensitive, as SQLite's own PRAGMA names are; a null name (no pragma) is in no list.
 template <typename List>
 bool in(const char* name, const List& list) {
   return name && std::any_of(list.begin(), list.end(), [&](const char* p) { return sqlite3_stricmp(name, p) == 0; });
@@ -57,6 +58,7 @@ std::string statement_kind(std::string_view sql) {
     }
   }
   if (words.empty()) return "";
+  // Other statements are named by their first word; only CREATE and DROP need the object kind too.
   if (words[0] != "CREATE" && words[0] != "DROP") return words[0];
   // CREATE [TEMP|TEMPORARY|UNIQUE|VIRTUAL] TABLE|INDEX|VIEW|TRIGGER
   for (size_t w = 1; w < words.size(); ++w)
@@ -65,6 +67,7 @@ std::string statement_kind(std::string_view sql) {
   return words[0];
 }
 
+// The four names SQLite accepts for the schema tables (sqlite_schema since 3.33).
 bool schema_table(const char* name) {
   return name && (sqlite3_stricmp(name, "sqlite_master") == 0 || sqlite3_stricmp(name, "sqlite_schema") == 0 ||
                   sqlite3_stricmp(name, "sqlite_temp_master") == 0 || sqlite3_stricmp(name, "sqlite_temp_schema") == 0);
@@ -121,6 +124,7 @@ int authorize(void* context, int action, const char* a, const char* b, const cha
     case SQLITE_FUNCTION:
     case SQLITE_RECURSIVE:
       return SQLITE_OK;
+    // For a PRAGMA, a is its name and b its argument (null in the query form).
     case SQLITE_PRAGMA:
       if (in(a, kReadingPragmas) || (!b && !in(a, kWritingPragmas))) return SQLITE_OK;
       break;
@@ -133,6 +137,7 @@ int authorize(void* context, int action, const char* a, const char* b, const cha
     default:
       break;
   }
+  // Only the first denial is named: later ones follow from it and would mislead.
   auto* refusal = static_cast<Refusal*>(context);
   if (refusal->what.empty()) {
     const bool bookkeeping =
@@ -157,13 +162,16 @@ Statement prepare_read_only_query(Connection& connection, std::string_view sql) 
   sqlite3_limit(connection.handle(), SQLITE_LIMIT_LENGTH, kMaxValueBytes);
   Refusal refusal;
   refusal.kind = statement_kind(sql);
+  // The authorizer runs while SQLite compiles the statement (in prepare), so it must be set before it.
   sqlite3_set_authorizer(connection.handle(), authorize, &refusal);
+  // Removed again on every way out, since it points at this frame's refusal.
   struct Reset {
     sqlite3* db;
     ~Reset() { sqlite3_set_authorizer(db, nullptr, nullptr); }
   } reset{connection.handle()};
   try {
     Statement statement = connection.prepare(sql);
+    // The second guard: sqlite3_stmt_readonly looks at the compiled program, the authorizer at what it names.
     EGM_REQUIRE(statement.read_only(), ConfigError,
                 "egm query is read-only: this statement would change {}; nothing was run. Results are written by "
                 "the coordinator only",

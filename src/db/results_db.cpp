@@ -21,6 +21,7 @@
 namespace egm::db {
 namespace {
 
+// Stored as text in the status columns: renaming one would make every existing file unreadable.
 constexpr const char* kSweepStatus[] = {"pending", "running", "done", "failed", "interrupted", "superseded"};
 constexpr const char* kCellStatus[] = {"pending", "running", "done", "failed", "interrupted"};
 constexpr const char* kRunStatus[] = {"running", "done", "failed", "interrupted"};
@@ -33,6 +34,7 @@ class Where {
     clauses_.push_back(std::move(clause));
     binds_.push_back(std::move(v));
   }
+  // Binds one ? per value; an empty list adds no clause (no filter), never "IN ()", which SQLite rejects.
   template <typename T>
   void any_of(const std::string& column, const std::vector<T>& values) {
     if (values.empty()) return;
@@ -45,9 +47,11 @@ class Where {
         binds_.emplace_back(std::string(v));
     }
   }
+  // Empty when there is no filter: the caller appends it to a SELECT as it is.
   std::string sql() const {
     return clauses_.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses_, " AND "));
   }
+  // SQLite's parameter indices start at 1.
   void bind(Statement& s) const {
     int i = 0;
     for (const auto& v : binds_) {
@@ -68,6 +72,7 @@ class Where {
   std::vector<Value> binds_;
 };
 
+// status_column differs by caller: c.status for cells, r.status for their runs.
 void filter_cells(Where& w, const CellFilter& f, const char* status_column) {
   if (f.sweep_id) w.add("s.id = ?", *f.sweep_id);
   w.any_of("s.name", f.sweeps);
@@ -79,6 +84,7 @@ void filter_cells(Where& w, const CellFilter& f, const char* status_column) {
 }
 
 // heartbeat_at came with schema v2; a v1 file (read-only) has none.
+// Missing columns are selected as NULL, so read_sweep's column indices hold for every version.
 std::string sweep_columns_for(int schema_version) {
   return std::string("SELECT s.id, s.name, s.spec_json, s.spec_hash, s.created_at, s.updated_at, s.status, "
                      "s.slurm_job_id, ") +
@@ -90,6 +96,7 @@ std::string sweep_columns_for(int schema_version) {
          " FROM sweeps s";
 }
 
+// Column indices follow sweep_columns_for's SELECT list; a v1 file reads NULL for 8 onward.
 SweepRow read_sweep(const Statement& s) {
   SweepRow r;
   r.id = s.int64(0);
@@ -101,6 +108,7 @@ SweepRow read_sweep(const Statement& s) {
   r.status = parse_sweep_status(s.text(6));
   r.slurm_job_id = s.opt_text(7);
   r.heartbeat_at = s.opt_real(8);
+  // An owner is recorded only while a coordinator holds the sweep; no host means no owner.
   if (std::optional<std::string> host = s.opt_text(9)) {
     SweepOwner o;
     o.host = *host;
@@ -117,6 +125,7 @@ SweepRow read_sweep(const Statement& s) {
 }
 
 // grid_point and grid_json came with schema v3; an older file (read-only) has neither.
+// The subquery gives the latest train step (progress of a running cell) without a second query per cell.
 std::string cell_columns_for(int schema_version) {
   return "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
          "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, " +
@@ -128,6 +137,7 @@ std::string cell_columns_for(int schema_version) {
          " FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
 }
 
+// Column indices follow cell_columns_for; the measurements' count varies, hence k.
 CellRow read_cell(const Statement& s) {
   CellRow r;
   r.id = s.int64(0);
@@ -173,6 +183,7 @@ std::string run_columns_for(int schema_version) {
          " FROM runs r JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id";
 }
 
+// Column indices follow run_columns_for.
 RunRow read_run(const Statement& s) {
   RunRow r;
   r.id = s.int64(0);
@@ -185,6 +196,7 @@ RunRow read_run(const Statement& s) {
   r.status = parse_run_status(s.text(7));
   r.info.host = s.text(8);
   try {
+    // An empty device or backend keeps the RunInfo defaults instead of failing to parse.
     const std::string device = s.text(9), backend = s.text(11);
     if (!device.empty()) r.info.device = parse_device_name(device, "");
     if (!backend.empty()) r.info.backend = parse_backend(backend);
@@ -206,6 +218,7 @@ RunRow read_run(const Statement& s) {
   return r;
 }
 
+// Empty text is stored as NULL, so "absent" reads back the same whichever way it was written.
 std::optional<std::string> non_empty(const std::string& s) {
   if (s.empty()) return std::nullopt;
   return s;
@@ -215,6 +228,7 @@ std::optional<std::string> non_empty(const std::string& s) {
 
 // ---- statuses ---------------------------------------------------------------------
 
+// Index into the name tables: valid for every enum value (parse_status only makes known ones).
 const char* to_string(SweepStatus s) { return kSweepStatus[static_cast<int>(s)]; }
 const char* to_string(CellStatus s) { return kCellStatus[static_cast<int>(s)]; }
 const char* to_string(RunStatus s) { return kRunStatus[static_cast<int>(s)]; }
@@ -228,8 +242,10 @@ RunStatus parse_run_status(std::string_view n) {
   return parse_enum<RunStatus, ConfigError>(n, kRunStatus, "run status");
 }
 
+// Quoted for inlining in SQL: the split names are fixed identifiers, never user text.
 std::string split_literal(MetricSplit split) { return fmt::format("'{}'", to_string(split)); }
 
+// A measurement newer than the file's schema reads as NULL, so one SELECT serves every version.
 std::string measurement_list(std::string_view prefix, std::string_view separator, int schema_version) {
   std::string list;
   for (const MeasurementField& f : cell_measurements()) {
@@ -239,6 +255,7 @@ std::string measurement_list(std::string_view prefix, std::string_view separator
   return list;
 }
 
+// Relative to the working directory: runs/ beside the specs, unless EGM_DB names another file.
 std::string default_db_path() {
   std::string env = env_or("EGM_DB");
   return env.empty() ? "runs/egm.sqlite" : env;
@@ -247,9 +264,11 @@ std::string default_db_path() {
 // ---- open ---------------------------------------------------------------------------
 
 ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path, mode) {
+  // A read-only open never migrates or sets pragmas: the file may belong to a live coordinator.
   if (mode == OpenMode::read_only) {
     const int version = connection_.user_version();
     const int expected = results_schema_version();
+    // user_version 0 is SQLite's default: a new file, or one egm never wrote.
     EGM_REQUIRE(version != 0, DbError, "{} is empty or not an egm results database", path);
     EGM_REQUIRE(version <= expected, DbError,
                 "{} has schema version {}, newer than this egm knows ({}); use a newer egm", path, version,
@@ -267,7 +286,9 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
   connection_.exec("PRAGMA page_size = 8192");
   // WAL: readers never block the writer and see only committed transactions.
   connection_.exec("PRAGMA journal_mode = WAL");
+  // NORMAL in WAL mode: a power cut may lose the last commits but never corrupts the file.
   connection_.exec("PRAGMA synchronous = NORMAL");
+  // SQLite leaves foreign keys off per connection unless asked, so each open turns them on.
   connection_.exec("PRAGMA foreign_keys = ON");
   // A writer's page cache of 64 MiB instead of SQLite's 2 MB: the coordinator's
   // inserts land in the B-trees of every running cell at once (1,000 workers:
@@ -277,6 +298,7 @@ ResultsDb::ResultsDb(const std::string& path, OpenMode mode) : connection_(path,
   // Savepoints' sub-journals (each message's writes are one, inside the
   // loop's transaction) in memory, not in a temporary file written page by page.
   connection_.exec("PRAGMA temp_store = MEMORY");
+  // Migrations run after the pragmas: page_size only applies to a file before its first table.
   migrate(connection_, results_migrations());
   schema_version_ = connection_.user_version();
   check_egm_schema(connection_, "main", schema_version_, path);
@@ -288,6 +310,7 @@ ResultsDb::~ResultsDb() = default;
 
 void ResultsDb::set_clock(std::function<double()> clock) { clock_ = std::move(clock); }
 
+// Seconds since the Unix epoch; tests set a clock to make timestamps reproducible.
 double ResultsDb::now() const {
   if (clock_) return clock_();
   using namespace std::chrono;
@@ -297,6 +320,7 @@ double ResultsDb::now() const {
 std::string ResultsDb::sweep_columns() const { return sweep_columns_for(schema_version_); }
 std::string ResultsDb::cell_columns() const { return cell_columns_for(schema_version_); }
 
+// An internal error (EGM_CHECK): a verb that opened read-only must never reach a write.
 void ResultsDb::require_writable(const char* what) const {
   EGM_CHECK(!read_only(), "{}: {} was opened read-only", what, path());
 }
@@ -331,11 +355,14 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
   require_writable("create_or_load_sweep");
   EGM_REQUIRE(!name.empty(), ConfigError, "a sweep needs a name");
   EGM_REQUIRE(!spec_hash.empty(), ConfigError, "sweep '{}': empty spec hash", name);
+  // One transaction: the lookup, any rename and the insert are seen together or not at all.
   Transaction tx(connection_);
   const double t = now();
   SweepOpenResult result;
   if (std::optional<SweepRow> old = find_sweep(name)) {
+    // Same spec: resume the stored sweep (--new-sweep still starts a fresh one).
     if (on_change != ChangedSpec::new_sweep && old->spec_hash == spec_hash) {
+      // Its status is left to the caller, which sets running once it owns the sweep.
       connection_.execute("UPDATE sweeps SET updated_at = ? WHERE id = ?", t, old->id);
       write_event(
           {old->id, std::nullopt, std::nullopt, EventKind::sweep_loaded, "sweep loaded to resume", t, std::nullopt});
@@ -382,6 +409,7 @@ SweepOpenResult ResultsDb::create_or_load_sweep(const std::string& name, const s
       "INSERT INTO sweeps (name, spec_json, spec_hash, created_at, updated_at, status) "
       "VALUES (?, ?, ?, ?, ?, 'pending')",
       name, spec_json, spec_hash, t, t);
+  // Read before write_event inserts its own row, which would change last_insert_rowid.
   const int64_t id = connection_.last_insert_rowid();
   write_event({id, std::nullopt, std::nullopt, EventKind::sweep_created, fmt::format("sweep '{}' created", name), t,
                std::nullopt});
@@ -405,6 +433,7 @@ void ResultsDb::set_sweep_status(int64_t sweep_id, SweepStatus status) {
   tx.commit();
 }
 
+// Called every kHeartbeatIntervalS by the live coordinator; stale_since reads it.
 void ResultsDb::heartbeat(int64_t sweep_id) {
   require_writable("heartbeat");
   if (schema_version_ < 2) return;  // no heartbeat_at column (the schema this binary embeds predates it)
@@ -414,6 +443,7 @@ void ResultsDb::heartbeat(int64_t sweep_id) {
   tx.commit();
 }
 
+// The owner columns came with schema v9: an older file records no owner.
 void ResultsDb::claim_sweep(int64_t sweep_id, const SweepOwner& owner) {
   require_writable("claim_sweep");
   if (schema_version_ < 9) return;
@@ -427,6 +457,7 @@ void ResultsDb::claim_sweep(int64_t sweep_id, const SweepOwner& owner) {
   tx.commit();
 }
 
+// Returns false once another coordinator has claimed the sweep: the caller must stop writing.
 bool ResultsDb::owned_heartbeat(int64_t sweep_id, const SweepOwner& owner) {
   require_writable("owned_heartbeat");
   if (schema_version_ < 9) {
@@ -445,6 +476,7 @@ bool ResultsDb::owned_heartbeat(int64_t sweep_id, const SweepOwner& owner) {
   return n == 1;
 }
 
+// Clears the claim only while it is still ours: a coordinator that lost the sweep leaves the new owner's claim.
 void ResultsDb::release_sweep(int64_t sweep_id, const SweepOwner& owner) {
   require_writable("release_sweep");
   if (schema_version_ < 9) return;
@@ -481,12 +513,15 @@ std::string describe_corpus(const SweepRow& sweep) {
   return s;
 }
 
+// Returns the last heartbeat of a running sweep whose coordinator has been silent for over
+// kStaleAfterS (presumably dead); nullopt for a live or a finished sweep.
 std::optional<double> stale_since(const SweepRow& sweep, double now) {
   if (sweep.status != SweepStatus::running || !sweep.heartbeat_at) return std::nullopt;
   if (now - *sweep.heartbeat_at <= kStaleAfterS) return std::nullopt;
   return sweep.heartbeat_at;
 }
 
+// An empty job id stores NULL (non_empty), clearing a previous one.
 void ResultsDb::set_slurm_job_id(int64_t sweep_id, const std::string& job_id) {
   require_writable("set_slurm_job_id");
   Transaction tx(connection_);
@@ -518,6 +553,7 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
   }
   const double t = now();
   std::vector<int64_t> ids;
+  // A spec that expands to the same key twice is a bug in the expansion, not a user error.
   std::set<std::string> seen;
   Statement insert = connection_.prepare(
       "INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, status, "
@@ -528,6 +564,7 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
     EGM_CHECK(c.max_attempts >= 1, "ensure_cells: cell {} has max_attempts {}", c.key, c.max_attempts);
     auto it = existing.find(c.key);
     if (it != existing.end()) {
+      // The stored results belong to the stored config; silently replacing it would mislabel them.
       if (it->second.hash != c.config_hash)
         EGM_THROW(ConfigError,
                   "sweep '{}': cell {} was created with another run config (sha256 {}..., now {}...); the same spec "
@@ -542,10 +579,12 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
         connection_.execute("UPDATE cells SET position = ? WHERE id = ?", static_cast<int64_t>(i), it->second.id);
       continue;
     }
+    // reset() rewinds the statement and clears the previous row's bindings.
     insert.reset();
     insert.bind_all(sweep_id, static_cast<int64_t>(i), c.key, c.variant, c.seed, c.config_json, c.config_hash,
                     c.max_steps, c.max_attempts, t, c.grid_point, c.grid_json);
     insert.run();
+    // Returned in the spec's order, one id per input cell.
     ids.push_back(connection_.last_insert_rowid());
   }
   std::vector<std::string> extra;
@@ -561,6 +600,7 @@ std::vector<int64_t> ResultsDb::ensure_cells(int64_t sweep_id, const std::vector
   return ids;
 }
 
+// At a coordinator's start: rows a dead coordinator left 'running' are closed, runs before their cells.
 int ResultsDb::recover_interrupted(int64_t sweep_id, const std::string& reason) {
   require_writable("recover_interrupted");
   Transaction tx(connection_);
@@ -579,6 +619,7 @@ int ResultsDb::recover_interrupted(int64_t sweep_id, const std::string& reason) 
   return n;
 }
 
+// Done cells and failed ones with no attempts left are skipped; the rest come in the spec's order.
 std::vector<CellRow> ResultsDb::cells_to_run(int64_t sweep_id) {
   Statement s = connection_.prepare(
       cell_columns() +
@@ -597,6 +638,7 @@ CellRow ResultsDb::cell(int64_t cell_id) {
   return read_cell(s);
 }
 
+// Ordered by sweep, then by the spec's order of cells within it.
 std::vector<CellRow> ResultsDb::list_cells(const CellFilter& filter) {
   Where w;
   filter_cells(w, filter, "c.status");
@@ -609,6 +651,7 @@ std::vector<CellRow> ResultsDb::list_cells(const CellFilter& filter) {
 
 // ---- attempts -------------------------------------------------------------------------
 
+// The attempt number is the cell's attempts + 1, read and written in one transaction so two starts cannot share it.
 int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   require_writable("start_attempt");
   Transaction tx(connection_);
@@ -619,9 +662,11 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   const int attempt = static_cast<int>(q->int64(1)) + 1;
   const int64_t sweep_id = q->int64(2);
   const std::string key = q->text(3);
+  // A cached statement must be reset before its next use elsewhere; the values were copied out above.
   q->reset();
   EGM_CHECK(status != CellStatus::done, "start_attempt: cell {} ({}) is already done", cell_id, key);
   const double t = now();
+  // A cell has at most one running run: an earlier attempt still marked running is closed first.
   connection_.execute(
       "UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
       "WHERE cell_id = ? AND status = 'running'",
@@ -645,11 +690,13 @@ int64_t ResultsDb::start_attempt(int64_t cell_id, const RunInfo& info) {
   return run_id;
 }
 
+// The done path of finish_attempt, with the worker's measurements and final step.
 void ResultsDb::finish_done(int64_t run_id, const RunOutcome& outcome) {
   EGM_CHECK(outcome.status == Outcome::done, "finish_done: run {} ended {}, not done", run_id, to_string(outcome.status));
   finish_attempt(run_id, RunStatus::done, "", outcome.measured, {}, outcome.step);
 }
 
+// The worker's report of the device it really runs on, which replaces what start_attempt recorded.
 void ResultsDb::set_run_setup(int64_t run_id, const DeviceName& device, Backend backend, int world_size) {
   require_writable("set_run_setup");
   Transaction tx(connection_);
@@ -659,6 +706,7 @@ void ResultsDb::set_run_setup(int64_t run_id, const DeviceName& device, Backend 
   tx.commit();
 }
 
+// Diffs are keyed by their sha256: runs from the same dirty tree share one stored copy.
 void ResultsDb::store_source_diff(const SourceDiff& d) {
   require_writable("store_source_diff");
   Transaction tx(connection_);
@@ -667,6 +715,7 @@ void ResultsDb::store_source_diff(const SourceDiff& d) {
   tx.commit();
 }
 
+// source_diffs came with schema v6.
 std::optional<SourceDiff> ResultsDb::source_diff(const std::string& sha256) {
   if (schema_version_ < 6) return std::nullopt;
   CachedStatement s = connection_.cached("SELECT sha256, size, diff FROM source_diffs WHERE sha256 = ?");
@@ -675,6 +724,7 @@ std::optional<SourceDiff> ResultsDb::source_diff(const std::string& sha256) {
   return SourceDiff{s->text(0), s->int64(1), s->text(2)};
 }
 
+// Known only once the worker has read its checkpoint, after the attempt's row was written.
 void ResultsDb::set_resumed_from_step(int64_t run_id, int64_t step) {
   require_writable("set_resumed_from_step");
   Transaction tx(connection_);
@@ -696,6 +746,7 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
   EGM_REQUIRE(q->step(), DbError, "{}: no run with id {}", path(), run_id);
   const int64_t cell_id = q->int64(0);
   const std::string old_status = q->text(1);
+  // A run ends once; a second report for it is a bug this check surfaces.
   const bool was_running = parse_run_status(old_status) == RunStatus::running;
   const int64_t attempt = q->int64(2);
   const int64_t sweep_id = q->int64(3);
@@ -711,6 +762,7 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
   switch (status) {
     case RunStatus::done:
       {
+        // The measurement columns come from cell_measurements(), so the SET list is built from it in the same order as the binds.
         std::string sets;
         for (const MeasurementField& f : cell_measurements()) sets += fmt::format("{} = ?, ", f.name);
         CachedStatement done = connection_.cached("UPDATE cells SET status = 'done', " + sets +
@@ -723,6 +775,7 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
       message = fmt::format("{} attempt {} done{}", key, attempt,
                             results.final_val ? fmt::format(": final val {:.4f}", *results.final_val) : "");
       break;
+    // A retriable failure counts one attempt; the cell runs again while failures < max_attempts.
     case RunStatus::failed:
       // Not retriable: the budget shrinks to what was used, so no later run retries it either.
       connection_.execute(
@@ -734,6 +787,7 @@ void ResultsDb::finish_attempt(int64_t run_id, RunStatus status, const std::stri
       if (!failure.detail.empty() && failure.detail != error) message += "\n" + failure.detail;
       kind = EventKind::attempt_failed;
       break;
+    // Interrupted is not a failure: the attempt does not count against max_attempts.
     case RunStatus::interrupted:
       connection_.execute("UPDATE cells SET status = 'interrupted', updated_at = ? WHERE id = ?", t, cell_id);
       message = fmt::format("{} attempt {} interrupted{}{}", key, attempt, error.empty() ? "" : ": ", error);
@@ -752,6 +806,7 @@ RunRow ResultsDb::run(int64_t run_id) {
   return read_run(s);
 }
 
+// The filter's statuses select runs here (r.status), not their cells.
 std::vector<RunRow> ResultsDb::list_runs(const CellFilter& filter) {
   Where w;
   filter_cells(w, filter, "r.status");
@@ -765,8 +820,10 @@ std::vector<RunRow> ResultsDb::list_runs(const CellFilter& filter) {
 
 // ---- worker reports ---------------------------------------------------------------------
 
+// The caller holds the transaction (record_metrics or record_batch).
 void ResultsDb::write_metrics(const std::vector<MetricPoint>& points) {
   if (points.empty()) return;
+  // An upsert: a resumed attempt re-trains the steps after its checkpoint and overwrites their rows with its own.
   CachedStatement s = connection_.cached(
       "INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cell_id, split, step) DO UPDATE SET "
@@ -775,6 +832,7 @@ void ResultsDb::write_metrics(const std::vector<MetricPoint>& points) {
   const double t = now();
   for (const auto& p : points) {
     s->reset();
+    // A point with no time (0) takes the time of the write.
     s->bind_all(p.cell_id, p.run_id, p.step, to_string(p.split), p.loss, p.lr, p.tokens_per_s, p.time > 0 ? p.time : t);
     s->run();
   }
@@ -785,6 +843,7 @@ void ResultsDb::write_params(const std::vector<ParamValue>& values) {
   // One packed snapshot per (cell, step) (schema v5, db/param_pack.h). Values
   // for a snapshot that exists already are merged into it, value by value, as
   // the rows of schema v4 were upserted.
+  // Pointers into values, which outlives the loop; the map orders snapshots by (cell, step).
   std::map<std::pair<int64_t, int64_t>, std::vector<const ParamValue*>> snapshots;
   for (const auto& v : values) {
     EGM_CHECK(!v.module.empty() && !v.name.empty(), "record_params: cell {} step {}: empty module or name",
@@ -808,6 +867,7 @@ void ResultsDb::write_params(const std::vector<ParamValue>& values) {
     entries.reserve(entries.size() + group.size());
     for (const ParamValue* v : group) entries.push_back({v->module, v->layer, v->idx, v->name, v->value});
     const PackedParams packed = pack_params(std::move(entries));
+    // Layouts are stored once each and shared by id: most snapshots of a sweep have the same few.
     int64_t layout_id;
     find_layout->reset();
     find_layout->bind_all(packed.layout);
@@ -820,11 +880,13 @@ void ResultsDb::write_params(const std::vector<ParamValue>& values) {
       layout_id = connection_.last_insert_rowid();
     }
     put->reset();
+    // The snapshot is credited to the last run that wrote to it.
     put->bind_all(key.first, group.back()->run_id, key.second, layout_id, Blob{packed.data});
     put->run();
   }
 }
 
+// No transaction of its own: callers write the event inside the one that made the change it reports.
 int64_t ResultsDb::write_event(const EventInput& e) {
   connection_.execute(
       "INSERT INTO events (time, sweep_id, cell_id, run_id, kind, message, step) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -855,6 +917,7 @@ int64_t ResultsDb::record_event(const EventInput& event) {
   return id;
 }
 
+// One worker message is one transaction: one WAL commit for its metrics, params and events.
 void ResultsDb::record_batch(const RecordBatch& batch) {
   require_writable("record_batch");
   Transaction tx(connection_);
@@ -864,6 +927,7 @@ void ResultsDb::record_batch(const RecordBatch& batch) {
   tx.commit();
 }
 
+// The newest `limit` events, returned oldest first.
 std::vector<EventRow> ResultsDb::list_events(std::optional<int64_t> sweep_id, int limit) {
   Statement s = connection_.prepare(
       std::string("SELECT id, time, sweep_id, cell_id, run_id, kind, message, ") +
@@ -893,6 +957,7 @@ std::vector<LookRow> ResultsDb::list_looks(int64_t sweep_id) {
   return rows;
 }
 
+// The rows of the latest look only, one per claim.
 std::vector<LookRow> ResultsDb::last_look(int64_t sweep_id) {
   std::vector<LookRow> rows = list_looks(sweep_id);
   if (rows.empty()) return rows;
@@ -901,6 +966,7 @@ std::vector<LookRow> ResultsDb::last_look(int64_t sweep_id) {
   return rows;
 }
 
+// All of a look's rows (one per claim) land together or not at all.
 void ResultsDb::record_look(int64_t sweep_id, const std::vector<LookRow>& rows) {
   require_writable("record_look");
   Transaction tx(connection_);
@@ -915,6 +981,7 @@ void ResultsDb::record_look(int64_t sweep_id, const std::vector<LookRow>& rows) 
 
 void ResultsDb::set_look_next(int64_t sweep_id, int64_t look, const std::string& next) {
   require_writable("set_look_next");
+  // One statement is atomic on its own (SQLite's autocommit), so no Transaction here.
   connection_.execute("UPDATE looks SET next = ? WHERE sweep_id = ? AND look = ?", next, sweep_id, look);
 }
 
@@ -922,12 +989,14 @@ void ResultsDb::set_look_next(int64_t sweep_id, int64_t look, const std::string&
 
 SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
   // One snapshot: the counts and the running cells agree with each other.
+  // Deferred: a read transaction that never takes the write lock; WAL lets it read while the coordinator writes.
   Transaction snapshot(connection_, Transaction::Kind::deferred);
   SweepProgress p;
   p.sweep = sweep(sweep_id);
   int64_t done_steps = 0;
   {
     Statement s = connection_.prepare(
+        // A failed cell with failures >= max_attempts is exhausted: never retried, so its steps leave the work remaining.
         "SELECT status, count(*), sum(max_steps), "
         "sum(CASE WHEN failures >= max_attempts THEN 1 ELSE 0 END), "
         "sum(CASE WHEN failures >= max_attempts THEN max_steps ELSE 0 END) "
@@ -960,6 +1029,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
     Statement latest = connection_.prepare(
         "SELECT step, loss FROM metrics WHERE cell_id = ? AND split = " + split_literal(MetricSplit::train) +
         " AND run_id = ? ORDER BY step DESC LIMIT 1");
+    // The rate is the current attempt's train steps over its wall time, from its first to its latest metric.
     Statement rate = connection_.prepare(
         "SELECT min(step), max(step), min(time), max(time), count(*) FROM metrics "
         "WHERE cell_id = ? AND split = " + split_literal(MetricSplit::train) + " AND run_id = ?");
@@ -984,6 +1054,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
       }
       rate.reset();
       rate.bind_all(r.cell_id, r.run_id);
+      // One point gives no interval; steps and seconds can still be 0 with two points at the same step or time.
       if (rate.step() && rate.int64(4) >= 2) {
         const double steps = static_cast<double>(rate.int64(1) - rate.int64(0));
         const double seconds = rate.real(3) - rate.real(2);
@@ -993,6 +1064,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
       p.running_cells.push_back(std::move(r));
     }
   }
+  // done_steps counts each done cell's max_steps: a done cell ran them all.
   p.steps_done += done_steps;
   // The one ETA formula (util/eta.h): the steps of the cells still to run over
   // the running attempts' summed step rates, else the mean done attempt's time.
@@ -1001,6 +1073,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
   eta.steps_left = static_cast<double>(std::max<int64_t>(0, p.steps_total - p.steps_given_up - p.steps_done));
   eta.running = p.running;
   for (const auto& r : p.running_cells) eta.running_steps_per_s.push_back(r.steps_per_s.value_or(0));
+  // The mean done attempt's time is the fallback when no running attempt has a rate yet.
   if (eta.cells_left > 0) {
     Statement s = connection_.prepare(
         "SELECT avg(r.ended_at - r.started_at) FROM runs r JOIN cells c ON c.id = r.cell_id "
@@ -1012,6 +1085,7 @@ SweepProgress ResultsDb::sweep_progress(int64_t sweep_id) {
   return p;
 }
 
+// An empty path means EGM_DB or runs/egm.sqlite; read-only, so a live coordinator is never disturbed.
 ResultsDb open_for_reading(const std::string& path) {
   return ResultsDb(path.empty() ? default_db_path() : path, OpenMode::read_only);
 }

@@ -30,6 +30,7 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A virtual table's type in sqlite_master is 'table' too; only its SQL tells it apart (and it runs a module's code).
 bool is_virtual(const std::string& sql) { return lower(sql.substr(0, 21)).rfind("create virtual table", 0) == 0; }
 
 // Reading sqlite_master and table_xinfo runs nothing of the schema: SQLite
@@ -37,6 +38,7 @@ bool is_virtual(const std::string& sql) { return lower(sql.substr(0, 21)).rfind(
 std::map<std::string, SchemaObject> read_schema(Connection& c, const std::string& schema) {
   std::map<std::string, SchemaObject> objects;
   Statement s = c.prepare(fmt::format(
+      // SQLite's internal objects (sqlite_sequence, sqlite_autoindex_*) differ with history, not with the schema: skipped.
       "SELECT type, name, tbl_name, sql FROM \"{}\".sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
       schema));
   while (s.step()) {
@@ -45,6 +47,7 @@ std::map<std::string, SchemaObject> read_schema(Connection& c, const std::string
   }
   for (auto& [name, o] : objects) {
     if (o.type != "table" || is_virtual(o.sql)) continue;
+    // table_xinfo rather than table_info: it lists generated and hidden columns too. Column 1 is the name, 2 the declared type.
     Statement cols = c.prepare(fmt::format("PRAGMA \"{}\".table_xinfo(\"{}\")", schema, name));
     while (cols.step()) o.columns.emplace_back(cols.text(1), lower(cols.text(2)));
   }
@@ -53,6 +56,7 @@ std::map<std::string, SchemaObject> read_schema(Connection& c, const std::string
 
 // egm's schema at `version`, built once per version in an in-memory database.
 const std::map<std::string, SchemaObject>& reference(int version) {
+  // Guarded: the built map is shared by every connection of the process, whatever thread checks.
   static std::mutex mutex;
   static std::map<int, std::map<std::string, SchemaObject>> built;
   std::lock_guard lock(mutex);
@@ -60,6 +64,7 @@ const std::map<std::string, SchemaObject>& reference(int version) {
   if (it != built.end()) return it->second;
   const std::vector<Migration>& all = results_migrations();
   EGM_CHECK(version >= 1 && version <= static_cast<int>(all.size()), "no egm schema version {}", version);
+  // The reference is what the migrations build, never a second copy of the schema that could drift from them.
   Connection memory(":memory:", OpenMode::read_write_create);
   migrate(memory, std::vector<Migration>(all.begin(), all.begin() + version));
   return built.emplace(version, read_schema(memory, "main")).first->second;
@@ -80,6 +85,7 @@ void check_egm_schema(Connection& connection, const std::string& schema, int ver
     EGM_THROW(DbError, "{}: {}; egm reads only databases with its own schema (version {}), never code of theirs",
               label, what, version);
   };
+  // Triggers and indexes are not compared: egm makes no triggers (refused below), and an index only speeds reads.
   for (const auto& [name, want] : egm) {
     if (want.type != "table" && want.type != "view") continue;
     auto it = found.find(name);
@@ -94,6 +100,7 @@ void check_egm_schema(Connection& connection, const std::string& schema, int ver
           refuse(fmt::format("table {} lacks egm's column {} {} (it has {})", name, column.first, column.second,
                              column_list(got.columns)));
     } else if (got.type != "view" || got.sql != want.sql) {
+      // A view is compared by its SQL text, since it is code that runs when the view is read.
       refuse(fmt::format("view {} is not egm's view (its SQL differs)", name));
     }
   }
@@ -118,6 +125,7 @@ struct TableKey {
   std::vector<std::string> names;
 };
 
+// table_xinfo's column 5 is the column's position in the primary key (0: not part of it).
 TableKey key_of(Connection& c, const std::string& table) {
   TableKey k;
   std::vector<std::pair<int, std::string>> pk;
@@ -125,8 +133,10 @@ TableKey key_of(Connection& c, const std::string& table) {
   while (s.step())
     if (s.int64(5) > 0) pk.emplace_back(static_cast<int>(s.int64(5)), s.text(1));
   std::sort(pk.begin(), pk.end());
+  // A table with no declared primary key is named by its rowid.
   if (pk.empty()) pk.emplace_back(1, "rowid");
   for (const auto& [order, name] : pk) {
+    // quote() renders the key as an SQL literal, so a text key shows its quotes in the message.
     k.select += fmt::format("{}quote(x.\"{}\")", k.select.empty() ? "" : ", ", name);
     k.names.push_back(name);
   }
@@ -145,16 +155,19 @@ std::string excerpt(const std::string& text) { return text.size() > 40 ? text.su
 
 }  // namespace
 
+// SQLite's type affinity lets any column hold any type; this finds the first value whose type egm's reader would not accept.
 void check_egm_values(Connection& connection, int version, const std::string& label) {
   for (const auto& [table, object] : reference(version)) {
     if (object.type != "table") continue;
     const TableKey key = key_of(connection, table);
     for (const auto& [column, declared] : object.columns) {
+      // An integer in a REAL column is allowed: SQLite itself stores a whole REAL value as an integer on disk.
       const char* allowed = declared == "integer" ? "'integer'"
                             : declared == "real"  ? "'real', 'integer'"
                             : declared == "text"  ? "'text'"
                             : declared == "blob"  ? "'blob'"
                                                   : nullptr;
+      // A column declared with no type (or another one) accepts anything.
       if (allowed == nullptr) continue;
       Statement s = connection.prepare(
           fmt::format("SELECT {0}, typeof(x.\"{1}\"), quote(x.\"{1}\") FROM main.\"{2}\" x "
@@ -170,6 +183,7 @@ void check_egm_values(Connection& connection, int version, const std::string& la
   }
 }
 
+// The references egm's readers follow, checked by hand: a file made elsewhere may have been written with foreign keys off.
 void check_egm_references(Connection& connection, int version, const std::string& label) {
   struct Reference {
     const char* table;
@@ -203,6 +217,7 @@ void check_egm_references(Connection& connection, int version, const std::string
     return false;
   };
   for (const Reference& ref : kReferences) {
+    // Only the references the file's schema version has (merge_sources and reused_run came later).
     if (!has_column(ref.table, ref.column) || !has_column(ref.target, "id")) continue;
     const TableKey key = key_of(connection, ref.table);
     Statement s = connection.prepare(
@@ -219,6 +234,7 @@ void check_egm_references(Connection& connection, int version, const std::string
 
 void check_egm_layouts(Connection& connection, int version, const std::string& label) {
   if (reference(version).count("param_layouts") == 0) return;  // before v5: no packed parameters
+  // Every layout is parsed (bounded, param_pack.cpp) before any snapshot's size is compared with it.
   std::map<int64_t, int64_t> values;  // layout id -> values per snapshot
   Statement layouts = connection.prepare("SELECT id, layout FROM main.param_layouts");
   while (layouts.step()) {
@@ -234,6 +250,7 @@ void check_egm_layouts(Connection& connection, int version, const std::string& l
   while (snapshots.step()) {
     auto it = values.find(snapshots.int64(1));
     const int64_t bytes = snapshots.int64(2);
+    // The same size rule unpack applies: floats or doubles, nothing else.
     if (it != values.end() && (bytes == 4 * it->second || bytes == 8 * it->second)) continue;
     EGM_THROW(DbError, "{}: table param_snapshots, row id = {}: {} bytes for a layout of {} values (4 or 8 bytes each)",
               label, snapshots.int64(0), bytes, it == values.end() ? int64_t{0} : it->second);

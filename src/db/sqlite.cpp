@@ -26,6 +26,7 @@ std::string sql_excerpt(std::string_view sql) {
   return s;
 }
 
+// True when what follows a prepared statement is only ';' and whitespace: nothing left to run.
 bool only_separators(std::string_view rest) {
   for (char c : rest)
     if (!(c == ';' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) return false;
@@ -36,6 +37,7 @@ bool only_separators(std::string_view rest) {
 // ("database is locked" read as "not an egm database"; "interrupted" with no
 // reason): empty when SQLite's message says it well enough.
 std::string plain_reason(int rc, const StatementDeadline* deadline) {
+  // Extended result codes are on (the Connection's constructor): the low byte is the primary code.
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -54,6 +56,7 @@ std::string plain_reason(int rc, const StatementDeadline* deadline) {
   return {};
 }
 
+// SQLite's progress handler: a non-zero return interrupts the running statement (SQLITE_INTERRUPT).
 int stop_after_deadline(void* arg) {
   const auto* d = static_cast<const StatementDeadline*>(arg);
   if (d->limit_s <= 0) return 0;
@@ -71,6 +74,7 @@ bool needs_immutable(const std::string& path) {
   const fs::path dir = fs::absolute(path, ec).parent_path();
   if (::access(dir.c_str(), W_OK) == 0) return false;
   if (fs::exists(path + "-shm", ec)) return false;  // SQLite reads an existing -shm read-only
+  // No -wal file sets ec, which is as good as an empty one.
   const auto wal = fs::file_size(path + "-wal", ec);
   EGM_REQUIRE(ec || wal == 0, DbError,
               "{} is in a folder egm cannot write (a read-only file system?) and has a write-ahead log ({}-wal, {} "
@@ -81,6 +85,7 @@ bool needs_immutable(const std::string& path) {
 }
 
 // file:PATH?mode=ro[&immutable=1], '%', '?' and '#' escaped.
+// Without the escapes SQLite would read '?' as the start of the URI's query and '#' as a fragment.
 std::string uri_for(const std::string& path, bool immutable) {
   std::string uri = "file:";
   for (char ch : path) {
@@ -94,6 +99,7 @@ std::string uri_for(const std::string& path, bool immutable) {
 
 }  // namespace
 
+// The read-only verbs' per-statement limit in seconds: 600 unless EGM_DB_TIME_LIMIT_S says otherwise.
 double statement_time_limit_s() {
   const char* env = std::getenv("EGM_DB_TIME_LIMIT_S");
   if (env == nullptr || *env == '\0') return 600;
@@ -104,6 +110,7 @@ double statement_time_limit_s() {
   return v;
 }
 
+// For a read-only ATTACH (merge's inputs): the same immutable rule as a read-only open.
 std::string read_only_uri(const std::string& path) { return uri_for(path, needs_immutable(path)); }
 
 // ---- Statement ----------------------------------------------------------------
@@ -119,6 +126,7 @@ Statement::Statement(Statement&& other) noexcept
       sql_(std::move(other.sql_)),
       db_path_(std::move(other.db_path_)) {}
 
+// The statement this one held is finalized before it takes the other's.
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
     if (stmt_) sqlite3_finalize(stmt_);
@@ -152,6 +160,7 @@ Statement& Statement::bind(int index, double value) {
   return *this;
 }
 
+// SQLITE_TRANSIENT: SQLite copies the bytes, since a string_view's text may die before the step.
 Statement& Statement::bind(int index, std::string_view value) {
   int rc = sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (rc != SQLITE_OK) fail(rc);
@@ -169,6 +178,7 @@ Statement& Statement::bind(int index, std::nullptr_t) {
   return *this;
 }
 
+// Returns true while there is a row; throws DbError, with the SQL, on any failure.
 bool Statement::step() {
   if (deadline_ && deadline_->limit_s > 0) deadline_->start();  // the writer's steps (no limit) read no clock
   int rc = sqlite3_step(stmt_);
@@ -187,6 +197,7 @@ void Statement::run() {
   }
 }
 
+// Both: reset rewinds the statement, clear_bindings makes an unbound parameter NULL, not the last value.
 void Statement::reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
@@ -205,6 +216,7 @@ int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, 
 
 double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
 
+// column_bytes after column_text: the length of the text, which may hold NUL bytes.
 std::string Statement::text(int column) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
   if (!p) return {};
@@ -227,6 +239,7 @@ std::optional<double> Statement::opt_real(int column) const {
   return real(column);
 }
 
+// A text or blob value is not a number: absent, with *mismatch set so the caller can count it.
 std::optional<double> Statement::opt_number(int column, bool* mismatch) const {
   const int type = sqlite3_column_type(stmt_, column);
   if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) return real(column);
@@ -240,6 +253,7 @@ std::optional<std::string> Statement::opt_text(int column) const {
 }
 
 Value Statement::value(int column) const {
+  // A blob reads as text: the query verbs print it and never write it back.
   switch (sqlite3_column_type(stmt_, column)) {
     case SQLITE_NULL: return std::monostate{};
     case SQLITE_INTEGER: return int64(column);
@@ -254,6 +268,7 @@ bool Statement::read_only() const { return sqlite3_stmt_readonly(stmt_) != 0; }
 
 Connection::Connection(const std::string& path, OpenMode mode, int busy_timeout_ms)
     : path_(path), mode_(mode) {
+  // Checked first: SQLite's own "unable to open" does not tell the user what to do.
   if (mode != OpenMode::read_write_create && !std::filesystem::exists(path))
     EGM_THROW(DbError, "no results database at {} (run a sweep first, or pass --db PATH / set EGM_DB)", path);
   int flags = mode == OpenMode::read_only    ? SQLITE_OPEN_READONLY
@@ -277,13 +292,17 @@ Connection::Connection(const std::string& path, OpenMode mode, int busy_timeout_
     db_ = nullptr;
     EGM_THROW(DbError, "cannot open database {}: {}", path, message);
   }
+  // Extended codes tell SQLITE_READONLY_ROLLBACK apart (plain_reason).
   sqlite3_extended_result_codes(db_, 1);
+  // A writer waits for another's lock up to busy_timeout_ms before SQLITE_BUSY.
   sqlite3_busy_timeout(db_, busy_timeout_ms);
   // The file's schema may come from elsewhere: its views and triggers may call
   // only functions marked innocuous (egm's param functions are; they check
   // what they read, param_pack.h).
   sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   register_param_functions(db_);  // the `params` view and migration 5 use them (param_pack.h)
+  // Checked every 10,000 VM instructions: often enough to stop in time, rarely enough to cost nothing.
+  // deadline_ is heap-held, so the pointer survives a move of the Connection.
   sqlite3_progress_handler(db_, 10000, stop_after_deadline, deadline_.get());
   if (mode == OpenMode::read_only) {
     // Belt and braces: even a statement that slips past sqlite3_stmt_readonly
@@ -306,6 +325,7 @@ Connection::Connection(Connection&& other) noexcept
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
     if (db_) sqlite3_close_v2(db_);  // closes once the cached statements below are finalized
+    // The old cached statements are finalized here, which lets the deferred close finish.
     cache_.clear();
     cache_ = std::move(other.cache_);
     db_ = std::exchange(other.db_, nullptr);
@@ -330,6 +350,7 @@ void Connection::fail(int rc, std::string_view sql) const {
 }
 
 CachedStatement Connection::cached(std::string_view sql) {
+  // Keyed by the SQL text: the statement is prepared once per connection and reset on each use.
   auto it = cache_.find(std::string(sql));
   if (it == cache_.end()) it = cache_.emplace(std::string(sql), prepare(sql)).first;
   it->second.reset();
@@ -341,6 +362,7 @@ Statement Connection::prepare(std::string_view sql) {
   const char* tail = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, &tail);
   if (rc != SQLITE_OK) fail(rc, sql);
+  // SQLite returns OK and no statement for SQL that holds only comments or whitespace.
   if (!stmt) EGM_THROW(DbError, "{}: empty SQL statement", path_);
   Statement statement(db_, stmt, std::string(sql), path_, deadline_.get());
   std::string_view rest = sql.substr(static_cast<size_t>(tail - sql.data()));
@@ -357,6 +379,7 @@ Statement Connection::prepare(std::string_view sql) {
 }
 
 void Connection::exec(std::string_view sql) {
+  // exec runs every statement of a script (the migrations); prepare takes exactly one.
   std::string copy(sql);  // sqlite3_exec needs a NUL-terminated string
   char* message = nullptr;
   if (deadline_->limit_s > 0) deadline_->start();
@@ -373,6 +396,7 @@ int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_rowid
 
 int64_t Connection::changes() const { return sqlite3_changes64(db_); }
 
+// The schema version egm keeps in the file's header (0 on a new file).
 int Connection::user_version() {
   Statement s = prepare("PRAGMA user_version");
   s.step();
@@ -383,15 +407,19 @@ void Connection::set_user_version(int version) {
   exec("PRAGMA user_version = " + std::to_string(version));
 }
 
+// SQLite is in autocommit mode exactly when no transaction is open.
 bool Connection::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 // ---- Transaction --------------------------------------------------------------
 
+// Inside an open transaction a Transaction is a savepoint, so functions that take one compose.
 Transaction::Transaction(Connection& connection, Kind kind)
     : connection_(connection), nested_(connection.in_transaction()) {
   if (nested_)
     connection_.execute("SAVEPOINT egm_nested");  // LIFO: the innermost one is always the one named
   else
+    // IMMEDIATE takes the write lock at once, so a writer never fails later upgrading from a read lock;
+    // DEFERRED is for read snapshots.
     connection_.execute(kind == Kind::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
 }
 
@@ -402,6 +430,7 @@ Transaction::~Transaction() {
   sqlite3_exec(connection_.handle(), sql, nullptr, nullptr, nullptr);
 }
 
+// Only a real COMMIT is counted: a savepoint's release writes nothing to disk.
 void Transaction::commit() {
   connection_.execute(nested_ ? "RELEASE egm_nested" : "COMMIT");
   done_ = true;
@@ -410,6 +439,7 @@ void Transaction::commit() {
 
 // ---- helpers ------------------------------------------------------------------
 
+// The whole result in memory, column names first: for the query verbs and tests, not for big tables.
 Table read_rows(Statement& statement) {
   Table table;
   for (int c = 0; c < statement.column_count(); ++c) table.columns.push_back(statement.column_name(c));

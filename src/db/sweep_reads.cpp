@@ -20,6 +20,7 @@ std::optional<double> strict_number(const Statement& s, int column, const char* 
   return v;
 }
 
+// A running attempt's seconds count up to now (strftime('%s', 'now') is UTC seconds, as started_at).
 constexpr const char* kAttemptsSql =
     "SELECT attempt, status, host, device, world_size, backend, datetime(started_at, 'unixepoch') AS started_utc, "
     "datetime(ended_at, 'unixepoch') AS ended_utc, round(coalesce(ended_at, strftime('%s', 'now')) - started_at, 1) "
@@ -31,9 +32,11 @@ std::string events_sql(int schema_version) {
       "LEFT JOIN runs r ON r.id = e.run_id WHERE e.cell_id = ? ORDER BY e.time, e.id",
       schema_version >= 4 ? "e.step" : "NULL");
 }
+// The join names each point's attempt, so a resumed cell shows which attempt wrote which steps.
 constexpr const char* kMetricsSql =
     "SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, r.attempt, m.time FROM metrics m JOIN runs r ON r.id = "
     "m.run_id WHERE m.cell_id = ? ORDER BY m.split, m.step";
+// params is a view over the packed snapshots from schema v5 on (param_values); the same SQL reads either.
 constexpr const char* kParamsSql =
     "SELECT p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p WHERE p.cell_id = ? "
     "ORDER BY p.step, p.module, p.layer, p.name, p.idx";
@@ -47,6 +50,7 @@ constexpr const char* kLearnedSql =
 
 }  // namespace
 
+// nullopt when the sweep has no cell with that key (a mistyped key in a URL or on the command line).
 std::optional<int64_t> find_cell(ResultsDb& db, int64_t sweep_id, const std::string& key) {
   Statement s = db.connection().prepare("SELECT id FROM cells WHERE sweep_id = ? AND key = ?");
   s.bind_all(sweep_id, key);
@@ -54,6 +58,7 @@ std::optional<int64_t> find_cell(ResultsDb& db, int64_t sweep_id, const std::str
   return std::nullopt;
 }
 
+// In the spec's order (position), the order every report lists cells in.
 std::vector<int64_t> cell_ids(ResultsDb& db, int64_t sweep_id) {
   Statement s = db.connection().prepare("SELECT id FROM cells WHERE sweep_id = ?1 ORDER BY position");
   s.bind(1, sweep_id);
@@ -71,6 +76,7 @@ std::optional<CellTable> parse_cell_download(std::string_view name) {
 }
 
 Table cell_table(ResultsDb& db, CellTable table, int64_t cell_id) {
+  // Declared outside the switch: sql points into it until the statement is prepared.
   const std::string events = events_sql(db.schema_version());
   const char* sql = nullptr;
   switch (table) {
@@ -88,6 +94,7 @@ Table cell_table(ResultsDb& db, CellTable table, int64_t cell_id) {
 std::vector<LossPoint> split_losses(ResultsDb& db, int64_t sweep_id, MetricSplit split) {
   Statement s = db.connection().prepare(
       "SELECT m.cell_id, m.step, m.loss FROM metrics m JOIN cells c ON c.id = m.cell_id "
+      // Grouped by cell, each curve in step order: the caller splits the points into curves at each new cell_id.
       "WHERE c.sweep_id = ? AND m.split = ? AND m.loss IS NOT NULL ORDER BY m.cell_id, m.step");
   s.bind_all(sweep_id, std::string(to_string(split)));
   std::vector<LossPoint> points;
@@ -96,6 +103,7 @@ std::vector<LossPoint> split_losses(ResultsDb& db, int64_t sweep_id, MetricSplit
   return points;
 }
 
+// Every attempt, failed and interrupted ones too: they used compute as well.
 std::vector<AttemptCompute> attempt_compute(ResultsDb& db, int64_t sweep_id) {
   const bool v7 = db.schema_version() >= 7;  // threads and gpu_name came with v7
   Statement s = db.connection().prepare(
@@ -111,6 +119,7 @@ std::vector<AttemptCompute> attempt_compute(ResultsDb& db, int64_t sweep_id) {
   return rows;
 }
 
+// Every layout of the file, not only this sweep's: there are few, and they are shared across sweeps.
 std::map<int64_t, std::string> param_layout_texts(ResultsDb& db) {
   Statement s = db.connection().prepare("SELECT id, layout FROM param_layouts");
   std::map<int64_t, std::string> layouts;
@@ -128,6 +137,7 @@ std::vector<SnapshotRef> param_snapshot_refs(ResultsDb& db, int64_t sweep_id) {
   return refs;
 }
 
+// One blob at a time, so a TensorBoard export of a large sweep never holds every snapshot in memory.
 std::string param_snapshot_data(ResultsDb& db, int64_t id) {
   CachedStatement s = db.connection().cached("SELECT data FROM param_snapshots WHERE id = ?");
   s->bind(1, id);
@@ -135,6 +145,7 @@ std::string param_snapshot_data(ResultsDb& db, int64_t id) {
   return s->blob(0);
 }
 
+// Before schema v5 params was a table with one row per value; NULL values are left out.
 std::vector<ParamValue> param_rows_before_v5(ResultsDb& db, int64_t sweep_id) {
   Statement s = db.connection().prepare(
       "SELECT p.cell_id, p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p "
@@ -166,6 +177,7 @@ std::vector<CellEnd> cell_ends(ResultsDb& db, int64_t sweep_id) {
     CellEnd c;
     c.id = s.int64(0);
     c.key = s.text(1);
+    // The text compare avoids parse_cell_status, which would throw on a status edited by hand.
     c.done = s.text(2) == to_string(CellStatus::done);
     c.final_step = s.opt_int64(5);
     if (c.done && c.final_step) {  // what a done cell ended with: read only where it is used
@@ -178,12 +190,14 @@ std::vector<CellEnd> cell_ends(ResultsDb& db, int64_t sweep_id) {
   return cells;
 }
 
+// CachedStatement: called once per cell of a sweep, so the SELECT is prepared once.
 void for_each_metric(ResultsDb& db, int64_t cell_id, const std::function<void(const CellMetric&)>& each) {
   // The cell's rows in primary-key order (split, step): no sort.
   CachedStatement s = db.connection().cached(
       "SELECT split, step, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?1 ORDER BY split, step");
   s->bind(1, cell_id);
   const std::string& path = db.path();
+  // One CellMetric reused across rows; `each` copies what it keeps.
   CellMetric m;
   while (s->step()) {
     m.split = s->text(0);

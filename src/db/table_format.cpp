@@ -35,6 +35,7 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// fmt's "{}" is the shortest text that parses back to the same double; nan and inf have no JSON or CSV number form.
 std::string round_trip(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -50,6 +51,7 @@ std::string render_text(const Table& t, const FormatOptions& options) {
   for (const auto& row : t.rows) {
     std::vector<std::string> line;
     for (size_t c = 0; c < n; ++c) {
+      // A short row (a hand-built Table) pads with NULLs rather than reading past its end.
       const Value& v = c < row.size() ? row[c] : Value{};
       line.push_back(one_line(value_text(v, options)));
       width[c] = std::max(width[c], display_width(line.back()));
@@ -70,6 +72,7 @@ std::string render_text(const Table& t, const FormatOptions& options) {
       s += line[c];
       if (!right[c]) s.append(pad, ' ');
     }
+    // Trailing padding of the last column is dropped so lines do not end in spaces.
     while (!s.empty() && s.back() == ' ') s.pop_back();
     out += s;
     out += '\n';
@@ -97,6 +100,7 @@ std::string render_csv(const Table& t, bool header) {
     std::vector<std::string> fields;
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const Value& v = c < row.size() ? row[c] : Value{};
+      // CSV is for machines: reals in full (round_trip), NULL as an empty field, not the table's display text.
       if (std::holds_alternative<double>(v))
         fields.push_back(round_trip(std::get<double>(v)));
       else if (std::holds_alternative<std::monostate>(v))
@@ -119,6 +123,7 @@ std::string render_json(const Table& t) {
     seen.insert(key);
     keys.push_back(key);
   }
+  // ordered_json keeps the columns in the SELECT's order rather than sorting the keys.
   nlohmann::ordered_json array = nlohmann::ordered_json::array();
   for (const auto& row : t.rows) {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
@@ -127,6 +132,7 @@ std::string render_json(const Table& t) {
       if (const auto* i = std::get_if<int64_t>(&v))
         object[keys[c]] = *i;
       else if (const auto* d = std::get_if<double>(&v))
+        // JSON has no NaN or infinity: they become null.
         object[keys[c]] = std::isfinite(*d) ? nlohmann::ordered_json(*d) : nlohmann::ordered_json(nullptr);
       else if (const auto* s = std::get_if<std::string>(&v))
         object[keys[c]] = *s;
@@ -149,6 +155,7 @@ Format parse_format(const std::string& name) {
 std::string value_text(const Value& value, const FormatOptions& options) {
   if (std::holds_alternative<std::monostate>(value)) return options.null_text;
   if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  // Display only: float_digits significant digits; CSV and JSON write reals in full.
   if (const auto* d = std::get_if<double>(&value)) {
     if (!std::isfinite(*d)) return round_trip(*d);
     // Large values (UNIX times, token counts) in %g would lose their last
@@ -160,6 +167,7 @@ std::string value_text(const Value& value, const FormatOptions& options) {
   return std::get<std::string>(value);
 }
 
+// "?" for an unknown or negative duration (an ETA with nothing to go on); else the two largest units.
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   const auto s = static_cast<int64_t>(std::llround(seconds));
@@ -169,6 +177,7 @@ std::string format_duration(double seconds) {
   return fmt::format("{}s", s);
 }
 
+// gmtime_r, not gmtime: the static buffer of gmtime is not thread-safe.
 std::string format_utc(double unix_seconds) {
   const auto t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
@@ -178,6 +187,7 @@ std::string format_utc(double unix_seconds) {
   return buf;
 }
 
+// RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
@@ -195,6 +205,7 @@ std::string format_table(const Table& table, Format format, const FormatOptions&
     case Format::csv: return render_csv(table, options.header);
     case Format::json: return render_json(table);
   }
+  // Unreachable for a valid Format; keeps compilers that do not see the switch is exhaustive quiet.
   return {};
 }
 

@@ -24,6 +24,7 @@ std::vector<StoredColumn> with_measurements(std::vector<StoredColumn> columns, s
   return columns;
 }
 
+// A column with since 0 came with its table, so it takes the table's version.
 StoredTable table(const char* name, bool view, int since, MergeRole merge, std::vector<StoredColumn> columns) {
   // No column predates its table: a measurement column of cells (since 1)
   // appears in a view with the view (cell_results, since 7).
@@ -41,6 +42,7 @@ ColumnType StoredColumn::export_type() const {
       return time ? ColumnType::timestamp : ColumnType::float64;
     case SqlType::text:
       return ColumnType::text;
+    // Only param_snapshots.data is a BLOB, and the export unpacks it into rows rather than exporting it.
     case SqlType::blob:
       break;
   }
@@ -55,6 +57,7 @@ std::vector<StoredColumn> StoredTable::columns_at(int schema_version) const {
 }
 
 const std::vector<StoredTable>& stored_tables() {
+  // Must match what the migrations in results.sql build at each version; schema_check compares a file against those.
   static const std::vector<StoredTable> tables{
       // Sweeps: merge writes one row per merged sweep from its inputs' rows.
       table("sweeps", false, 1, MergeRole::merged_sweep,
@@ -123,6 +126,7 @@ const std::vector<StoredTable>& stored_tables() {
   return tables;
 }
 
+// A linear search over a dozen tables; an unknown name is a bug in the caller (Error, not DbError).
 const StoredTable& stored_table(std::string_view name) {
   for (const StoredTable& t : stored_tables())
     if (t.name == name) return t;

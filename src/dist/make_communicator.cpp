@@ -28,6 +28,7 @@ std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const torch::Devi
   // build, so "NCCL on every rank" is this build's fact; a group of one that
   // asks for a communicator anyway gets what a group of several would.
   int size = 1;
+  // Unchecked: the size only feeds the backend rule, which is given at least 2 below.
   MPI_Comm_size(comm, &size);
   const DeviceName name{device.is_cuda() ? DeviceName::Kind::cuda : DeviceName::Kind::cpu,
                         device.has_index() ? device.index() : -1};
@@ -37,6 +38,7 @@ std::unique_ptr<Communicator> make_communicator(MPI_Comm comm, const torch::Devi
   if (backend == Backend::nccl)
     return std::make_unique<NcclCommunicator>(comm, device.has_index() ? device.index() : 0, bucket_bytes);
 #endif
+  // backend_for never answers none for a size of at least 2, so anything but MPI here is a bug.
   EGM_CHECK(backend == Backend::mpi, "no {} backend in this build", to_string(backend));
   return std::make_unique<MpiCommunicator>(comm, bucket_bytes);
 }

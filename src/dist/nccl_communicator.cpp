@@ -20,6 +20,7 @@ void check_nccl(ncclResult_t rc, const char* call, const char* file, int line) {
   if (rc == ncclSuccess) return;
   std::string message = fmt::format("{} failed: {}", call, ncclGetErrorString(rc));
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 13, 0)
+  // ncclGetLastError (NCCL 2.13+) often says more than the error code, e.g. which peer failed.
   const char* last = ncclGetLastError(nullptr);
   if (last && *last) message += fmt::format(" ({})", last);
 #endif
@@ -61,6 +62,7 @@ class DeviceScope {
     EGM_CUDA_CHECK(cudaGetDevice(&previous_));
     if (previous_ != device) EGM_CUDA_CHECK(cudaSetDevice(device));
   }
+  // No check: a destructor must not throw, and the previous device was valid a moment ago.
   ~DeviceScope() { cudaSetDevice(previous_); }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
@@ -107,6 +109,7 @@ GpuRecord describe_gpu(int device) {
     text = fmt::format("!CUDA device {} does not exist ({} visible)", device, count);
   } else {
     char host[128] = {0};
+    // The host with the PCI bus id identifies the physical GPU across ranks whatever CUDA_VISIBLE_DEVICES renumbers.
     gethostname(host, sizeof(host) - 1);
     char bus[64] = {0};
     const cudaError_t bus_rc = cudaDeviceGetPCIBusId(bus, sizeof(bus), device);
@@ -120,6 +123,7 @@ GpuRecord describe_gpu(int device) {
 void check_one_gpu_per_rank(MPI_Comm comm, int rank, int size, int device) {
   const GpuRecord mine = describe_gpu(device);
   std::vector<GpuRecord> all(static_cast<size_t>(size));
+  // Every rank sees every record, so all refuse together instead of some hanging in ncclCommInitRank.
   EGM_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
                                    static_cast<int>(mine.size()), MPI_CHAR, comm));
   for (int r = 0; r < size; ++r) {
@@ -148,6 +152,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_index, int64_t buck
   EGM_MPI_CHECK(MPI_Bcast(&id_ok, 1, MPI_INT, 0, mpi_.comm()));
   EGM_CHECK(id_ok == 1, "NCCL backend: ncclGetUniqueId failed on rank 0 of this run");
   EGM_MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof(id)), MPI_BYTE, 0, mpi_.comm()));
+  // ncclCommInitRank binds the communicator to the current device.
   DeviceScope scope(device_);
   nccl_ = dist::NcclComm(mpi_.size(), id, mpi_.rank());
 }
@@ -155,6 +160,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_index, int64_t buck
 void NcclCommunicator::allreduce_mean(std::vector<torch::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
   dist::for_each_bucket(tensors, bucket_bytes_, [&](const dist::Bucket& bucket, torch::Tensor& flat) {
+    // CPU tensors (none in a CUDA run, but allowed) go over the MPI communicator NCCL was bootstrapped with.
     if (bucket.device.is_cpu()) {
       std::vector<torch::Tensor> one{flat};
       mpi_.allreduce_mean(one);
@@ -169,6 +175,7 @@ void NcclCommunicator::allreduce_mean(std::vector<torch::Tensor>& tensors) {
     EGM_NCCL_CHECK(ncclAllReduce(flat.data_ptr(), flat.data_ptr(), static_cast<size_t>(flat.numel()), type, kMeanOp,
                                  nccl_.get(), stream));
     ++nccl_calls_;
+    // On its own stream the collective must finish before torch's stream reads the result; on torch's stream it is ordered already.
     if (!dist::kUsesTorchStream) EGM_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (!kHasAvg) flat.div_(size());
   });

@@ -14,6 +14,7 @@ GpuPlacement place_on_gpu(int local_index, int visible_gpus, int runs_per_gpu) {
               "local rank {} has no GPU: {} GPUs x {} runs per GPU hold local ranks 0..{}; start fewer workers "
               "per node or raise runs per GPU",
               local_index, visible_gpus, runs_per_gpu, visible_gpus * runs_per_gpu - 1);
+  // Round-robin over the GPUs first: with fewer workers than slots, each GPU gets one run before any gets two.
   return {local_index % visible_gpus, local_index / visible_gpus};
 }
 
@@ -22,6 +23,7 @@ void require_gpu_slots(int workers, int visible_gpus, int runs_per_gpu, const st
               "--device cuda: no GPU is visible on {} (CUDA_VISIBLE_DEVICES, or a node without GPUs); use --device "
               "cpu or run where GPUs are",
               host);
+  // Checked before launch: a worker without a slot would fail only after mpirun had started every rank.
   const int slots = visible_gpus * runs_per_gpu;
   EGM_REQUIRE(workers <= slots, ConfigError,
               "--device cuda: {} workers on {} need {} GPUs at runs_per_gpu {}, but it has {} ({} slots); pass "

@@ -10,6 +10,7 @@
 namespace egm::launch {
 namespace fs = std::filesystem;
 
+// A small shell-like split (quotes group, no escapes or expansion): enough for mpirun options, and no shell runs it.
 std::vector<std::string> split_launcher_args(const std::string& text) {
   std::vector<std::string> words;
   std::string word;
@@ -23,6 +24,7 @@ std::vector<std::string> split_launcher_args(const std::string& text) {
         word += ch;
       }
     } else if (ch == '\'' || ch == '"') {
+      // An empty quoted word ("") is still a word: in_word is set by the quote itself.
       quote = ch;
       in_word = true;
     } else if (ch == ' ' || ch == '\t' || ch == '\n') {
@@ -39,6 +41,7 @@ std::vector<std::string> split_launcher_args(const std::string& text) {
   return words;
 }
 
+// Open MPI's spellings of a host list; with any of them the ranks may be remote and need its normal starter.
 bool names_hosts(const std::vector<std::string>& launcher_args) {
   for (const std::string& w : launcher_args)
     if (w == "--host" || w == "-H" || w == "-host" || w == "--hostfile" || w == "-hostfile" ||
@@ -49,6 +52,7 @@ bool names_hosts(const std::vector<std::string>& launcher_args) {
 
 fs::path own_binary_dir() {
   std::error_code ec;
+  // /proc/self/exe names the running binary even when it was started through a relative path or a symlink.
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   EGM_REQUIRE(!ec, IoError, "cannot locate the egm binary (/proc/self/exe): {}", ec.message());
   return self.parent_path();
@@ -126,12 +130,14 @@ std::vector<std::string> sweep_launch_command(const SweepLaunch& l) {
   // comes through. It also silences mpirun's note on a rank killed by a signal
   // (the status, e.g. 137, remains): run the --print-command line without -q
   // to see mpirun's own diagnostics.
+  // --oversubscribe: the coordinator needs a slot too; --bind-to none: a rank pinned to one core would run all its threads there.
   std::vector<std::string> cmd{l.mpirun, "-q", "--oversubscribe", "--bind-to", "none",
                                "-x", "OMP_NUM_THREADS=" + threads, "-x", "OPENBLAS_NUM_THREADS=" + threads};
   const std::vector<std::string> extra = split_launcher_args(l.mpirun_args);
   // RankHosts says why: one host needs no remote agent (ssh) to start its ranks.
   if (l.hosts == RankHosts::this_host && !names_hosts(extra) && !chooses_starter(extra))
     cmd.insert(cmd.end(), {"--mca", "plm", "isolated"});
+  // mpirun's own options, the user's included, must all come before the first app context (-np ...).
   cmd.insert(cmd.end(), extra.begin(), extra.end());
   cmd.insert(cmd.end(), {"-np", "1", coordinator.string()});
   for (auto& a : launch_flags(with_absolute_paths(l.options))) cmd.push_back(a);

@@ -67,6 +67,7 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o) {
       ->type_name("PATH=VALUES");
 }
 
+// Only the flags that differ from the defaults: the printed command stays short, and the defaults of the egm that runs it apply.
 std::vector<std::string> launch_flags(const LaunchOptions& o) {
   const LaunchOptions d;
   std::vector<std::string> args{o.spec_path};
@@ -87,6 +88,7 @@ std::vector<std::string> launch_flags(const LaunchOptions& o) {
   return args;
 }
 
+// The flag beats the spec's "device", which beats the CPU default.
 DeviceName resolve_device(const std::optional<DeviceName>& flag, const std::optional<DeviceName>& spec_device) {
   if (flag) return *flag;
   if (spec_device) return *spec_device;

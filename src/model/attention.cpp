@@ -15,8 +15,10 @@ namespace egm {
 
 AttentionImpl::AttentionImpl(const ModelConfig& config, int64_t layer)
     : config_(config), layer_(layer), n_head_(config.n_head), head_size_(config.head_size()),
+      // 1/sqrt(head size): the usual scaled dot product, so score variance stays near 1 at init.
       scale_(1.0 / std::sqrt(static_cast<double>(config.head_size()))) {
   const int64_t d = config.d_model;
+  // One fused projection for q, k and v (one matmul instead of three).
   c_attn = register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(d, 3 * d).bias(false)));
   c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(d, d).bias(true)));
   attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout));
@@ -30,6 +32,7 @@ AttentionImpl::Heads AttentionImpl::split_heads(const torch::Tensor& fused, cons
   torch::Tensor qkv = fused.view({B, T, 3, n_head_, head_size_}).permute({2, 0, 3, 1, 4});
   std::vector<torch::Tensor> parts = qkv.unbind(0);
   Heads h{parts[0], parts[1], parts[2]};
+  // RoPE rotates q and k only; v carries content, not position.
   if (ctx.rope_cos.defined()) {
     h.q = apply_rope(h.q, ctx.rope_cos, ctx.rope_sin);
     h.k = apply_rope(h.k, ctx.rope_cos, ctx.rope_sin);
@@ -38,6 +41,7 @@ AttentionImpl::Heads AttentionImpl::split_heads(const torch::Tensor& fused, cons
 }
 
 AttentionImpl::Path AttentionImpl::path_for(const torch::Tensor& x) const {
+  // Decided per call from the tensor's device, so one model moved between devices takes the right path.
   const std::string path = resolved_attention_path(config_, x.is_cuda());
   if (path == "sdpa") return Path::sdpa;
   if (path == "eager") return Path::eager;
@@ -50,6 +54,7 @@ bool AttentionImpl::kernels_apply(const torch::Tensor& a, const torch::Tensor& b
 
 torch::Tensor AttentionImpl::sdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                   const AttentionContext& ctx, const torch::Tensor& extra_bias) {
+  // Dropout only in training: SDPA applies the probability it is given, whatever the module's mode.
   SdpaCall call{q, k, v, std::nullopt, attn_dropout->is_training() ? attn_dropout->options.p() : 0.0,
                 /*is_causal=*/false, scale_};
   if (!extra_bias.defined() && !ctx.alibi_bias.defined()) {
@@ -66,6 +71,7 @@ torch::Tensor AttentionImpl::sdpa(const torch::Tensor& q, const torch::Tensor& k
   }
   SdpaResult r = run_sdpa(call);
   torch::Tensor out = std::move(r.out);
+  // Kept for egm bench's report of which SDPA backend ran.
   if (is_training()) last_sdpa_ = std::move(r);
   return out;
 }
@@ -73,12 +79,14 @@ torch::Tensor AttentionImpl::sdpa(const torch::Tensor& q, const torch::Tensor& k
 torch::Tensor AttentionImpl::scores(const Heads& h, const AttentionContext& ctx) const {
   // CPU: one kernel writes scale * q k^T + ALiBi and the causal -inf (causal_attention_kernels.h).
   if (kernels_apply(h.q, h.k)) return causal_scores(h.q, h.k, scale_, ctx.alibi_bias);
+  // The eager path: score_bias holds the causal -inf above the diagonal (plus ALiBi where used).
   torch::Tensor s = torch::matmul(h.q, h.k.transpose(-2, -1)).mul_(scale_);
   return s.add_(ctx.score_bias.to(s.scalar_type()));
 }
 
 torch::Tensor AttentionImpl::merge(const torch::Tensor& y) {
   const int64_t B = y.size(0), T = y.size(2);
+  // [B, H, T, head] -> [B, T, H*head]; reshape copies, since the transpose is not contiguous.
   return c_proj(y.transpose(1, 2).reshape({B, T, n_head_ * head_size_}));
 }
 
@@ -132,6 +140,7 @@ torch::Tensor AttentionImpl::affine_pair_gated_mix(const torch::Tensor& P, const
 
 torch::Tensor divide_by_column(const torch::Tensor& y_den, int64_t E) { return renormalise_by_column(y_den, E); }
 
+// SDPA's fused kernels want the last dimension a multiple of 8; zero columns leave the products unchanged.
 torch::Tensor pad_to_multiple_of_8(const torch::Tensor& v) {
   const int64_t E = v.size(-1), padded = (E + 7) / 8 * 8;
   return padded == E ? v : torch::constant_pad_nd(v, {0, padded - E});
@@ -146,6 +155,7 @@ torch::Tensor affine_pair_gate(const torch::Tensor& a, const torch::Tensor& c, c
   return torch::addcmul(c.unsqueeze(-1), a.unsqueeze(-1), d.unsqueeze(-2)).sigmoid_();  // one fused pass
 }
 
+// The kinds config/variants.cpp lists; a kind added there needs its module here.
 std::shared_ptr<AttentionImpl> make_attention(const std::string& kind, const ModelConfig& config, int64_t layer) {
   if (kind == "standard") return std::make_shared<StandardAttentionImpl>(config, layer);
   if (kind == "ega") return std::make_shared<EnergyGatedAttentionImpl>(config, layer);

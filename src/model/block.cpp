@@ -16,6 +16,7 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
 }
 
 BlockImpl::BlockImpl(const ModelConfig& c, int64_t layer, const std::string& attention_kind) {
+  // eps 1e-5: PyTorch's default, and GPT-2's.
   auto ln = torch::nn::LayerNormOptions({c.d_model}).eps(1e-5);
   ln_1 = register_module("ln_1", torch::nn::LayerNorm(ln));
   attn = register_module("attn", make_attention(attention_kind, c, layer));
@@ -24,6 +25,7 @@ BlockImpl::BlockImpl(const ModelConfig& c, int64_t layer, const std::string& att
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(c.dropout));
 }
 
+// Pre-LN: each sublayer sees a normalised input, and the residual stream itself is never normalised.
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const AttentionContext& ctx) {
   torch::Tensor h = x + dropout(attn->forward(ln_1(x), ctx), resid_dropout);
   return h + dropout(mlp(ln_2(h)), resid_dropout);

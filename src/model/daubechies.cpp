@@ -25,6 +25,7 @@ std::vector<double> daubechies_highpass(int64_t taps) {
 }
 
 std::vector<double> dilate_a_trous(const std::vector<double>& h, int64_t scale) {
+  // Scale s spreads the taps 2^s apart (zeros between): the same filter at a coarser resolution, without downsampling.
   const size_t step = size_t{1} << scale;
   std::vector<double> out((h.size() - 1) * step + 1, 0.0);
   for (size_t u = 0; u < h.size(); ++u) out[u * step] = h[u];
@@ -33,6 +34,7 @@ std::vector<double> dilate_a_trous(const std::vector<double>& h, int64_t scale) 
 
 torch::Tensor daubechies_filter_bank(int64_t taps, int64_t n_scales) {
   const std::vector<double> h = daubechies_highpass(taps);
+  // Every row is padded to the widest (coarsest) filter, so the bank is one rectangular tensor.
   const int64_t width = static_cast<int64_t>(dilate_a_trous(h, n_scales - 1).size());
   torch::Tensor bank = torch::zeros({n_scales, width}, torch::kFloat64);
   for (int64_t s = 0; s < n_scales; ++s) {

@@ -9,6 +9,7 @@ namespace egm {
 
 torch::Tensor causal_mask_bias(int64_t T, const torch::Device& device) {
   auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  // -inf strictly above the diagonal: after softmax a query gives the keys after it exactly zero weight.
   return torch::full({T, T}, -std::numeric_limits<float>::infinity(), opts).triu(1).unsqueeze(0);
 }
 
@@ -25,6 +26,7 @@ const AttentionContext& PositionEncodingImpl::cached_attention_context(int64_t T
     cached_context_ = attention_context(T, device);
     return cached_context_;
   }
+  // Rebuilt only when the length or device changes: evaluation and training alternate few lengths.
   if (T != cached_length_ || device != cached_device_) {
     cached_context_ = attention_context(T, device);
     cached_length_ = T;
@@ -40,6 +42,7 @@ class NoPositionImpl : public PositionEncodingImpl {
 };
 }  // namespace
 
+// "wpe" for the kinds with a learned table, so their table's parameter name (and init seed) is the same.
 std::string position_module_name(const std::string& kind) {
   if (kind == "learned" || kind == "rope") return "wpe";
   if (kind == "mope") return "mope";

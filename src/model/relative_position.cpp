@@ -18,6 +18,7 @@ torch::Tensor alibi_bias(int64_t n_head, int64_t T, const torch::Device& device)
 
 RelativePositionImpl::RelativePositionImpl(const ModelConfig& c, bool learned_table, bool rope, bool alibi)
     : n_head_(c.n_head), head_size_(c.head_size()), rope_(rope), alibi_(alibi) {
+  // Zeros here; init.cpp draws the table ("weight") like every other learned table.
   if (learned_table) weight = register_parameter("weight", torch::zeros({c.block_size, c.d_model}));
 }
 
@@ -33,6 +34,7 @@ AttentionContext RelativePositionImpl::attention_context(int64_t T, const torch:
   if (rope_) std::tie(ctx.rope_cos, ctx.rope_sin) = rope_tables(T, head_size_, device);
   if (alibi_) {
     ctx.alibi_bias = alibi_bias(n_head_, T, device);
+    // Folded into score_bias for the eager and SDPA paths; alibi_bias stays separate for the CPU kernels, which add it themselves.
     ctx.score_bias = ctx.score_bias + ctx.alibi_bias;
   }
   return ctx;

@@ -10,10 +10,12 @@ namespace egm::mpi {
 std::string error_string(int rc) {
   char text[MPI_MAX_ERROR_STRING] = {0};
   int length = 0;
+  // A code that did not come from MPI has no text; the number still helps.
   if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) return "unknown MPI error " + std::to_string(rc);
   return std::string(text, static_cast<size_t>(length));
 }
 
+// -1 outside MPI's lifetime: MPI_Comm_rank before MPI_Init or after MPI_Finalize is an error.
 int world_rank() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
@@ -34,6 +36,7 @@ std::string error_location(const char* file, int line) {
   return where;
 }
 
+// Only useful on communicators with MPI_ERRORS_RETURN (mpi::Comm sets it); the default handler aborts first.
 void check(int rc, const char* call, const char* file, int line) {
   if (rc == MPI_SUCCESS) return;
   throw Error(fmt::format("{} failed: {}", call, error_string(rc)), error_location(file, line));

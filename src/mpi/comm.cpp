@@ -16,6 +16,7 @@ Comm Comm::duplicate(MPI_Comm parent) {
 
 Comm Comm::adopt(MPI_Comm comm) {
   Comm owned(comm);
+  // Errors on an owned communicator come back as codes, which EGM_MPI_CHECK turns into egm errors with a location.
   if (comm != MPI_COMM_NULL) EGM_MPI_CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
   return owned;
 }
@@ -36,6 +37,7 @@ void Comm::free() {
   if (comm_ == MPI_COMM_NULL) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
+  // After MPI_Finalize freeing is an error; a Comm that outlives the Scope just forgets its handle.
   if (!finalized) MPI_Comm_free(&comm_);
   comm_ = MPI_COMM_NULL;
 }

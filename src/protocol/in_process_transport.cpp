@@ -7,6 +7,7 @@
 namespace egm::protocol {
 namespace {
 
+// Holds a reference: the hub must outlive every endpoint it hands out (tests keep it on their stack).
 class Endpoint : public Transport {
  public:
   Endpoint(InProcessHub& hub, int rank) : hub_(hub), rank_(rank) {}
@@ -33,7 +34,9 @@ std::unique_ptr<Transport> InProcessHub::endpoint(int rank) {
 
 void InProcessHub::deliver(int source, int dest, const std::string& bytes) {
   EGM_CHECK(dest >= 0 && dest < size(), "send from rank {} to rank {} of {}", source, dest, size());
+  // One mutex for all mailboxes: the hub serves tests and benchmarks, where simplicity beats contention.
   std::lock_guard<std::mutex> lock(mutex_);
+  // FIFO per destination, as MPI orders the messages between one pair of ranks.
   mailboxes_[static_cast<size_t>(dest)].push_back(Envelope{source, bytes});
 }
 

@@ -23,6 +23,7 @@ namespace {
 
 using json = nlohmann::json;
 
+// The header's integers are little-endian whatever the host, so mixed machines agree.
 void put_u16(std::string& out, uint16_t v) {
   out.push_back(static_cast<char>(v & 0xff));
   out.push_back(static_cast<char>((v >> 8) & 0xff));
@@ -39,6 +40,7 @@ uint32_t get_u32(std::string_view s, size_t at) {
   return v;
 }
 
+// The cast of an unknown number to Kind is well defined (the enum has a fixed underlying type); the switch then misses it.
 bool known_kind(uint16_t k) {
   switch (static_cast<Kind>(k)) {
     case Kind::hello:
@@ -61,6 +63,7 @@ JsonFields fields(const json& body, const char* what, const std::string& from) {
   return JsonFields(body, fmt::format("{} message from {}", what, from));
 }
 
+// The defaults here match RunSettings' own, so an omitted optional field changes nothing.
 RunSettings settings_from_json(const JsonFields& r) {
   RunSettings s;
   s.out_dir = r.text("out_dir");
@@ -95,6 +98,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       h.gpus = static_cast<int>(r.integer_or("gpus", 0));
       h.nccl = r.boolean_or("nccl", false);
       h.source_diff_sha256 = r.text_or("source_diff_sha256", "");
+      // Checked item by item: a wrong type must be a ProtocolError naming the field, not a json exception.
       if (r.has("gpu_names")) {
         const json& names = r.field("gpu_names");
         if (!names.is_array()) r.fail("gpu_names", "must be a list of names");
@@ -112,6 +116,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       const json& records = r.array("records");
       m.records.reserve(records.size());
       const std::string what = fmt::format("a record in RECORDS from {}", from);
+      // Records share the encoder of metrics.jsonl (run/records.h), so a worker's file and its messages agree.
       for (const json& rec : records) m.records.push_back(record_from_json(rec, what));
       return m;
     }
@@ -123,6 +128,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       m.signal = static_cast<int>(r.integer_or("signal", 0));
       return m;
     }
+    // retriable defaults to true: a failure is retried unless the worker says it would recur.
     case Kind::failed: {
       Failed m;
       m.cell_id = r.integer("cell_id");
@@ -143,6 +149,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
       m.attempt = static_cast<int>(r.integer("attempt"));
       m.cell_key = r.text("cell_key");
       m.variant = r.text("variant");
+      // Unsigned: seeds span the full 64 bits.
       m.seed = r.unsigned_integer("seed");
       m.config = r.object("config");
       m.runtime = settings_from_json(fields(r.object("runtime"), "ASSIGN runtime", from));
@@ -150,6 +157,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
         if (!g.is_number_integer()) r.fail("group", "must hold rank numbers, got " + g.dump());
         m.group.push_back(g.get<int>());
       }
+      // A group lists the ranks that train the cell together; even a single rank lists itself.
       if (m.group.empty()) r.fail("group", "is empty");
       return m;
     }
@@ -158,6 +166,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
     case Kind::shutdown:
       return Shutdown{r.text_or("reason", "")};
   }
+  // Unreachable after known_kind; it keeps the function from falling off its end.
   EGM_THROW(ProtocolError, "unknown message kind {}", static_cast<int>(kind));
 }
 
@@ -165,6 +174,7 @@ Message body_from_json(Kind kind, const json& body, const std::string& from) {
 
 std::string failure_headline(std::string_view text) {
   // c10::Error::what() puts the stack trace after the message: "Exception raised from ..."
+  // Only the headline travels in FAILED's "error"; the full text goes in "detail".
   const size_t trace = text.find("Exception raised from ");
   if (trace != std::string_view::npos) text = text.substr(0, trace);
   // The message's lines on one line: "invalid run config:\n  model.n_head: ..." keeps its
@@ -182,11 +192,13 @@ std::string failure_headline(std::string_view text) {
     }
     pos = end + 1;
   }
+  // A headline is one line in listings and the events table; longer text is cut, marked with "...".
   constexpr size_t kMax = 300;
   if (line.size() <= kMax) return line;
   return line.substr(0, kMax - 3) + "...";
 }
 
+// The names in upper case, as protocol.h and the error messages write them.
 const char* kind_name(Kind kind) {
   switch (kind) {
     case Kind::hello: return "HELLO";
@@ -201,6 +213,7 @@ const char* kind_name(Kind kind) {
   return "?";
 }
 
+// One branch per alternative of Message; a new message type without one fails to compile.
 Kind kind_of(const Message& message) {
   return std::visit(
       [](const auto& m) {
@@ -243,6 +256,7 @@ json to_json(const Message& message) {
           const RunSettings& s = m.runtime;
           return {{"cell_id", m.cell_id}, {"run_id", m.run_id}, {"attempt", m.attempt},
                   {"cell_key", m.cell_key}, {"variant", m.variant}, {"seed", m.seed},  // + config: encode()
+                  // The runtime settings are the coordinator's, not part of the cell's config (and so not of its hash).
                   {"runtime", {{"out_dir", s.out_dir}, {"threads", s.threads}, {"device", s.device.str()},
                                {"fail_at_step", s.fail_at_step}, {"fail_kind", s.fail_kind},
                                {"checkpoint_interval", s.checkpoint_interval},
@@ -266,6 +280,7 @@ std::string encode_frame(uint16_t version, uint16_t kind, const std::string& bod
   put_u16(out, version);
   put_u16(out, kind);
   put_u32(out, static_cast<uint32_t>(body.size()));
+  // Reserved: always 0 in this version; decode does not read it.
   put_u32(out, 0);
   out += body;
   return out;
@@ -279,6 +294,7 @@ std::string encode(const Message& message) {
   if (const auto* a = std::get_if<Assign>(&message)) {
     // ASSIGN's config goes in as the text it is: `{...}` -> `{...,"config":CONFIG}`.
     EGM_CHECK(body.size() >= 2 && body.back() == '}', "ASSIGN body {} is no JSON object", body);
+    // The stored config text is spliced in as it is: parsing and dumping it again could change its bytes, and with them its hash.
     body.pop_back();
     body += body.size() == 1 ? "\"config\":" : ",\"config\":";
     body += a->config_json.empty() ? a->config.dump(-1, ' ', false, json::error_handler_t::replace) : a->config_json;
@@ -294,6 +310,7 @@ Message decode(std::string_view bytes, const std::string& from) {
   EGM_REQUIRE(std::memcmp(bytes.data(), kProtocolMagic, sizeof kProtocolMagic) == 0, ProtocolError,
               "message from {} does not start with the egm sweep protocol magic 'EGMP'; is {} an egm process?", from,
               from);
+  // Offsets: magic 0-3, version 4-5, kind 6-7, body length 8-11, reserved 12-15.
   const uint16_t version = get_u16(bytes, 4);
   EGM_REQUIRE(version == kProtocolVersion, ProtocolError,
               "protocol version mismatch: {} speaks egm sweep protocol v{}, this process speaks v{}; build "
@@ -305,11 +322,13 @@ Message decode(std::string_view bytes, const std::string& from) {
               "ASSIGN=16, STOP=17, SHUTDOWN=18)",
               from, kind, kProtocolVersion);
   const uint32_t length = get_u32(bytes, 8);
+  // A truncated or padded message is refused before its body is parsed.
   EGM_REQUIRE(length == bytes.size() - kHeaderSize, ProtocolError,
               "{} message from {}: header says {} body bytes, the message holds {}",
               kind_name(static_cast<Kind>(kind)), from, length, bytes.size() - kHeaderSize);
   json body;
   try {
+    // The machine limits: a peer's message is bounded too, since a broken or foreign process may send anything.
     body = parse_json(bytes.substr(kHeaderSize), JsonLimits::machine(), "body");
   } catch (const JsonError& e) {
     EGM_THROW(ProtocolError, "{} message from {}: body {}: {}", kind_name(static_cast<Kind>(kind)), from,

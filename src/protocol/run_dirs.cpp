@@ -19,6 +19,7 @@ std::string run_dir(const std::string& runs_dir, const std::string& sweep_name, 
                     const std::string& config_hash) {
   EGM_CHECK(!sweep_name.empty() && !cell_key.empty() && config_hash.size() >= 12,
             "run_dir needs a sweep name, a cell key and a config hash");
+  // The hash in the name: a cell whose config changed (--new-sweep) never resumes from the old folder's checkpoint.
   return (fs::path(runs_dir) / sweep_name / fmt::format("{}-{}", cell_key, config_hash.substr(0, 12))).string();
 }
 
@@ -43,10 +44,12 @@ std::optional<SweepIdentity> read_marker(const fs::path& dir) {
     s.created_at = j.at("created_at").get<double>();
     return s;
   } catch (const std::exception&) {
+    // An unreadable marker is treated as no marker: the folder is moved aside, never written into.
     return std::nullopt;
   }
 }
 
+// The first of base, base.2, base.3, ... that does not exist; nothing already there is overwritten.
 fs::path free_name(const fs::path& base) {
   if (!fs::exists(base)) return base;
   for (int i = 2;; ++i) {
@@ -62,6 +65,7 @@ SweepDir prepare_sweep_dir(const std::string& runs_dir, const SweepIdentity& swe
   SweepDir result{dir.string(), std::nullopt};
   if (fs::exists(dir)) {
     const std::optional<SweepIdentity> owner = read_marker(dir);
+    // The id alone is not enough: a database made anew reuses ids, but not the creation time.
     const bool ours = owner && owner->id == sweep.id && owner->created_at == sweep.created_at;
     if (ours) return result;
     const fs::path aside =
@@ -73,6 +77,7 @@ SweepDir prepare_sweep_dir(const std::string& runs_dir, const SweepIdentity& swe
     result.moved_aside = aside.string();
   }
   make_dirs(dir.string());
+  // Written for a new folder only (one that is ours returned above): the marker binds it to this sweep.
   atomic_write_file((dir / kMarker).string(), marker_json(sweep).dump(2) + "\n");
   return result;
 }

@@ -23,6 +23,7 @@ std::optional<Received> try_receive_message(Transport& transport) {
 
 std::optional<Received> wait_message(Transport& transport, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Exponential back-off from 1 to 20 ms: a reply that comes at once costs little latency, a long wait little CPU.
   auto pause = std::chrono::milliseconds(1);
   while (true) {
     if (auto r = try_receive_message(transport)) return r;

@@ -13,6 +13,8 @@ namespace {
 
 using json = nlohmann::json;
 
+// Each list is in its enum's declaration order (the value is the index); the names are the wire format of
+// metrics.jsonl and RECORDS, so a name may be added but never renamed.
 constexpr std::array<const char*, 7> kRecordKinds = {"progress",   "eval",   "final_eval", "params",
                                                      "checkpoint", "status", "event"};
 constexpr std::array<const char*, 6> kMetricSplits = {"train",    "eval_train", "eval_val",
@@ -22,6 +24,7 @@ constexpr std::array<const char*, 3> kTrainerEvents = {"resumed", "checkpoint_sk
 // The status record's "status" while the run is under way.
 constexpr std::string_view kRunning = "running";
 
+// The usual visitor helper: one lambda per alternative of the RecordBody variant.
 template <typename... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
@@ -31,6 +34,7 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 // A name field parsed into its enum; an unknown name names the field.
 template <typename Enum>
+// f.fail throws, so no return is missing after the catch.
 Enum name_field(const JsonFields& f, const char* field, Enum (*parse)(std::string_view)) {
   const std::string text = f.text(field);
   try {
@@ -40,6 +44,7 @@ Enum name_field(const JsonFields& f, const char* field, Enum (*parse)(std::strin
   }
 }
 
+// A missing loss (NaN) is written as null: JSON has no NaN.
 json body_json(const RecordBody& body) {
   return std::visit(
       Overloaded{
@@ -68,6 +73,7 @@ json body_json(const RecordBody& body) {
           [](const CheckpointRecord& r) -> json {
             return {{"kind", to_string(RecordKind::checkpoint)}, {"step", r.step}};
           },
+          // Start and end share the kind "status": "running" marks a start, any outcome an end.
           [](const StartRecord& r) -> json {
             const RunEnvironment& s = r.setup;
             return {{"kind", to_string(RecordKind::status)}, {"status", kRunning},
@@ -98,6 +104,7 @@ RecordBody body_from_json(const json& object, const JsonFields& f) {
       ProgressRecord r;
       r.step = f.integer("step");
       r.train_loss = f.optional_number("train_loss");
+      // NaN for an absent value, as the writer's own "unknown" (written as null) reads back.
       r.lr = f.optional_number("lr").value_or(NAN);
       r.tokens_per_s = f.optional_number("tokens_per_s").value_or(NAN);
       r.elapsed_s = f.optional_number("elapsed_s").value_or(NAN);
@@ -115,6 +122,7 @@ RecordBody body_from_json(const json& object, const JsonFields& f) {
       FinalEvalRecord r;
       r.split = name_field(f, "split", parse_metric_split);
       r.loss = f.optional_number("loss");
+      // 0 when the record leaves the count out.
       r.windows = f.integer_or("windows", 0);
       return r;
     }
@@ -131,11 +139,13 @@ RecordBody body_from_json(const json& object, const JsonFields& f) {
     case RecordKind::checkpoint:
       return CheckpointRecord{f.integer("step")};
     case RecordKind::status: {
+      // Any status but "running" is an outcome; run_outcome_from_json refuses one it does not know.
       if (f.text("status") != kRunning) return EndRecord{run_outcome_from_json(object, f.what())};
       StartRecord r;
       r.step = f.integer("step");
       RunEnvironment& s = r.setup;
       s.config_hash = f.text_or("config_hash", "");
+      // world_size and threads are 1 when the record leaves them out.
       s.world_size = static_cast<int>(f.integer_or("world_size", 1));
       s.backend = name_field(f, "backend", parse_backend);
       try {
@@ -157,6 +167,7 @@ RecordBody body_from_json(const json& object, const JsonFields& f) {
       return r;
     }
   }
+  // Unreachable for a parsed kind; it keeps the function from falling off its end.
   f.fail("kind", "is not a record kind");
 }
 
@@ -177,6 +188,7 @@ TrainerEvent parse_trainer_event(std::string_view name) {
   return parse_enum<TrainerEvent, ProtocolError>(name, kTrainerEvents, "trainer event");
 }
 
+// The kind written on the wire: start and end records are both "status".
 RecordKind kind_of(const RecordBody& body) {
   return std::visit(Overloaded{
                         [](const ProgressRecord&) { return RecordKind::progress; },
@@ -191,6 +203,7 @@ RecordKind kind_of(const RecordBody& body) {
                     body);
 }
 
+// nullopt for the records that are not tied to one step (a final eval, an event without one).
 std::optional<int64_t> step_of(const RecordBody& body) {
   return std::visit(Overloaded{
                         [](const ProgressRecord& r) -> std::optional<int64_t> { return r.step; },
@@ -207,6 +220,7 @@ std::optional<int64_t> step_of(const RecordBody& body) {
 
 json to_json(const Record& record) {
   json j = body_json(record.body);
+  // UNIX seconds when the worker wrote the record; optional.
   if (record.time) j["time"] = *record.time;
   return j;
 }

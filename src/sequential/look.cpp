@@ -31,6 +31,7 @@ std::string outcome_text(const LookOutcome& o) {
 
 std::vector<uint64_t> seeds_so_far(const std::string& db_path, const spec::ExperimentSpec& spec) {
   std::error_code ec;
+  // No database yet: the sequence starts from the spec's own seeds.
   if (!std::filesystem::exists(db_path, ec)) return spec.seeds;
   db::ResultsDb db(db_path, db::OpenMode::read_only);
   const std::optional<db::SweepRow> sweep = db.find_sweep(spec.name);
@@ -54,6 +55,7 @@ std::optional<SequenceStart> sequence_start(const std::string& db_path, const st
     const std::string key = " " + name + "=";
     const size_t at = (" " + params).find(key);
     if (at == std::string::npos) return std::nullopt;
+    // at indexes " " + params, one character ahead of params itself: hence the - 1.
     const char* begin = params.c_str() + at + key.size() - 1;
     char* end = nullptr;
     const double v = std::strtod(begin, &end);
@@ -62,6 +64,7 @@ std::optional<SequenceStart> sequence_start(const std::string& db_path, const st
   std::optional<SequenceStart> start;
   for (const db::LookRow& l : db.list_looks(sweep->id)) {
     const bool restart = field(l.params, "new_sequence").value_or(0) == 1;
+    // The latest look that began a sequence wins: a --new-sequence look starts the count again.
     if (start && !restart) continue;
     const std::optional<double> alpha = field(l.params, "family_alpha");
     if (!alpha) continue;  // "no paired contrasts yet": no parameters recorded
@@ -75,6 +78,7 @@ void require_same_sequence(const UntilOptions& o, const std::string& db_path, co
   const std::optional<SequenceStart> start = sequence_start(db_path, sweep_name);
   if (!start) return;
   const double half_width = o.half_width.value_or(0);
+  // Exact comparison: the looks recorded alpha in fmt's shortest round-trip form, so the same flag value reads back equal.
   EGM_REQUIRE(start->alpha == o.alpha && start->half_width == half_width, ConfigError,
               "sweep {}: its sequence began at look {} with --alpha {:g} --half-width {:g}; this command asks for "
               "--alpha {:g} --half-width {:g}, which would re-judge the earlier looks; pass the first values, or "
@@ -102,6 +106,7 @@ void require_budget(const UntilOptions& o, const std::vector<uint64_t>& seeds,
               o.max_seeds, first, family, t.alpha, first);
   // Seeds are added after the largest; the last the budget could add must still be a seed a spec may hold.
   const uint64_t largest = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end());
+  // Not negative: the first check of this function made max_seeds >= seeds.size().
   const auto more = static_cast<uint64_t>(o.max_seeds - static_cast<int64_t>(seeds.size()));
   EGM_REQUIRE(largest <= kMaxSeedValue - more, ConfigError,
               "--max-seeds {}: sweep {} would add seeds up to {} + {}, past the largest seed a spec may hold ({}); "
@@ -111,6 +116,7 @@ void require_budget(const UntilOptions& o, const std::vector<uint64_t>& seeds,
 
 LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string>& claims, const std::string& db_path,
                             const spec::ExperimentSpec& spec, std::ostream& printed) {
+  // Read-write: the look is recorded in the sweep's own database, beside its cells.
   db::ResultsDb db(db_path, db::OpenMode::read_write);
   const analysis::SweepData data = analysis::load_sweep(db, spec.name, /*with_params=*/false);
   const analysis::SweepAnalysis a = analysis::analyze_sweep(data, {});
@@ -133,6 +139,7 @@ LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string
     for (const auto& s : sequences)
       if (s.claim == c) seq = &s;
     rows.push_back({seq, c});
+    // A claim with no sequence yet (no paired seeds) is not settled.
     all_settled = all_settled && seq && seq->settled_at;
   }
   if (all_settled) {
@@ -142,6 +149,7 @@ LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string
     out.stop = true;
     out.why = fmt::format("--max-seeds {} reached", o.max_seeds);
   } else {
+    // New seeds follow the largest so far, so they never repeat one, whatever order the spec listed.
     uint64_t next = seeds.empty() ? 0 : *std::max_element(seeds.begin(), seeds.end()) + 1;
     const int64_t add = std::min(o.batch, o.max_seeds - have);
     std::vector<uint64_t> added;
@@ -156,6 +164,7 @@ LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string
 
   // The look, recorded whole (one transaction), then printed.
   const db::SweepRow sweep = *db.find_sweep(spec.name);
+  // Immediate: the check whether the last look stands and the new look's insert cannot interleave with another writer.
   db::Transaction t(db.connection(), db::Transaction::Kind::immediate);
   // The last look stands when nothing ran since it (no cell of the sweep
   // changed after it) and it judged the same claims: a rerun of a finished
@@ -190,10 +199,12 @@ LookOutcome look_and_decide(const UntilOptions& o, const std::vector<std::string
     const std::string decision = r.seq ? stats::decision_name(r.seq->decision) : "undecided";
     const bool settled = r.seq && r.seq->settled_at;
     const std::string params =
+        // The format sequence_start parses back: keep the two in step.
         r.seq ? fmt::format("{} adjustment={} family_alpha={} half_width={}{}", stats::t_mixture_params(r.seq->options),
                             stats::adjustment_name(so.adjustment), so.alpha, so.half_width,
                             o.new_sequence ? " new_sequence=1" : "")
               : std::string("no paired contrasts yet");
+    // An unbounded side (+-inf) or a missing look is stored as NULL.
     auto real = [&](double x) { return l && std::isfinite(x) ? std::optional<double>(x) : std::nullopt; };
     recorded.push_back({look, r.claim, static_cast<int64_t>(l ? l->n : 0), real(l ? l->estimate : NAN),
                         real(l ? l->lower : NAN), real(l ? l->upper : NAN), real(l ? l->p_anytime : NAN), decision,
@@ -216,6 +227,7 @@ std::string look_line(const db::LookRow& l) {
                      l.settled ? ", settled" : ", not settled");
 }
 
+// For a stop between a look and its launch: the look's `next` then says why no launch followed.
 void amend_last_look(const std::string& db_path, const std::string& sweep_name, const std::string& next) {
   db::ResultsDb db(db_path, db::OpenMode::read_write);
   const std::optional<db::SweepRow> sweep = db.find_sweep(sweep_name);
@@ -227,6 +239,7 @@ void amend_last_look(const std::string& db_path, const std::string& sweep_name, 
 std::string write_spec_with_seeds(const spec::ExperimentSpec& spec, const std::vector<uint64_t>& seeds,
                                   const std::string& db_path) {
   const std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
+  // Beside the database, named after the sweep: the next launch reads its seeds from it.
   const std::string path = (dir.empty() ? std::filesystem::path(".") : dir) / (spec.name + ".until.json");
   atomic_write_file(path, spec::spec_file_json(spec::with_seeds(spec, seeds)).dump(2) + "\n");
   return path;

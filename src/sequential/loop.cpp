@@ -14,6 +14,7 @@ int MpirunLauncher::launch(const LaunchRequest& request) {
   l.options.spec_path = request.spec_path;
   l.options.extend = request.extend;
   l.options.new_sweep = request.new_sweep;
+  // The child's exit status; a child killed by a signal returns 128 + the signal.
   return relay_.run_child(launch::sweep_launch_command(l));
 }
 
@@ -32,6 +33,7 @@ int run_until(const UntilRun& r, Launcher& launcher, std::ostream& out) {
   const std::string& name = r.spec.name;
   LaunchRequest next{r.spec_path, r.extend, r.new_sweep};
   // Where it goes on from, read again under the caller's lock: the seeds the sweep has.
+  // --new-sweep starts afresh: the old sweep's seeds do not carry over.
   const std::vector<uint64_t> seeds = r.new_sweep ? r.spec.seeds : seeds_so_far(r.db_path, r.spec);
   if (seeds != r.spec.seeds) {
     next = {write_spec_with_seeds(r.spec, seeds, r.db_path), /*extend=*/true, /*new_sweep=*/false};
@@ -73,6 +75,7 @@ int run_until(const UntilRun& r, Launcher& launcher, std::ostream& out) {
       }
       if (ended != db::SweepStatus::done) return status;
     }
+    // Only after a launch that ended done (or done as a signal came): a look needs every cell's result.
     const LookOutcome look = look_and_decide(r.options, r.claims, r.db_path, r.spec, out);
     if (look.stop) return 0;
     added = look.added;

@@ -19,6 +19,8 @@ namespace egm::sequential {
 
 SequenceLock::SequenceLock(const std::string& db_path, const std::string& sweep_name) {
   std::string name;
+  // The name becomes a file name: '/' and the like are replaced. Two names that map alike share a lock,
+  // which only makes the lock stricter.
   for (char ch : sweep_name) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
   path_ = db_path + ".until-" + name + ".lock";
   std::error_code ec;  // the database's folder, as the coordinator would make it for the database
@@ -26,6 +28,7 @@ SequenceLock::SequenceLock(const std::string& db_path, const std::string& sweep_
     std::filesystem::create_directories(dir, ec);
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   EGM_REQUIRE(fd_ >= 0, IoError, "cannot open {}: {}", path_, std::strerror(errno));
+  // flock is released by the kernel when the process dies, so a killed holder never leaves a stale lock.
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char holder[256] = {};
     const ssize_t n = ::pread(fd_, holder, sizeof(holder) - 1, 0);
@@ -38,6 +41,7 @@ SequenceLock::SequenceLock(const std::string& db_path, const std::string& sweep_
               "or stop it first (SIGTERM checkpoints it; the same command resumes it); nothing written",
               sweep_name, who.empty() ? "its holder unknown" : terminal_safe(who));
   }
+  // Written after the lock is held, so only the holder writes it; a refused process reads it for its message.
   const std::string me = fmt::format("pid {} on {}\n", ::getpid(), process_info().host);
   if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, me.data(), me.size(), 0) < 0) {
     // who holds it is a courtesy for the refusal above; the lock itself holds

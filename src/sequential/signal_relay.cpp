@@ -27,6 +27,7 @@ void on_stop_signal(int sig) {
   if (g_stop == 0) {
     g_stop = sig;
     if (g_stop_file_fd >= 0) {
+      // Two digits by hand: fmt and snprintf are not async-signal-safe; signal numbers are below 100.
       char digits[4] = {static_cast<char>('0' + sig / 10 % 10), static_cast<char>('0' + sig % 10), '\n', 0};
       if (::pwrite(g_stop_file_fd, digits, 3, 0) < 0) {
         // nothing to do in a signal handler: the ranks then name the signal they got
@@ -47,10 +48,12 @@ void create_stop_file() {
   if (g_stop_file_fd >= 0) return;
   const char* tmp = std::getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/egm-sweep-stop-XXXXXX";
+  // mkstemp: a unique name created atomically, so two egm sweeps on one host never share a file.
   g_stop_file_fd = ::mkstemp(path.data());
   if (g_stop_file_fd < 0) return;  // without it the ranks name the signal they got
   g_stop_file = path;
   std::atexit(remove_stop_file);
+  // Set before any child starts: mpirun passes the environment on to every rank.
   ::setenv(kStopSignalFileEnv, g_stop_file.c_str(), 1);
 }
 
@@ -63,6 +66,7 @@ void create_stop_file() {
   std::vector<char*> argv;
   for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // Returns only on failure; the caller's child then exits 127.
   execvp(argv[0], argv.data());
   EGM_THROW(IoError, "cannot run {}: {}; install Open MPI (mpirun) or pass --mpirun PATH", cmd[0],
             std::strerror(errno));
@@ -75,6 +79,7 @@ StopRelay::StopRelay() {
   struct sigaction on {};
   on.sa_handler = on_stop_signal;
   sigemptyset(&on.sa_mask);
+  // No SA_RESTART: waitpid returns EINTR on a signal, and run_child's loop simply waits again.
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &on, &old_[i]);
 }
 
@@ -85,6 +90,7 @@ StopRelay::~StopRelay() {
 int StopRelay::signal() { return g_stop; }
 
 int StopRelay::run_child(const std::vector<std::string>& cmd) {
+  // Flushed before fork, or the child would inherit the buffered text and print it a second time.
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t pid = fork();
@@ -102,6 +108,7 @@ int StopRelay::run_child(const std::vector<std::string>& cmd) {
     }
     _exit(127);
   }
+  // From here the handler passes signals to the child; before, it only recorded them.
   g_child = pid;
   // A signal between the caller's check and here reached no child: pass it now.
   if (g_stop != 0) kill(pid, g_stop);

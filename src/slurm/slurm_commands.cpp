@@ -23,6 +23,7 @@
 namespace egm::slurm {
 namespace {
 
+// The PATH search execvp would do, done before fork so the child needs no allocation and a missing program is known.
 std::optional<std::string> find_in_path(const std::string& program) {
   auto executable = [](const std::string& p) {
     struct stat st {};
@@ -36,6 +37,7 @@ std::optional<std::string> find_in_path(const std::string& program) {
     std::size_t colon = dirs.find(':', start);
     if (colon == std::string::npos) colon = dirs.size();
     std::string dir = dirs.substr(start, colon - start);
+    // An empty PATH entry means the current directory, as POSIX shells read it.
     const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
     if (executable(candidate)) return candidate;
     start = colon + 1;
@@ -61,6 +63,7 @@ ProgramRun run_program(const std::vector<std::string>& argv_in, double timeout_s
   EGM_CHECK(!argv_in.empty(), "run_program: empty command");
   ProgramRun run;
   const std::optional<std::string> program = find_in_path(argv_in[0]);
+  // started stays false: the caller says the program is missing rather than that it failed.
   if (!program) return run;
 
   // Everything the child needs is built before fork: it calls only
@@ -70,6 +73,7 @@ ProgramRun run_program(const std::vector<std::string>& argv_in, double timeout_s
   for (std::size_t i = 1; i < argv_in.size(); ++i) argv.push_back(const_cast<char*>(argv_in[i].c_str()));
   argv.push_back(nullptr);
   int out_pipe[2], err_pipe[2];
+  // O_CLOEXEC: the pipes never leak into the child's exec or into other children of this process.
   EGM_REQUIRE(::pipe2(out_pipe, O_CLOEXEC) == 0, IoError, "pipe failed: {}", std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     const int err = errno;
@@ -83,13 +87,17 @@ ProgramRun run_program(const std::vector<std::string>& argv_in, double timeout_s
     EGM_THROW(IoError, "cannot start {}: fork failed: {}", argv_in[0], std::strerror(err));
   }
   if (pid == 0) {
+    // stdin from /dev/null: sbatch or squeue must never wait on the terminal.
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    // dup2 clears O_CLOEXEC on the copy, so stdout and stderr survive the exec while the originals close.
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
     ::execv(argv[0], argv.data());
+    // Reached only if exec failed; _exit skips the parent's atexit handlers and stdio buffers. 127 as a shell's "not found".
     ::_exit(127);
   }
+  // The parent closes its write ends, so a read returns 0 once the child (the last writer) exits.
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   run.started = true;
@@ -98,6 +106,7 @@ ProgramRun run_program(const std::vector<std::string>& argv_in, double timeout_s
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&run.out, &run.err};
   int open_fds = 2;
+  // Both pipes are drained together: a child that fills one while the parent blocks on the other would deadlock.
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -105,9 +114,11 @@ ProgramRun run_program(const std::vector<std::string>& argv_in, double timeout_s
       ::kill(pid, SIGKILL);
       break;
     }
+    // At most a second per poll, so the deadline is rechecked even with no output.
     const int ready = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (ready < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
+      // poll ignores a negative fd, so a closed pipe stays in the array harmlessly.
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buffer[4096];
       const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
@@ -123,15 +134,19 @@ ProgramRun run_program(const std::vector<std::string>& argv_in, double timeout_s
   for (const auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
   int status = 0;
+  // Reaped in every case (also after SIGKILL on a timeout), so no zombie is left behind.
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // 128 + signal: the shell's convention for a child killed by a signal.
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return run;
 }
 
 std::uint64_t submit_batch_script(const std::string& script_path, const std::string& sbatch) {
   namespace fs = std::filesystem;
+  // Absolute, so the message that says how to submit by hand works from any directory.
   const std::string script = fs::absolute(script_path).string();
+  // 120 s: a busy slurmctld can take tens of seconds to answer; longer means it is down.
   const ProgramRun run = run_program({sbatch, script}, 120);
   EGM_REQUIRE(run.started, Error,
               "cannot run '{}': not found or not executable; is Slurm installed here (a login node)? The script is "
@@ -143,6 +158,7 @@ std::uint64_t submit_batch_script(const std::string& script_path, const std::str
   return parse_sbatch_job_id(run.out);
 }
 
+// Slurm's states in which the job may still run (or run again); the rest are final.
 bool JobState::active() const {
   for (const char* s : {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
                         "RESIZING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD"})
@@ -151,6 +167,7 @@ bool JobState::active() const {
 }
 
 JobState query_job_state(const std::string& job_id) {
+  // -h: no header; -t all: finished jobs too, while the controller still remembers them; %T: the state's long name.
   const ProgramRun squeue = run_program({"squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"}, 30);
   if (!squeue.started) return {"unknown (squeue unavailable)", ""};
   const std::string from_squeue = first_line(squeue.out);

@@ -17,6 +17,7 @@ std::uint64_t parse_count(const std::string& name, const std::string& value, std
   for (char c : value) digits_only = digits_only && c >= '0' && c <= '9';
   EGM_REQUIRE(digits_only, ConfigError, "{}='{}' is not a non-negative integer", name, value);
   errno = 0;
+  // strtoull sets ERANGE on overflow; digits only, so no sign or prefix reaches it.
   unsigned long long parsed = std::strtoull(value.c_str(), nullptr, 10);
   EGM_REQUIRE(errno == 0 && parsed <= max, ConfigError, "{}='{}' is out of range (at most {})", name,
               value, max);
@@ -42,12 +43,14 @@ std::string SlurmEnv::summary() const {
 
 SlurmEnv read_slurm_env(const EnvLookup& lookup) {
   SlurmEnv env;
+  // SLURM_JOBID is the older spelling some sites still export; the first one set wins.
   for (const char* name : {"SLURM_JOB_ID", "SLURM_JOBID"}) {
     if (auto value = lookup(name)) {
       env.job_id = parse_count(name, *value, std::numeric_limits<std::uint64_t>::max());
       break;
     }
   }
+  // Slurm sets SLURM_RESTART_COUNT only after a requeue: absent means the first attempt.
   env.restart_count = optional_int(lookup, "SLURM_RESTART_COUNT").value_or(0);
   env.procid = optional_int(lookup, "SLURM_PROCID");
   env.local_id = optional_int(lookup, "SLURM_LOCALID");
@@ -60,6 +63,7 @@ SlurmEnv read_slurm_env(const EnvLookup& lookup) {
   return env;
 }
 
+// The process environment; tests pass their own lookup to the overload above.
 SlurmEnv read_slurm_env() {
   return read_slurm_env([](const std::string& name) -> std::optional<std::string> {
     const char* value = std::getenv(name.c_str());

@@ -8,6 +8,7 @@
 
 namespace egm::spec {
 
+// The key identifies a cell within its sweep (db's UNIQUE(sweep_id, key)); it must never change for a given spec.
 std::string cell_key(const std::string& variant, uint64_t seed, const GridPoint* point) {
   if (point) return fmt::format("{}-s{}-g{}", variant, seed, point->index);
   return fmt::format("{}-s{}", variant, seed);
@@ -15,6 +16,7 @@ std::string cell_key(const std::string& variant, uint64_t seed, const GridPoint*
 
 RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, uint64_t seed, const GridPoint* point) {
   nlohmann::json o = spec.overrides.is_object() ? spec.overrides : nlohmann::json::object();
+  // The shorthands and the grid point override the spec's overrides: check_meaning refuses a field given in both.
   if (spec.steps) o["train"]["max_steps"] = *spec.steps;
   if (spec.eval_interval) o["train"]["eval_interval"] = *spec.eval_interval;
   if (point)
@@ -27,12 +29,14 @@ RunConfig cell_config(const ExperimentSpec& spec, const std::string& variant, ui
   o["model"]["variant"] = variant;
   const VariantInfo info = resolve_variant(variant);  // named: items() would dangle on a temporary
   for (const auto& [key, value] : info.options.items()) o["model"][key] = value;
+  // Seed last as well: only "seeds" sets it (a grid on train.seed is refused).
   o["train"]["seed"] = seed;
   RunConfig config = preset_config(spec.preset);
   apply_overrides(config, o);  // validates
   return config;
 }
 
+// Point-major, then variant, then seed: the order CellOrder::position computes and the cells' positions.
 std::vector<Cell> expand(const ExperimentSpec& spec) {
   std::vector<Cell> cells;
   const std::vector<GridPoint> points = spec.points();
@@ -64,6 +68,7 @@ std::optional<int64_t> CellOrder::position(int64_t grid_point, const std::string
   const auto s = seed_index_.find(seed);
   if (v == variant_index_.end() || s == seed_index_.end()) return std::nullopt;
   const auto seeds = static_cast<int64_t>(seed_index_.size());
+  // The index expand gives the cell: points outermost, seeds innermost.
   return (grid_point * static_cast<int64_t>(variant_index_.size()) + v->second) * seeds + s->second;
 }
 

@@ -23,6 +23,7 @@ namespace {
 
 using nlohmann::json;
 
+// One problem with a position reads as FILE:LINE:COL, the form editors jump to; several are listed by JSON path.
 std::string error_message(const std::string& source, const std::vector<Problem>& problems) {
   if (problems.size() == 1 && problems[0].line > 0)
     return fmt::format("{}:{}:{}: {}", source, problems[0].line, problems[0].column, problems[0].message);
@@ -36,6 +37,7 @@ std::string error_message(const std::string& source, const std::vector<Problem>&
 [[noreturn]] void fail(const std::string& source, std::vector<Problem> problems, const char* file, int line) {
   throw SpecError(source, std::move(problems), egm::detail::location(file, line));
 }
+// A macro so the SpecError records the line that refused the spec, as EGM_THROW does.
 #define EGM_SPEC_FAIL(source, problems) fail(source, problems, __FILE__, __LINE__)
 
 // ---- stage 1: JSON syntax and limits, and keys given twice ------------------------------
@@ -51,6 +53,7 @@ json parse_json(std::string_view text, const std::string& source) {
   try {
     document = egm::parse_json(text, JsonLimits::user(), source, &duplicates);
   } catch (const JsonError& e) {
+    // A syntax error stops here: the later stages need a document to look at.
     Problem p;
     p.path = e.path();
     p.line = e.line();
@@ -73,6 +76,7 @@ std::vector<std::string> as_strings(const json& array) {
   return out;
 }
 
+// Linear: the lists are a spec's variants or the known kinds, a handful each.
 bool contains(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
@@ -87,6 +91,7 @@ std::string locate_config_problem(const std::string& line, const std::vector<std
   auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (const auto& [key, field_path] : fields) {
     for (size_t pos = line.find(key); pos != std::string::npos; pos = line.find(key, pos + 1)) {
+      // Whole words only: "head" must not match inside "n_head".
       const bool left_ok = pos == 0 || !word_char(line[pos - 1]);
       const bool right_ok = pos + key.size() >= line.size() || !word_char(line[pos + key.size()]);
       if (left_ok && right_ok) {
@@ -105,6 +110,7 @@ std::string locate_config_problem(const std::string& line, const std::vector<std
 std::vector<std::string> config_problem_lines(const std::string& message) {
   std::vector<std::string> lines;
   size_t pos = 0;
+  // The "  - " bullet format is egm::validate's (config/run_config.cpp); a message without bullets is one problem.
   while ((pos = message.find("\n  - ", pos)) != std::string::npos) {
     pos += 5;
     size_t end = message.find('\n', pos);
@@ -155,10 +161,12 @@ ExperimentSpec read_fields(const json& d) {
       for (const auto& [k, v] : p.at("values").items()) pub.values[k] = v.get<double>();
     s.published = pub;
   }
+  // Reuse of finished runs is on unless the spec turns it off.
   s.reuse = !present(d, "reuse") || d.at("reuse").get<bool>();
   if (present(d, "until")) {
     const json& u = d.at("until");
     Until until;
+    // "claims" may be one claim as a string or a list of them.
     until.claims = u.at("claims").is_string() ? std::vector<std::string>{u.at("claims").get<std::string>()}
                                               : as_strings(u.at("claims"));
     until.max_seeds = u.at("max_seeds").get<int64_t>();
@@ -185,6 +193,7 @@ ExperimentSpec read_fields(const json& d) {
 // and no other part of the spec sets, with values of its type and none twice.
 // `base` is the config every cell starts from (preset, overrides, shorthands).
 void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Problem>& problems) {
+  // Every field of the run config, defaults included: the set of paths a grid axis may name.
   const json fields = to_json(base, /*every_field=*/true);
   const json& train = s.overrides.contains("train") ? s.overrides["train"] : json::object();
   const json& model = s.overrides.contains("model") ? s.overrides["model"] : json::object();
@@ -193,6 +202,7 @@ void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Prob
     const size_t dot = axis.path.find('.');
     const std::string section = dot == std::string::npos ? "" : axis.path.substr(0, dot);
     const std::string key = dot == std::string::npos ? "" : axis.path.substr(dot + 1);
+    // An unknown field lists every valid one but the two that are set per cell.
     if ((section != "model" && section != "train") || key.empty() || !fields[section].contains(key)) {
       std::vector<std::string> valid;
       for (const char* sec : {"model", "train"})
@@ -225,6 +235,7 @@ void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Prob
     for (size_t i = 0; i < axis.values.size(); ++i) {
       const std::string at = fmt::format("{}[{}]", axis.where, i);
       bool duplicate = false;
+      // Quadratic, but an axis has a handful of values; a duplicate would give two cells the same config.
       for (size_t j = 0; j < i && !duplicate; ++j)
         if (axis.values[i] == axis.values[j]) {
           add(at, fmt::format("{} is given twice (also item [{}])", grid_value_text(axis.values[i]), j));
@@ -233,6 +244,7 @@ void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Prob
       if (duplicate) continue;
       // The value alone on the shared config: a wrong type or a value out of
       // range is reported here, at the value; combinations are checked per cell.
+      // A copy per value: apply_overrides changes the config it is given.
       RunConfig c = base;
       try {
         apply_overrides(c, json{{section, {{key, axis.values[i]}}}});
@@ -249,6 +261,7 @@ void check_grid(const ExperimentSpec& s, const RunConfig& base, std::vector<Prob
 bool check_variants(ExperimentSpec& s, const json& d, std::vector<std::string>& variant_paths,
                     std::vector<Problem>& problems) {
   auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
+  // Each problem is collected (not thrown) so one run of egm plan lists them all.
   bool variants_ok = true;
   if (d.contains("variants") && d.contains("factorial")) {
     add("$", "give either \"variants\" or \"factorial\", not both");
@@ -257,6 +270,7 @@ bool check_variants(ExperimentSpec& s, const json& d, std::vector<std::string>& 
     add("$", "missing \"variants\" (a list of variant names) or \"factorial\" ({\"attention\": [...], \"position\": [...]})");
     variants_ok = false;
   } else if (s.factorial) {
+    // A factorial names kinds, not variants: every attention crossed with every position.
     const auto& ak = attention_kinds();
     const auto& pk = position_kinds();
     for (size_t i = 0; i < s.factorial->attention.size(); ++i)
@@ -274,6 +288,7 @@ bool check_variants(ExperimentSpec& s, const json& d, std::vector<std::string>& 
     if (variants_ok)
       for (const auto& a : s.factorial->attention)
         for (const auto& p : s.factorial->position) {
+          // Attention-major order: the cells' order, and so their positions, follow it.
           s.variants.push_back(factorial_variant_name(a, p));
           variant_paths.push_back("$.factorial");
         }
@@ -281,6 +296,7 @@ bool check_variants(ExperimentSpec& s, const json& d, std::vector<std::string>& 
     for (size_t i = 0; i < s.variants.size(); ++i) {
       variant_paths.push_back(fmt::format("$.variants[{}]", i));
       try {
+        // Throws ConfigError, naming the known variants, for a name it cannot resolve.
         resolve_variant(s.variants[i]);
       } catch (const ConfigError& e) {
         add(variant_paths.back(), e.what());
@@ -298,6 +314,7 @@ void check_cell_configs(const ExperimentSpec& s, const std::vector<std::string>&
                         std::vector<Problem>& problems) {
   std::vector<std::pair<std::string, std::string>> fields;  // config key -> spec path
   for (const char* section : {"model", "train"})
+    // The fields the user set, with where: a validate problem that names one is reported at it.
     if (s.overrides.contains(section))
       for (const auto& [key, v] : s.overrides[section].items())
         fields.emplace_back(key, fmt::format("$.overrides.{}.{}", section, key));
@@ -320,12 +337,15 @@ void check_cell_configs(const ExperimentSpec& s, const std::vector<std::string>&
       if (dot != std::string::npos) fields.emplace_back(axis.path.substr(dot + 1), axis.where);
     }
   }
+  // With a bad axis the points cannot be built; one empty point still checks the configs without the grid.
   const std::vector<GridPoint> points = problems.empty() ? s.points() : std::vector<GridPoint>(1);
+  // Many points and variants hit the same problem; each (path, message) is reported once.
   std::set<std::pair<std::string, std::string>> seen;
   for (const GridPoint& point : points)
   for (size_t i = 0; i < s.variants.size(); ++i) {
     try {
       RunConfig c = cell_config(s, s.variants[i], s.seeds.front(), s.grid.empty() ? nullptr : &point);
+      // Each data-parallel rank trains on batch_size / ranks sequences: it must divide evenly.
       const int ranks = s.ranks_for(s.variants[i]);
       if (c.train.batch_size % ranks != 0) {
         const std::string path = s.data_parallel_by_variant.count(s.variants[i])
@@ -355,6 +375,7 @@ void check_variant_names(ExperimentSpec& s, bool variants_ok, std::vector<Proble
       add(path, fmt::format("'{}' is not a variant of this sweep ({})", name, fmt::join(s.variants, ", ")));
     return contains(s.variants, name);
   };
+  // Without an explicit baseline, a variant named "base" is it.
   if (s.baseline)
     check_member("$.baseline", *s.baseline);
   else if (contains(s.variants, "base"))
@@ -391,6 +412,7 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
   std::vector<Problem> problems;
   auto add = [&](std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); };
 
+  // The device name is parsed here, not by the schema: the schema cannot know which devices egm knows.
   if (d.contains("device")) {  // a string, by the schema
     try {
       s.device = parse_device_name(d["device"].get<std::string>(), "");
@@ -409,17 +431,21 @@ std::vector<Problem> check_meaning(ExperimentSpec& s, const json& d) {
   if (s.eval_interval && train.contains("eval_interval"))
     add("$.eval_interval", "also given as overrides.train.eval_interval; give one of them");
 
+  // Cell configs only once the variants resolve and the spec is otherwise sound: else the problems would repeat earlier ones.
   if (variants_ok && problems.empty()) check_cell_configs(s, variant_paths, problems);
   check_variant_names(s, variants_ok, problems);
   return problems;
 }
 
+// What the sweep is: its hash decides whether a stored sweep resumes. How it runs ("until", "reuse") stays out,
+// so changing those never starts a new sweep.
 json canonical_form(const ExperimentSpec& s) {
   json c = json::object();
   c["name"] = s.name;
   c["description"] = s.description;
   c["preset"] = s.preset;
   c["overrides"] = s.overrides;
+  // For a factorial, the variants it expanded to are stored too: the stored sweep needs no expansion to read.
   c["variants"] = s.variants;
   if (s.factorial) c["factorial"] = {{"attention", s.factorial->attention}, {"position", s.factorial->position}};
   c["seeds"] = s.seeds;
@@ -463,6 +489,7 @@ SpecError::SpecError(std::string source, std::vector<Problem> problems, std::str
 std::string factorial_variant_name(const std::string& attention, const std::string& position) {
   // Only option-free named variants: one with options (a conv lag) is a
   // particular setting, not "the" variant of its pair.
+  // The first matching named variant, in named_variants' order.
   for (const auto& v : named_variants())
     if (v.attention == attention && v.position == position && v.options.empty()) return v.name;
   return attention + "+" + position;
@@ -479,6 +506,7 @@ SweepSize sweep_size(const ExperimentSpec& spec) {
   SweepSize z;
   z.variants = static_cast<int64_t>(spec.variants.size());
   z.seeds = static_cast<int64_t>(spec.seeds.size());
+  // A double: a product of large axes could overflow an int64 before --max-cells refuses it.
   z.cells = static_cast<double>(z.variants) * static_cast<double>(z.seeds);
   for (const GridAxis& axis : spec.grid) {
     z.axes.emplace_back(axis.path, static_cast<int64_t>(axis.values.size()));
@@ -496,6 +524,7 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source, cons
       if (other.path == axis.path) EGM_THROW(ConfigError, "--grid {}: axis given twice", axis.path);
     cli_axes.push_back(std::move(axis));
   }
+  // The stages in order: JSON syntax, then the schema (shape and types), then meaning (names, configs).
   const json document = parse_json(text, source);
   if (std::vector<Problem> problems = schema_problems(document); !problems.empty())
     EGM_SPEC_FAIL(source, std::move(problems));
@@ -529,10 +558,12 @@ ExperimentSpec parse_spec(std::string_view text, const std::string& source, cons
   if (std::vector<Problem> problems = check_meaning(spec, document); !problems.empty())
     EGM_SPEC_FAIL(source, std::move(problems));
   spec.canonical = canonical_form(spec);
+  // nlohmann's dump sorts object keys, so the same spec always hashes the same.
   spec.hash = sha256_hex(spec.canonical.dump());
   return spec;
 }
 
+// The file is read with the user limits: a huge file is refused before it is parsed.
 ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& grid_args, int64_t max_cells) {
   return parse_spec(read_json_text(path, JsonLimits::user()), path, grid_args, max_cells);
 }
@@ -541,6 +572,8 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
 
 namespace egm::spec {
 
+// A stored spec is not checked against the schema again: it was checked when its sweep was created,
+// and an older egm's spec must still read.
 ExperimentSpec read_stored_spec_json(const nlohmann::json& canonical) {
   EGM_REQUIRE(canonical.is_object(), ConfigError, "the sweep's stored spec is not a JSON object");
   ExperimentSpec s;
@@ -562,6 +595,7 @@ ExperimentSpec read_stored_spec_json(const nlohmann::json& canonical) {
     }
   }
   s.canonical = canonical;
+  // Hashed as stored: the same hash the sweep row holds when it came from this egm's canonical_form.
   s.hash = sha256_hex(canonical.dump());
   return s;
 }
@@ -576,6 +610,7 @@ ExperimentSpec read_stored_spec(std::string_view spec_json) {
   return read_stored_spec_json(j);
 }
 
+// A sequential sweep (--until) grows its seeds: the spec with them gets its own canonical form and hash.
 ExperimentSpec with_seeds(ExperimentSpec spec, std::vector<uint64_t> seeds) {
   spec.seeds = std::move(seeds);
   spec.canonical = canonical_form(spec);
@@ -583,6 +618,7 @@ ExperimentSpec with_seeds(ExperimentSpec spec, std::vector<uint64_t> seeds) {
   return spec;
 }
 
+// A spec file that parse_spec reads back to the same sweep: the canonical form plus "until".
 nlohmann::ordered_json spec_file_json(const ExperimentSpec& spec) {
   nlohmann::ordered_json f;
   for (const auto& [key, value] : spec.canonical.items()) {

@@ -53,6 +53,7 @@ bool read_number(std::string_view s, json& out) {
   return true;
 }
 
+// A list item is typed by its text: a number, true/false, else a string (quotes optional, for a string that looks like a number).
 json read_item(std::string_view item) {
   json v;
   if (read_number(item, v)) return v;
@@ -98,6 +99,7 @@ std::vector<json> parse_range(std::string_view text, const std::string& what) {
   if (!read_number(args[0], a)) bad(fmt::format("start '{}' is not a number", std::string(args[0])));
   if (!read_number(args[1], b)) bad(fmt::format("stop '{}' is not a number", std::string(args[1])));
   if (args.size() == 3 && !read_number(args[2], step)) bad(fmt::format("step '{}' is not a number", std::string(args[2])));
+  // The count is computed in doubles even for integers: a negative step counts down, as Python's range.
   const double start = a.get<double>(), stop = b.get<double>(), st = step.get<double>();
   if (st == 0.0) bad("step is 0");
   const double span = (stop - start) / st;
@@ -106,10 +108,12 @@ std::vector<json> parse_range(std::string_view text, const std::string& what) {
   if (count <= 0)
     EGM_THROW(ConfigError, "{}: range '{}' is empty (stop is excluded; a negative step counts down)", what,
               std::string(body));
+  // A bound on the values of one axis: a typo like range(0,1e9) must not build a billion cells.
   if (count > 10000) EGM_THROW(ConfigError, "{}: range '{}' has {:.0f} values, more than 10000", what, std::string(body), count);
   const bool integers = a.is_number_integer() && b.is_number_integer() && step.is_number_integer();
   std::vector<json> values;
   for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+    // Integers stay integers (an int field refuses 3.0); reals are start + i * step, not summed, so errors do not accumulate.
     if (integers)
       values.emplace_back(a.get<int64_t>() + i * step.get<int64_t>());
     else
@@ -130,6 +134,7 @@ GridAxis parse_grid_arg(std::string_view arg) {
   const std::string where = fmt::format("--grid {}", axis.path);
   axis.where = where;
   if (rest.empty()) EGM_THROW(ConfigError, "{}: no values after '=' (an axis needs at least one)", where);
+  // A value list cannot start with "range": a string value "range..." would need quotes.
   if (rest.substr(0, 5) == "range") {
     axis.values = parse_range(rest, where);
   } else {
@@ -145,6 +150,7 @@ GridAxis parse_grid_arg(std::string_view arg) {
   return axis;
 }
 
+// The cartesian product, the last axis varying fastest; no axes give one empty point.
 std::vector<GridPoint> grid_points(const std::vector<GridAxis>& axes) {
   std::vector<GridPoint> points(1);
   for (const auto& axis : axes) {

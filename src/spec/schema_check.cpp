@@ -38,8 +38,10 @@ json without_unique_items(json schema) {
 }
 
 const valijson::Schema& compiled_schema() {
+  // Compiled once per process (a function-local static: thread-safe initialisation).
   static const std::unique_ptr<valijson::Schema> schema = [] {
     auto s = std::make_unique<valijson::Schema>();
+    // Draft 7: the version schemas/experiment.schema.json is written against.
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
     const json checked = without_unique_items(experiment_schema());
     valijson::adapters::NlohmannJsonAdapter adapter(checked);
@@ -86,6 +88,7 @@ std::vector<Step> resolve_context(const std::vector<std::string>& context, const
   return steps;
 }
 
+// nullptr when the path leaves the document (a missing required key's parent path still resolves).
 const json* value_at(const json& document, const std::vector<Step>& steps) {
   const json* node = &document;
   for (const auto& s : steps) {
@@ -100,6 +103,7 @@ const json* value_at(const json& document, const std::vector<Step>& steps) {
   return node;
 }
 
+// Only local references ("#/definitions/..."): the schema refers to nothing outside itself.
 const json* follow_ref(const json* node) {
   while (node && node->is_object() && node->contains("$ref")) {
     const std::string ref = (*node)["$ref"].get<std::string>();
@@ -131,6 +135,7 @@ const json* schema_at(const std::vector<Step>& steps) {
 
 std::string describe_value(const json* value) {
   if (!value) return "nothing";
+  // Cut at 40 characters: the message names the value, it does not reprint it.
   std::string text = value->dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   if (value->is_object() || value->is_array()) return std::string("an ") + (value->is_object() ? "object" : "array");
@@ -171,6 +176,7 @@ Problem translate(const valijson::ValidationResults::Error& error, const json& d
   const json* schema = schema_at(steps);
   const json* value = value_at(document, steps);
 
+  // The matched prefixes are valijson's own messages; an unmatched one is passed through as it is (the last return).
   if (starts_with(d, "Object contains a property that could not be validated")) {
     const std::string key = quoted_name(d);
     std::vector<std::string> valid;
@@ -195,6 +201,7 @@ Problem translate(const valijson::ValidationResults::Error& error, const json& d
     return {render_path(steps),
             fmt::format("must match {} (letters, digits, '_', '.', '-'), got {}",
                         (*schema)["pattern"].get<std::string>(), describe_value(value))};
+  // Only minItems 1 has a plainer wording; another minimum keeps valijson's message.
   if (starts_with(d, "Array should contain no fewer than") && schema && schema->value("minItems", 0) == 1)
     return {render_path(steps), "must not be empty"};
   if (starts_with(d, "Expected number greater than") && schema && schema->contains("minimum"))
@@ -218,6 +225,7 @@ void unique_items_problems(const json& value, const json* schema, std::vector<St
     if (schema->value("uniqueItems", false) && value.size() > 1) {
       std::vector<size_t> order(value.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      // Stable, so among equal items the first in the file comes first and the rest are named its duplicates.
       std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return value[a] < value[b]; });
       std::vector<std::pair<size_t, size_t>> duplicates;  // (later index, first index)
       for (size_t k = 1, first = order[0]; k < order.size(); ++k) {
@@ -226,6 +234,7 @@ void unique_items_problems(const json& value, const json* schema, std::vector<St
         else
           first = order[k];
       }
+      // Reported in the file's order, not the sorted one.
       std::sort(duplicates.begin(), duplicates.end());
       for (const auto& [later, first] : duplicates) {
         steps.push_back(Step{true, {}, later});
@@ -255,12 +264,14 @@ std::string path_with_key(const std::string& path, const std::string& key) {
 }
 
 const json& experiment_schema() {
+  // Embedded at build time (generated_experiment_schema.h); the size minus the string's NUL.
   static const json schema = json::parse(std::string_view(embedded::kExperimentSchema,
                                                            sizeof(embedded::kExperimentSchema) - 1));
   return schema;
 }
 
 std::vector<Problem> schema_problems(const json& document) {
+  // Strong types: "10" is not a number, 1 is not a boolean.
   valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(document);
@@ -269,11 +280,13 @@ std::vector<Problem> schema_problems(const json& document) {
     std::set<std::pair<std::string, std::string>> seen;
     valijson::ValidationResults::Error error;
     while (results.popError(error)) {
+      // valijson reports a failure at every level above the leaf; only the leaf says what is wrong.
       if (is_summary(error.description)) continue;
       Problem p = translate(error, document);
       if (seen.insert({p.path, p.message}).second) problems.push_back(std::move(p));
     }
   }
+  // Run even when valijson found problems, so one check reports the duplicates too.
   std::vector<Step> steps;
   unique_items_problems(document, &experiment_schema(), steps, problems);
   return problems;

@@ -52,11 +52,13 @@ std::optional<std::string> merge_at(json& a, const json& b, const std::string& p
       } else if (!(may_be_absent(sub) || is_keyed_union(path))) {
         return fmt::format("{} (in one, not the other)", sub);
       } else if (in_b) {
+        // Present in b only: the union takes b's value.
         a[k] = b.at(k);
       }
     }
     return std::nullopt;
   }
+  // Anything else must be equal in every input: a different preset or override means a different sweep.
   if (a == b) return std::nullopt;
   return fmt::format("{} ({} vs {})", path, excerpt(a), excerpt(b));
 }

@@ -40,6 +40,7 @@ std::optional<std::string> check_owner(const std::optional<db::SweepRow>& existi
 
 }  // namespace
 
+// A refusal before a job is submitted or workers start; the binding check is open_sweep's, in its transaction.
 void precheck_owner(const std::string& db_path, const std::string& name, const db::Claimant& me) {
   std::error_code ec;
   if (!std::filesystem::exists(db_path, ec)) return;
@@ -87,6 +88,7 @@ SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::Chang
     if (opening.corpus) {
       const db::SweepRow& row = sweep.sweep;
       const db::SweepCorpus& mine = *opening.corpus;
+      // The first coordinator to open the sweep records the corpus; every later one must read the same bytes.
       if (!row.corpus_sha256) {
         db.set_sweep_corpus(row.id, mine);
       } else if (*row.corpus_sha256 == "unknown") {
@@ -101,6 +103,7 @@ SweepSetup open_sweep(ExperimentSpec spec, const std::string& db_path, db::Chang
                   row.corpus_path.value_or("<its corpus>"));
       }
     }
+    // Reuse needs the corpus hash: a finished run is only reusable if it trained on the same data.
     if (opening.reuse && opening.corpus && spec.reuse) {
       const db::ReuseLaunch launch{opening.corpus->sha256, opening.reuse->device_kind, opening.reuse->numerics_version,
                                    [&spec](const std::string& variant) { return spec.ranks_for(variant); }};
@@ -135,6 +138,7 @@ std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std:
     in.config_json = to_json(c.config).dump();
     in.config_hash = c.config_hash;
     in.max_steps = c.config.train.max_steps;
+    // The spec's retries + 1: the first attempt is not a retry.
     in.max_attempts = spec.max_attempts();
     if (c.point) {
       in.grid_point = c.point->index;

@@ -17,6 +17,7 @@
 namespace egm {
 namespace {
 
+// Layout: 8-byte magic, 4-byte header length (host order: checkpoints stay on one kind of machine), the JSON header, the payload.
 constexpr char kMagic[8] = {'E', 'G', 'M', 'C', 'K', 'P', 'T', '1'};
 constexpr int kFormatVersion = 1;
 
@@ -31,9 +32,11 @@ ParsedFile parse(const std::string& path) {
               "{} is not an egm checkpoint (bad magic)", path);
   uint32_t header_len = 0;
   std::memcpy(&header_len, bytes.data() + 8, 4);
+  // size_t arithmetic: a 32-bit length cannot overflow it.
   EGM_REQUIRE(12 + static_cast<size_t>(header_len) <= bytes.size(), IoError, "{} is truncated (header)", path);
   ParsedFile f;
   try {
+    // IoError, not a JSON error: the file is damaged; load_checkpoint then tries the older one.
     f.header = parse_json(std::string_view(bytes).substr(12, header_len), JsonLimits::machine(), "header");
   } catch (const JsonError& e) {
     EGM_THROW(IoError, "{} has a corrupt header: {}", path, e.what());
@@ -46,11 +49,13 @@ ParsedFile parse(const std::string& path) {
   const auto expected_size = f.header.at("payload_bytes").get<size_t>();
   EGM_REQUIRE(f.payload.size() == expected_size, IoError, "{} is truncated: payload has {} of {} bytes", path,
               f.payload.size(), expected_size);
+  // The checksum catches a torn write or bit rot before LibTorch's archive reader sees the bytes.
   EGM_REQUIRE(sha256_hex(f.payload) == f.header.at("payload_sha256").get<std::string>(), IoError,
               "{} is corrupt: payload checksum mismatch", path);
   return f;
 }
 
+// One generator state per device: "rng_cpu", "rng_cuda:0".
 std::string rng_key(const torch::Device& d) { return "rng_" + d.str(); }
 
 }  // namespace
@@ -66,6 +71,7 @@ void save_checkpoint(const std::string& run_dir, torch::nn::Module& model, torch
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optim_archive;
   for (const auto& p : model.named_parameters()) model_archive.write(p.key(), p.value());
+  // Parameters and buffers by name, so a checkpoint does not depend on the order modules were registered in.
   for (const auto& b : model.named_buffers()) model_archive.write(b.key(), b.value(), /*is_buffer=*/true);
   archive.write("model", model_archive);
   optimizer.save(optim_archive);
@@ -77,6 +83,7 @@ void save_checkpoint(const std::string& run_dir, torch::nn::Module& model, torch
 
   nlohmann::json header = {
       {"format_version", kFormatVersion}, {"step", state.step},
+      // best_val starts at +inf (no eval yet), which JSON cannot hold: null, read back as +inf.
       {"best_val", std::isfinite(state.best_val) ? nlohmann::json(state.best_val) : nlohmann::json(nullptr)},
       {"best_val_step", state.best_val_step}, {"extra", state.extra}, {"config_hash", config_hash},
       {"payload_bytes", payload.size()}, {"payload_sha256", sha256_hex(payload)},
@@ -118,6 +125,7 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& run_dir, torc
       problems.push_back(e.what());
       continue;
     }
+    // A wrong config is an error, not a skipped file: the folder holds another run, and training over it would mix them.
     const std::string their_hash = f.header.value("config_hash", "");
     EGM_REQUIRE(their_hash == config_hash, IoError,
                 "the checkpoint {} belongs to another run config (hash {}, this run {}); "
@@ -132,6 +140,7 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& run_dir, torc
     archive.read("model", model_archive);
     {
       torch::NoGradGuard no_grad;
+      // copy_ into the existing tensors: the optimizer holds these very tensors, so they must not be replaced.
       for (auto& p : model.named_parameters()) {
         torch::Tensor t;
         model_archive.read(p.key(), t);
@@ -144,6 +153,7 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& run_dir, torc
       }
     }
     archive.read("optimizer", optim_archive);
+    // LibTorch maps the saved moments to the parameters by position: the model must build the same list.
     optimizer.load(optim_archive);
     for (const auto& d : rng_devices) {
       // A generator state is a CPU byte tensor; a checkpoint from another device

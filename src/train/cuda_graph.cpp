@@ -17,6 +17,7 @@ namespace egm {
 #ifdef EGM_TORCH_HAS_CUDA
 struct CudaGraphStep::Impl {
   at::cuda::CUDAGraph graph;
+  // A side stream: capture is not allowed on the legacy default stream.
   c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
 };
 
@@ -42,6 +43,7 @@ void CudaGraphStep::capture(const std::function<void()>& body) {
     // region, under the graph's feet: off while capturing.
     const bool cache = at::autocast::is_autocast_cache_enabled();
     at::autocast::set_autocast_cache_enabled(false);
+    // From here until capture_end no kernel runs: they are recorded, with their memory from the graph's private pool.
     impl_->graph.capture_begin();
     body();
     impl_->graph.capture_end();
@@ -52,12 +54,14 @@ void CudaGraphStep::capture(const std::function<void()>& body) {
   impl_->graph.replay();  // the captured step's own kernels
 }
 
+// Replays the recorded kernels on the same addresses: inputs must be copied into the captured tensors first.
 void CudaGraphStep::replay() { impl_->graph.replay(); }
 #else
 struct CudaGraphStep::Impl {};
 
 bool cuda_graphs_built() { return false; }
 
+// A CPU-only build refuses at construction, so no training run starts with a flag it cannot honour.
 CudaGraphStep::CudaGraphStep() {
   EGM_THROW(ConfigError, "train.cuda_graphs: this egm is built against a LibTorch without CUDA");
 }

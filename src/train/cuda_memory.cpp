@@ -17,11 +17,13 @@ void reset_peak_cuda_memory(int index) { alloc::resetPeakStats(static_cast<c10::
 
 std::optional<double> peak_cuda_memory_mb(int index) {
   const auto stats = alloc::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  // Allocated, not reserved: the tensors' own peak, without the caching allocator's spare blocks.
   const auto& all = stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
   return static_cast<double>(all.peak) / (1024.0 * 1024.0);
 }
 
 std::optional<double> cuda_device_memory_mb(int index) {
+  // Checked first, so a bad index never leaves an error behind for the next cudaGetLastError.
   if (index < 0 || index >= static_cast<int>(c10::cuda::device_count())) return std::nullopt;
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) return std::nullopt;

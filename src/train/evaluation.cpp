@@ -12,6 +12,7 @@ namespace {
 std::pair<double, double> combine(Communicator& comm, double loss_sum, double tokens) {
   torch::Tensor t = torch::tensor({loss_sum, tokens}, torch::kFloat64);
   std::vector<torch::Tensor> v{t};
+  // The communicator only averages; multiplying by the rank count turns the mean back into the sum.
   comm.allreduce_mean(v);
   const double k = static_cast<double>(comm.size());
   return {v[0][0].item<double>() * k, v[0][1].item<double>() * k};
@@ -21,9 +22,11 @@ double token_loss_sum(const EvalContext& ctx, const Batch& b) {
   compat::AutocastGuard autocast(ctx.autocast, ctx.device.type(), ctx.autocast_dtype);
   torch::Tensor logits = ctx.model.forward(b.x.to(ctx.device));
   torch::Tensor loss = GPTImpl::loss(logits, b.y.to(ctx.device));
+  // The loss is a mean over tokens: times the count gives a sum that adds across batches and ranks.
   return loss.item<double>() * static_cast<double>(b.y.numel());
 }
 
+// RAII: eval mode (no dropout) and no autograd for the scope, training mode restored after.
 struct EvalMode {
   explicit EvalMode(GPTImpl& m) : model(m), was_training(m.is_training()) { model.eval(); }
   ~EvalMode() { model.train(was_training); }
@@ -37,6 +40,7 @@ struct EvalMode {
 double evaluate_random_batches(const EvalContext& ctx, Split split, int64_t step, int64_t batches, int64_t batch_size) {
   EvalMode mode(ctx.model);
   double sum = 0.0, tokens = 0.0;
+  // The batches are dealt round-robin over the ranks; together they evaluate exactly the single-rank set.
   for (int64_t m = ctx.comm.rank(); m < batches; m += ctx.comm.size()) {
     Batch b = ctx.sampler.eval_batch(split, step, m, batch_size);
     sum += token_loss_sum(ctx, b);
@@ -73,6 +77,7 @@ WindowsLoss evaluate_all_windows(const EvalContext& ctx, Split split, int64_t ba
 std::vector<int64_t> autoregressive_window_indices(int64_t available, int64_t count) {
   count = std::min(count, available);
   std::vector<int64_t> idx;
+  // Spread evenly over the split, and the same indices on every run for the same corpus.
   for (int64_t k = 0; k < count; ++k) idx.push_back(k * available / count);
   return idx;
 }

@@ -10,17 +10,20 @@
 
 namespace egm {
 
+// Appended: a resumed run adds to the records of its earlier attempts.
 JsonLinesSink::JsonLinesSink(const std::string& path) : out_(path, std::ios::app) {
   EGM_REQUIRE(out_.good(), IoError, "cannot open {} for appending", path);
 }
 
 void JsonLinesSink::emit(const Record& record) {
   out_ << to_json(record).dump() << '\n';
+  // Flushed per record, so a killed run's file holds every record it emitted.
   out_.flush();
 }
 
 namespace {
 std::string duration(double seconds) {
+  // Negated comparison: NaN goes to "?" too.
   if (!(seconds >= 0) || seconds > 1e7) return "?";
   auto s = static_cast<int64_t>(seconds + 0.5);
   if (s >= 3600) return fmt::format("{}h{:02d}m", s / 3600, (s % 3600) / 60);

@@ -37,6 +37,7 @@ struct State {
   std::mutex mutex;
   OpCounts counts;
 };
+// Global: RecordFunction callbacks are process-wide, so one counter at a time (the constructor refuses a second).
 std::atomic<State*> g_state{nullptr};
 
 // Per thread, for each open record: its name and whether a kernel-doing op ran inside it.
@@ -44,6 +45,7 @@ struct Open {
   std::string name;
   bool kernel_inside = false;
 };
+// Per thread: ops nest per thread, and autograd may run the backward on a worker thread of its own.
 thread_local std::vector<Open> t_open;
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
@@ -68,6 +70,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
   // op counts once, as what CUDA runs it as (multi_tensor_apply: one launch per up to 30-110
   // tensors), not as the per-tensor loop the CPU runs inside it.
   const bool kernel = !inside_multi && (multi_tensor(op.name) || (!op.kernel_inside && !launches_nothing(op.name)));
+  // The enclosing op learns it contained a kernel, so it is not counted as one itself.
   if ((kernel || op.kernel_inside) && !t_open.empty()) t_open.back().kernel_inside = true;
   std::lock_guard<std::mutex> lock(s->mutex);
   ++s->counts.dispatched;
@@ -95,6 +98,7 @@ std::vector<std::string> OpCounts::top_kernels(size_t n) const {
 OpCounter::OpCounter() {
   State* expected = nullptr;
   auto* state = new State;
+  // Installed only if none is: two counters would count every op twice.
   if (!g_state.compare_exchange_strong(expected, state)) {
     delete state;
     throw std::logic_error("OpCounter: another counter is alive");

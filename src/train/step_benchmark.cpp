@@ -34,6 +34,7 @@ double proc_status_mb(const char* field) {
 double measure_matmul_gflops(int64_t n, double seconds) {
   torch::NoGradGuard no_grad;
   torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n}), c = torch::empty({n, n});
+  // mm_out into a preallocated c: the timing measures the multiply, not allocation.
   torch::mm_out(c, a, b);  // warm-up
   int64_t reps = 0;
   const auto t0 = Clock::now();
@@ -57,6 +58,7 @@ double measure_device_matmul_gflops(const torch::Device& device, torch::ScalarTy
   const auto t0 = Clock::now();
   double elapsed = 0.0;
   while (elapsed < seconds) {
+    // Ten launches per host sync: the sync's latency is spread over them.
     for (int i = 0; i < 10; ++i) torch::mm_out(c, a, b);
     reps += 10;
     c.sum().item<double>();
@@ -71,6 +73,8 @@ double training_flops_per_step(const RunConfig& c, int64_t parameters) {
   const double tokens = static_cast<double>(c.train.batch_size) * T;
   // Non-embedding parameters, plus the tied LM head's V*d product that does run.
   const double dense = static_cast<double>(parameters) - V * d - T * d + V * d;
+  // 6 FLOPs per parameter and token (2 forward, 4 backward), plus the attention scores and their
+  // backward, 12 L T d per token (the usual transformer estimate, as in the PaLM paper's MFU).
   return tokens * (6.0 * dense + 12.0 * L * T * d);
 }
 
@@ -85,6 +89,7 @@ StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& run
   std::ofstream("/proc/self/clear_refs") << "5";
   const double rss_before_model = proc_status_mb("VmRSS:");
   Trainer trainer(config, rt, corpus, sink);
+  // The warm-up takes the first steps' one-time costs (allocations, thread pools, cuBLAS plans) out of the timing.
   for (int64_t i = 0; i < warmup_steps; ++i) trainer.train_step().item<double>();
   const int gpu = trainer.device().is_cuda() ? std::max<int>(0, trainer.device().index()) : -1;
   if (gpu >= 0) reset_peak_cuda_memory(gpu);

@@ -11,6 +11,7 @@ namespace egm::detail {
 std::string location(const char* file, int line) {
   // Keep the path from "src/" (or the top-level folder) on, not the build machine's prefix.
   std::string path = file;
+  // rfind: the last match, so a checkout under a folder that is itself called src/ still cuts right.
   for (const char* root : {"/src/", "/workers/", "/coordinator/", "/tests/"}) {
     auto pos = path.rfind(root);
     if (pos != std::string::npos) {
@@ -18,6 +19,7 @@ std::string location(const char* file, int line) {
       break;
     }
   }
+  // process_info() never throws: this runs while an error is being built.
   const ProcessInfo& info = process_info();
   std::string where = fmt::format("{}:{} on {}", path, line, info.host);
   if (info.rank >= 0) where += fmt::format(" (rank {})", info.rank);

@@ -14,6 +14,7 @@ JsonFields::JsonFields(const json& object, std::string what) : object_(object), 
   EGM_REQUIRE(object_.is_object(), ProtocolError, "{}: must be a JSON object, got {}", what_, object_.type_name());
 }
 
+// An explicit null counts as absent: writers put null for "no value" (number_or_null).
 bool JsonFields::has(const char* name) const {
   auto it = object_.find(name);
   return it != object_.end() && !it->is_null();
@@ -21,6 +22,7 @@ bool JsonFields::has(const char* name) const {
 
 const json& JsonFields::field(const char* name) const {
   auto it = object_.find(name);
+  // fail throws, so *it below is never end().
   if (it == object_.end()) fail(name, "is missing");
   return *it;
 }
@@ -42,6 +44,7 @@ std::optional<std::string> JsonFields::optional_text(const char* name) const {
 
 int64_t JsonFields::integer(const char* name) const {
   const json& v = field(name);
+  // A float is refused even when whole: egm's own writers always write integers as integers.
   if (!v.is_number_integer()) fail(name, "must be an integer, got " + std::string(v.type_name()));
   return v.get<int64_t>();
 }
@@ -55,6 +58,7 @@ std::optional<int64_t> JsonFields::optional_integer(const char* name) const {
 
 uint64_t JsonFields::unsigned_integer(const char* name) const {
   const json& v = field(name);
+  // nlohmann types a non-negative integer literal as unsigned, so a negative one fails here.
   if (!v.is_number_unsigned()) fail(name, "must be a non-negative integer, got " + v.dump());
   return v.get<uint64_t>();
 }
@@ -95,6 +99,7 @@ void JsonFields::fail(const char* name, const std::string& problem) const {
   EGM_THROW(ProtocolError, "{}: field '{}' {}", what_, name, problem);
 }
 
+// JSON has no NaN or infinity: they are written as null, as is a missing value.
 json number_or_null(std::optional<double> value) {
   return value && std::isfinite(*value) ? json(*value) : json(nullptr);
 }

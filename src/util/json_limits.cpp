@@ -42,6 +42,7 @@ class CountingIterator {
 
   CountingIterator(const char* p, const char** high_water) : p_(p), high_water_(high_water) {}
   reference operator*() const { return *p_; }
+  // The high-water mark, not the current position: the parser may look ahead and back up.
   CountingIterator& operator++() {
     ++p_;
     if (p_ > *high_water_) *high_water_ = p_;
@@ -88,6 +89,7 @@ class BoundedBuilder {
   bool boolean(bool b) { return add(b); }
   bool number_integer(json::number_integer_t i) { return add(i); }
   bool number_unsigned(json::number_unsigned_t u) { return add(u); }
+  // A float beyond the limit (1e308) would turn into inf in later arithmetic; checked at the parse.
   bool number_float(json::number_float_t x, const std::string& literal) {
     if (!std::isfinite(x) || std::fabs(x) > limits_.max_abs_float)
       fail(JsonError::Kind::number, element_path(),
@@ -98,6 +100,7 @@ class BoundedBuilder {
     check_string(s, [this] { return element_path(); });
     return add(std::move(s));
   }
+  // Required by the SAX interface; JSON text never produces it.
   bool binary(json::binary_t& b) { return add(json::binary(std::move(b))); }  // not produced by JSON text
   bool start_object(size_t /*elements*/) { return open(json::object(), /*object=*/true); }
   bool start_array(size_t /*elements*/) { return open(json::array(), /*object=*/false); }
@@ -107,6 +110,7 @@ class BoundedBuilder {
     Frame& f = frames_.back();
     f.key = k;
     check_string(k, [this] { return path_of(frames_.size(), /*with_current=*/true); });
+    // nlohmann keeps the last of two equal keys silently; the caller decides whether that is an error.
     if (duplicates_ && !f.keys.insert(k).second) {
       const auto [line, column] = position();
       duplicates_->push_back({path_of(frames_.size(), /*with_current=*/true), k, line, column});
@@ -114,6 +118,7 @@ class BoundedBuilder {
     return true;
   }
   bool parse_error(size_t byte, const std::string& last_token, const nlohmann::detail::exception& e) {
+    // Such a number never reaches number_float: the parser reports it here instead.
     if (e.id == 406)  // out_of_range.406: a number that overflows a double
       fail(JsonError::Kind::number, element_path(),
            fmt::format("number {} is out of range (at most {:g} in magnitude)", last_token, limits_.max_abs_float));
@@ -121,6 +126,7 @@ class BoundedBuilder {
     const std::string what = e.what();
     int line = 0, column = 0;
     const size_t at = what.find("at line ");
+    // nlohmann's message holds the position when it knows it; else it is computed from the byte offset.
     if (at == std::string::npos || std::sscanf(what.c_str() + at, "at line %d, column %d", &line, &column) != 2)
       std::tie(line, column) = line_column(text_, byte);
     const size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
@@ -153,6 +159,7 @@ class BoundedBuilder {
     // A deep path is shown by its ends (the message says how deep).
     constexpr size_t kEnds = 5;
     std::string p = "$";
+    // The path of a 10,000-deep document would be a 10,000-step message; it is shortened to its ends.
     for (size_t i = 0; i < steps.size(); ++i) {
       if (steps.size() > 3 * kEnds && i == kEnds) {
         p += fmt::format(" ...{} more... ", steps.size() - 2 * kEnds);
@@ -164,6 +171,7 @@ class BoundedBuilder {
   }
   // The path of the element about to be added (an array's next index).
   std::string element_path() {
+    // count is bumped for the path only: the element is not placed yet, so its index is count.
     if (!frames_.empty() && !frames_.back().object) {
       ++frames_.back().count;
       std::string p = path_of(frames_.size(), true);
@@ -187,6 +195,7 @@ class BoundedBuilder {
   // (it was built for every key and string, at more cost than the check itself).
   template <typename PathFn>
   void check_string(const std::string& s, PathFn path) const {
+    // The string is already in memory (the parser built it), but it is refused before it is copied into the document.
     if (s.size() > limits_.max_string)
       fail(JsonError::Kind::string, path(),
            fmt::format("string of {} bytes is longer than {} bytes", s.size(), limits_.max_string));
@@ -199,6 +208,8 @@ class BoundedBuilder {
       return &result;
     }
     Frame& f = frames_.back();
+    // An object's member lives in a std::map node (stable address); an array's last element only moves
+    // when the array grows, which cannot happen while that element is the open container.
     if (f.object) {
       json& slot = (*f.container)[f.key];
       slot = std::move(value);
@@ -215,6 +226,7 @@ class BoundedBuilder {
   }
 
   bool open(json&& empty, bool object) {
+    // Depth bounds the recursion of everything that later walks the document (dump, valijson, destructors).
     if (static_cast<int>(frames_.size()) >= limits_.max_depth)
       fail(JsonError::Kind::depth, element_path(),
            fmt::format("nested deeper than {} levels of arrays and objects", limits_.max_depth));
@@ -250,6 +262,7 @@ JsonError::JsonError(Kind kind, std::string source, std::string path, int line, 
 
 json parse_json(std::string_view text, const JsonLimits& limits, const std::string& source,
                 std::vector<JsonDuplicateKey>* duplicates) {
+  // Checked before parsing: the size limit is the cheapest and bounds the work of every later check.
   if (text.size() > limits.max_bytes) {
     const auto [line, column] = line_column(text, limits.max_bytes + 1);
     throw JsonError(JsonError::Kind::size, source, "$", line, column,
@@ -259,12 +272,14 @@ json parse_json(std::string_view text, const JsonLimits& limits, const std::stri
   const char* high_water = text.data();
   BoundedBuilder builder(text, limits, source, duplicates, &high_water);
   const CountingIterator first(text.data(), &high_water), last(text.data() + text.size(), &high_water);
+  // SAX: the limits are enforced as the document is built, never after a huge one exists in memory.
   json::sax_parse(first, last, &builder);
   return std::move(builder.result);
 }
 
 bool is_json_object_text(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
+  // accept() validates without building a document.
   return first != std::string_view::npos && text[first] == '{' && json::accept(text);
 }
 

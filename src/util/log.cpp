@@ -12,6 +12,7 @@
 
 namespace egm::log {
 namespace {
+// Atomic: set_level may run while other threads log; the mutex guards only the writing.
 std::atomic<int> g_level{static_cast<int>(Level::info)};
 std::mutex g_mutex;
 const char* name(Level l) {
@@ -31,6 +32,7 @@ Level level() { return static_cast<Level>(g_level.load()); }
 void write(Level l, const std::string& message) {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
+  // localtime_r, not localtime: the latter's static buffer is shared between threads.
   localtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%H:%M:%S", &tm);
@@ -38,6 +40,7 @@ void write(Level l, const std::string& message) {
   std::string who = info.rank >= 0 ? fmt::format("{}:{}", info.host, info.rank) : info.host;
   std::lock_guard<std::mutex> lock(g_mutex);
   std::fprintf(stderr, "[%s %s] %s: %s\n", stamp, who.c_str(), name(l), message.c_str());
+  // Flushed per line: a rank that crashes next still has its last message out.
   std::fflush(stderr);
 }
 

@@ -13,6 +13,7 @@
 namespace egm {
 namespace {
 
+// -1 for unset or empty. atoi reads garbage as 0: this rank only labels messages until set_process_rank.
 int env_int(const char* name) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : -1;
@@ -42,6 +43,7 @@ std::optional<LocalRankText> first_local_rank(const std::map<std::string, std::s
     errno = 0;
     char* end = nullptr;
     const long v = std::strtol(t.value.c_str(), &end, 10);
+    // Up to 2^20: a bound no node reaches, and it keeps the cast to int safe.
     if (!t.value.empty() && end && *end == '\0' && errno == 0 && v >= 0 && v <= 1 << 20) t.rank = static_cast<int>(v);
     return t;
   }
@@ -52,6 +54,7 @@ ProcessInfo read_process_info() {
   ProcessInfo info;
   char host[HOST_NAME_MAX + 1] = {0};
   if (gethostname(host, sizeof host) == 0) info.host = host;
+  // Open MPI, then MPICH/Hydra, then PMIx launchers: the first one set is the rank.
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
     if (int r = env_int(name); r >= 0) {
       info.rank = r;
@@ -62,6 +65,7 @@ ProcessInfo read_process_info() {
   return info;
 }
 
+// Read once per process on first use (a thread-safe static); set_process_rank corrects the rank once MPI knows it.
 ProcessInfo& mutable_info() {
   static ProcessInfo info = read_process_info();
   return info;

@@ -4,6 +4,7 @@
 
 namespace egm {
 
+// splitmix64's golden-ratio increment and finaliser constants (Steele, Lea and Flood 2014).
 uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -11,6 +12,7 @@ uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Mixed after each part, so (a, b) and (b, a) give different seeds.
 uint64_t derive_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
   return mix64(mix64(mix64(mix64(seed) ^ a) ^ b) ^ c);
 }

@@ -8,6 +8,7 @@
 namespace egm {
 
 std::string sha256_hex(std::string_view bytes) {
+  // len comes back as 32 for SHA-256; the buffer is sized for any digest.
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EGM_CHECK(EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr) == 1,

@@ -8,6 +8,7 @@
 namespace egm {
 
 std::string shell_quote(std::string_view value) {
+  // The safe set has no shell meaning anywhere in a word; an empty value must be quoted to stay a word.
   const bool safe = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) ||
            std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;

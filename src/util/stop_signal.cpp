@@ -10,6 +10,7 @@
 
 namespace egm {
 namespace {
+// volatile sig_atomic_t: the only type a signal handler may write portably.
 volatile std::sig_atomic_t g_signal = 0;
 
 void on_signal(int sig) {
@@ -24,6 +25,7 @@ void install_stop_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
+  // SA_RESTART: an interrupted read or write resumes; the loops poll stop_requested instead.
   sa.sa_flags = SA_RESTART;
   for (int sig : {SIGINT, SIGTERM, SIGUSR2}) sigaction(sig, &sa, nullptr);
 }
@@ -31,6 +33,8 @@ void install_stop_signal_handlers() {
 bool stop_requested() { return g_signal != 0; }
 int stop_signal() {
   if (g_signal == 0) return 0;
+  // The launcher writes the signal it received to this file: it names the real reason when the launcher
+  // turned it into another signal for this process (a Ctrl-C forwarded as SIGTERM).
   if (const char* file = std::getenv(kStopSignalFileEnv); file != nullptr && *file != '\0') {
     std::ifstream in(file);
     int launcher_signal = 0;

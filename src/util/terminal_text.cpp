@@ -12,6 +12,7 @@ std::string terminal_safe(std::string_view text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
+    // Newline and tab are kept: multi-line messages stay readable. ESC and the rest could drive the terminal.
     if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
       out += fmt::format("\\x{:02x}", c);
     } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
@@ -27,6 +28,7 @@ std::string terminal_safe(std::string_view text) {
 
 void print_safe(std::string_view text) {
   const std::string safe = terminal_safe(text);
+  // fwrite, not printf: the text may hold '%' and NUL bytes are already escaped.
   std::fwrite(safe.data(), 1, safe.size(), stdout);
 }
 

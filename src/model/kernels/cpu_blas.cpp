@@ -20,6 +20,7 @@ using LocalThreadsFn = int (*)(int);
 
 template <typename Fn>
 Fn lookup(const char* name) {
+  // RTLD_DEFAULT searches every library already loaded: the BLAS LibTorch links, without naming its file.
   return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
 }
 
@@ -34,6 +35,7 @@ struct BlasSymbols {
 };
 
 const BlasSymbols& blas() {
+  // Looked up once per process (thread-safe static); a missing symbol stays null and its feature is skipped.
   static const BlasSymbols symbols;
   return symbols;
 }
@@ -42,6 +44,7 @@ const BlasSymbols& blas() {
 
 void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  // An empty C: nothing to write.
   if (m == 0 || n == 0) return;
   if (const SgemmFn sgemm = blas().sgemm) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
@@ -70,6 +73,7 @@ void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
 void set_compute_threads(int threads) {
   threads = std::max(1, threads);
   torch::set_num_threads(threads);
+  // OpenBLAS keeps its own pool beside LibTorch's: both get the same count, or they oversubscribe the cores.
   if (blas().set_threads) blas().set_threads(threads);
 }
 
@@ -80,6 +84,7 @@ std::string blas_core_name() {
 
 std::string blas_kernel_warning() {
   const std::string core = blas_core_name();
+  // OpenBLAS's fallbacks for a CPU model it does not recognise: SSE-era kernels.
   const bool generic = core == "Prescott" || core == "Core2" || core == "Katmai" || core == "Northwood";
   if (!generic) return {};
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -100,6 +105,7 @@ SingleThreadedBlas::SingleThreadedBlas() {
   const BlasSymbols& s = blas();
   if (!s.set_threads || !s.get_threads) return;
   saved_ = s.get_threads();
+  // One BLAS thread inside a kernel that already runs one task per core, or each call would spawn more.
   if (saved_ > 1) s.set_threads(1);
 }
 
@@ -108,6 +114,7 @@ SingleThreadedBlas::~SingleThreadedBlas() {
 }
 
 ThreadLocalSingleBlas::ThreadLocalSingleBlas() {
+  // MKL can limit the calling thread alone, which is what a pool worker needs.
   if (const LocalThreadsFn set = blas().mkl_local_threads) saved_ = set(1);
 }
 

@@ -20,6 +20,7 @@
 namespace egm {
 namespace {
 
+// Set while a chunk runs: a parallel_for inside it runs serially instead of waiting on the pool it occupies.
 thread_local bool in_chunk = false;
 
 int64_t divup(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -42,6 +43,7 @@ class Pool {
     if (getpid() != owner_) return false;
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
+    // chunks - 1 workers: the calling thread takes chunks itself (work() below).
     grow(static_cast<size_t>(chunks - 1));
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -57,6 +59,7 @@ class Pool {
     work();
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [&] { return remaining_ == 0 && active_ == 0; });
+    // Reset only once no worker is inside: a worker that wakes late finds no chunk left and never calls it.
     job_ = nullptr;
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     return true;
@@ -119,6 +122,7 @@ class Pool {
 int64_t parallel_chunks(int64_t begin, int64_t end, int64_t grain_size, int threads) {
   const int64_t n = end - begin;
   if (n <= 0) return 0;
+  // One chunk per thread at most, fewer when grain_size says the range is too small to split further.
   int64_t chunks = std::max<int64_t>(1, threads);
   if (grain_size > 0) chunks = std::min(chunks, divup(n, grain_size));
   return std::min(chunks, n);
@@ -131,11 +135,13 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const std::fun
     f(begin, end);
     return;
   }
+  // Rounded up, so the last chunk may be short or, with lo >= end, empty (skipped in the job).
   const int64_t size = divup(end - begin, chunks);
   const std::function<void(int64_t)> job = [&](int64_t i) {
     const int64_t lo = begin + i * size;
     if (lo >= end) return;
     in_chunk = true;
+    // LibTorch ops called inside a chunk run serially: the chunks already use every core.
     c10::ParallelGuard torch_serial(true);
     ThreadLocalSingleBlas one_blas_thread;
     try {
@@ -146,6 +152,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const std::fun
     }
     in_chunk = false;
   };
+  // The pool is busy (another thread's kernel) or this is a forked child: the whole range runs here, serially.
   if (!Pool::instance().try_run(chunks, job)) f(begin, end);
 }
 
