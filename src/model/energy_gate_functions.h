@@ -23,7 +23,9 @@ at::Tensor published_gated_value(const at::Tensor& e, const at::Tensor& alpha, c
 // q and k [B, H, T, E] with zero columns up to `width`, written once into one buffer.
 std::pair<at::Tensor, at::Tensor> pad_query_key(const at::Tensor& q, const at::Tensor& k, int64_t width);
 
-// [y | den | ...] -> y / max(den, 1e-8): y the first E columns, den column E.
+// [y | den | 0 ...] -> y / max(den, 1e-8): y the first E columns, den column E, the columns
+// after it 0 (what SDPA gives for a value whose columns after the gate's are 0). y is laid
+// out [B, T, H, E] in memory (4-d y_den [B, H, T, width]): merging the heads needs no copy.
 at::Tensor renormalise_by_column(const at::Tensor& y_den, int64_t E);
 
 // Causal EGA's prefix statistics as the gate's affine terms: alpha (z_ij - tau) = a_i d_j + c_i

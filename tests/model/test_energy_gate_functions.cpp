@@ -98,6 +98,21 @@ TEST(PadQueryKey, ZeroColumnsAndTheGradientsOfTheFirstOnes) {
   EXPECT_TRUE(torch::equal(g[1], uk.narrow(-1, 0, 6)));
 }
 
+TEST(PadQueryKey, QAndKAsViewsOfOneProjectionTakeOneCopyAndTheSameValues) {
+  // q and k as the model has them: two views of the fused projection [B, T, 3, H, E].
+  torch::manual_seed(3);
+  torch::Tensor qkv = torch::randn({2, 5, 3, 4, 6}, torch::kFloat64).requires_grad_(true);
+  std::vector<torch::Tensor> parts = qkv.permute({2, 0, 3, 1, 4}).unbind(0);
+  auto [qp, kp] = egm::pad_query_key(parts[0], parts[1], 8);
+  EXPECT_TRUE(torch::equal(qp, torch::constant_pad_nd(parts[0], {0, 2})));
+  EXPECT_TRUE(torch::equal(kp, torch::constant_pad_nd(parts[1], {0, 2})));
+  torch::Tensor uq = torch::randn(qp.sizes(), torch::kFloat64), uk = torch::randn(kp.sizes(), torch::kFloat64);
+  torch::Tensor got = torch::autograd::grad({qp, kp}, {qkv}, {uq, uk})[0];
+  torch::Tensor want = torch::stack({uq.narrow(-1, 0, 6), uk.narrow(-1, 0, 6), torch::zeros_like(uq.narrow(-1, 0, 6))})
+                           .permute({1, 3, 0, 2, 4});
+  EXPECT_TRUE(torch::equal(got, want));
+}
+
 TEST(RenormaliseByColumn, ValueAndGradientMatchThePlainOpsAcrossTheClamp) {
   for (const auto dtype : {torch::kFloat64, torch::kFloat32}) {
     const double rtol = dtype == torch::kFloat64 ? 1e-10 : 1e-5, atol = dtype == torch::kFloat64 ? 1e-12 : 1e-6;
@@ -111,12 +126,14 @@ TEST(RenormaliseByColumn, ValueAndGradientMatchThePlainOpsAcrossTheClamp) {
       den[0][0][0] = 1e-9;
       den[0][1][2] = 3e-12;
       den[1][2][5] = 0.0;
+      y_den.narrow(-1, E + 1, width - E - 1).zero_();  // the padding after den, as SDPA gives it
     }
     y_den.requires_grad_(true);
     torch::Tensor upstream = torch::randn({2, 3, 6, E}, dtype);
     torch::Tensor got = egm::renormalise_by_column(y_den, E);
     torch::Tensor want = y_den.narrow(-1, 0, E) / y_den.narrow(-1, E, 1).clamp_min(1e-8);
     EXPECT_TRUE(close(got, want, rtol, atol));
+    EXPECT_TRUE(got.transpose(1, 2).is_contiguous()) << "laid out [B, T, H, E]: the heads merge without a copy";
     EXPECT_TRUE(close(grads_of(got, {y_den}, upstream)[0], grads_of(want, {y_den}, upstream)[0], rtol, atol));
   }
 }
@@ -195,6 +212,34 @@ TEST(PrefixGateTerms, ValueAndEveryGradientMatchThePlainOps) {
         }
       }
     }
+  }
+}
+
+TEST(EnergyGateLayouts, GradientsOfTheEnergiesKeepTheirLayoutAndValues) {
+  // The model's energies are a transposed view of [B, T, H]: the gradient is returned in that
+  // layout (no copy before the projection's backward), with the plain ops' values.
+  for (const auto dtype : {torch::kFloat64, torch::kFloat32}) {
+    const double rtol = dtype == torch::kFloat64 ? 1e-9 : 1e-4, atol = dtype == torch::kFloat64 ? 1e-11 : 1e-5;
+    torch::manual_seed(17);
+    const int64_t B = 2, T = 11, H = 3, E = 4, width = 8;
+    torch::Tensor eth = (torch::randn({B, T, H}, dtype) * 2 + 1).requires_grad_(true);
+    torch::Tensor e = eth.transpose(1, 2);
+    torch::Tensor alpha = (torch::randn({H}, dtype) + 2.0).requires_grad_(true);
+    torch::Tensor tau = (torch::randn({H}, dtype) * 0.5).requires_grad_(true);
+    torch::Tensor v = torch::randn({B, H, T, E}, dtype).requires_grad_(true);
+    torch::Tensor up = torch::randn({B, H, T, width}, dtype);
+    torch::Tensor out = egm::published_gated_value(e, alpha, tau, v, width);
+    torch::Tensor de = torch::autograd::grad({out}, {e}, {up}, true)[0];
+    EXPECT_EQ(de.strides(), e.strides());
+    EXPECT_TRUE(close(de, grads_of(plain_gated_value(e, alpha, tau, v, width), {e}, up)[0], rtol, atol));
+
+    egm::PrefixGateTerms t = egm::prefix_gate_terms(e, alpha, tau);
+    std::vector<torch::Tensor> want = plain_prefix_terms(e, alpha, tau);
+    std::vector<torch::Tensor> ups = {torch::randn({B, H, T}, dtype), torch::randn({B, H, T}, dtype),
+                                      torch::randn({B, H, T}, dtype)};
+    torch::Tensor pe = torch::autograd::grad({t.a, t.c, t.d}, {e}, ups, true)[0];
+    EXPECT_EQ(pe.strides(), e.strides());
+    EXPECT_TRUE(close(pe, torch::autograd::grad(want, {e}, ups, true)[0], rtol, atol));
   }
 }
 
