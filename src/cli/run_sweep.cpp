@@ -279,7 +279,10 @@ void list_cells(const SweepOptions& o, const spec::ExperimentSpec& spec, const s
                            "launch", "grid point");
   std::map<std::string, std::pair<double, double>> per_config;  // variant + point -> (MB, FLOP)
   double total_flop = 0;
-  const std::map<std::string, std::vector<double>> measured = measured_seconds(db_path);
+  // What done cells took, read only when a cell is to train (every done cell of the file is read).
+  const bool trains = std::any_of(plan.begin(), plan.end(), [](const CellPlan& p) { return p.kind == CellPlan::Kind::train; });
+  const std::map<std::string, std::vector<double>> measured =
+      trains ? measured_seconds(db_path) : std::map<std::string, std::vector<double>>{};
   double cell_seconds = 0;
   int64_t estimated = 0, unmeasured = 0;
   for (size_t i = 0; i < cells.size(); ++i) {
