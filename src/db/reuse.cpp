@@ -358,8 +358,12 @@ std::vector<std::optional<std::string>> planned_links(ResultsDb* db, const std::
   }
   // One read snapshot of each file for all the lookups (not a lock taken and
   // released per cell: a 100,000-cell sweep's dry run makes that many).
+  // The lookups read cells and runs rows all over the file: mapped, not copied page by page.
   std::vector<std::unique_ptr<Transaction>> snapshots;
-  for (const auto& [c, where] : places) snapshots.push_back(std::make_unique<Transaction>(*c, Transaction::Kind::deferred));
+  for (const auto& [c, where] : places) {
+    c->exec("PRAGMA mmap_size = 1073741824");
+    snapshots.push_back(std::make_unique<Transaction>(*c, Transaction::Kind::deferred));
+  }
   for (size_t i = 0; i < cells.size(); ++i)
     for (const auto& [c, where] : places)
       if (const std::optional<Candidate> k = match(*c, cells[i], launch, /*except_cell=*/-1)) {
