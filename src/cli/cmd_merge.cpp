@@ -43,6 +43,7 @@ void run_merge(const MergeArgs& a) {
     out << fmt::format("sweep {}: {} cells ({} done): {}", w.name, w.cells, w.done, fmt::join(from, ", "));
     if (w.kept_once > 0) out << fmt::format("; {} done in several inputs with the same results, kept once", w.kept_once);
     if (w.preferred > 0) out << fmt::format("; {} conflicts decided by --prefer", w.preferred);
+    if (const std::string twins = db::twins_text(w); !twins.empty()) out << "; " << twins;
     if (w.spec_widened) out << "; its spec lists the inputs' seeds and variants together";
     out << "\n";
   }
@@ -58,14 +59,15 @@ void register_merge_command(CLI::App& app) {
   cmd->add_option("out", a->out, "the new database")->required();
   cmd->add_option("inputs", a->inputs, "the databases to merge (only read)")->required();
   cmd->add_option("--prefer", a->prefer,
-                  "the input whose results win when a cell is done in two inputs with different results (refused "
-                  "otherwise)");
+                  "the input whose results win when a cell is done in two inputs with different results, or whose "
+                  "run is kept when two inputs trained one run identity with different results (refused otherwise)");
   cmd->add_flag("--force", a->force, "replace OUT when it exists");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress lines on stderr");
   cmd->footer(
       "Sweeps are matched by name; cells by variant, seed, grid point and run config. The specs may differ only in "
       "seeds and variants (the merged spec lists them all). Each run keeps its host, commit and source diff, and "
-      "names the input it came from (runs.merge_source -> merge_sources). Exit status: 0 written; 2 refused, "
+      "names the input it came from (runs.merge_source -> merge_sources). A run identity trained in two inputs (other "
+      "sweeps or cells) is kept once: the other cell is linked to it as a reused run is. Exit status: 0 written; 2 refused, "
       "nothing written.");
   cmd->callback([a] { run_merge(*a); });
 }

@@ -20,7 +20,8 @@ void register_sweep_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--dry-run", o->dry_run,
-                "list the cells with the memory and compute each run needs; train nothing, write nothing");
+                "list the cells with the memory and compute each run needs and whether this launch would train it, "
+                "link it to a finished run of its identity (reuse) or find it done; train nothing, write nothing");
   // Sequential sweeps (src/sequential): seeds in batches until the claims are settled.
   sequential::add_until_flags(*cmd, o->until);
   cmd->add_option("--mpirun", o->mpirun, "the MPI launcher")->capture_default_str();

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "cli/torch_verbs.h"
+#include "config/run_config.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
 #include "db/reuse.h"
@@ -44,7 +45,9 @@
 #include "util/error.h"
 #include "util/json_limits.h"
 #include "util/log.h"
+#include "util/files.h"
 #include "util/process_info.h"
+#include "util/sha256.h"
 #include "util/stop_signal.h"
 
 namespace egm::cli {
@@ -153,24 +156,137 @@ std::map<std::string, std::vector<double>> measured_seconds(const std::string& d
   return seconds;
 }
 
+// What a launch would do with one cell (--dry-run): train it, find it done in
+// its own sweep already (a resume), or link it to a finished run of the same
+// identity (db/reuse.h), as opening the sweep would.
+struct CellPlan {
+  enum class Kind { train, done, link } kind = Kind::train;
+  std::string from;  // link: the run it takes, as its reused_from would say
+};
+
+// The identity parts this launch would train with, for --dry-run: its device
+// kind, the corpus's sha256 (none when the corpus is not there to hash:
+// `note` says so), the world size of each variant and kNumericsVersion.
+std::optional<db::ReuseLaunch> dry_run_launch(const SweepOptions& o, const spec::ExperimentSpec& spec,
+                                              std::string& note) {
+  const std::string corpus = std::filesystem::absolute(locate_corpus(o.data)).lexically_normal().string();
+  if (!file_exists(corpus)) {
+    note = fmt::format("reuse: not checked, no corpus at {} (its sha256 is part of a run's identity)", corpus);
+    return std::nullopt;
+  }
+  const DeviceName device = launch::resolve_device(o.launch.device, spec.device);
+  return db::ReuseLaunch{sha256_hex(read_file(corpus)), device_kind(device), kNumericsVersion,
+                         [&spec](const std::string& variant) { return spec.ranks_for(variant); }};
+}
+
+// --dry-run: what this launch would do with each of `cells` (spec order). A
+// cell its own sweep has done (same key and run config; not with --new-sweep,
+// which keeps that sweep aside) is done; with reuse on, a cell whose identity
+// matches a finished run in the database or a --reuse-from input is linked;
+// the rest train. Read only: nothing is written, a missing database is not created.
+std::vector<CellPlan> plan_cells(const SweepOptions& o, const spec::ExperimentSpec& spec,
+                                 const std::vector<spec::Cell>& cells, const std::string& db_path,
+                                 const std::vector<db::CheckedInput>& from, std::string& note) {
+  std::vector<CellPlan> plan(cells.size());
+  std::error_code ec;
+  std::optional<db::ResultsDb> db;
+  if (std::filesystem::exists(db_path, ec)) db.emplace(db::open_for_reading(db_path));
+  std::map<std::string, std::string> done;  // key -> run config hash, of the cells the sweep has done
+  if (db && !o.launch.new_sweep)
+    if (const std::optional<db::SweepRow> row = db->find_sweep(spec.name)) {
+      db::CellFilter f;
+      f.sweep_id = row->id;
+      f.statuses = {db::to_string(db::CellStatus::done)};
+      for (const db::CellRow& c : db->list_cells(f)) done.emplace(c.key, c.config_hash);
+    }
+  std::vector<db::CellRow> wanted;
+  std::vector<size_t> at;  // wanted[k] is cells[at[k]]
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const auto it = done.find(cells[i].key);
+    if (it != done.end() && it->second == cells[i].config_hash) {
+      plan[i].kind = CellPlan::Kind::done;
+      continue;
+    }
+    db::CellRow row;
+    row.key = cells[i].key;
+    row.variant = cells[i].variant;
+    row.config_hash = cells[i].config_hash;
+    wanted.push_back(std::move(row));
+    at.push_back(i);
+  }
+  if (o.launch.no_reuse || !spec.reuse) return plan;
+  const std::optional<db::ReuseLaunch> launch = dry_run_launch(o, spec, note);
+  if (!launch) return plan;
+  const std::vector<std::optional<std::string>> links =
+      db::planned_links(db ? &*db : nullptr, wanted, *launch, from);
+  for (size_t k = 0; k < links.size(); ++k)
+    if (links[k]) plan[at[k]] = CellPlan{CellPlan::Kind::link, *links[k]};
+  return plan;
+}
+
+// --dry-run's closing lines: the training compute of the cells to train, what
+// the others are, and a wall time for the cells to train from the done cells
+// of their configurations in `db_path` (their median each).
+void print_dry_run_totals(const std::vector<CellPlan>& plan, double total_flop, double cell_seconds,
+                          int64_t estimated, int64_t unmeasured, const std::string& db_path, int workers) {
+  int64_t linked = 0, done = 0;
+  for (const CellPlan& p : plan) {
+    linked += p.kind == CellPlan::Kind::link;
+    done += p.kind == CellPlan::Kind::done;
+  }
+  const int64_t cells = static_cast<int64_t>(plan.size()), trained = cells - linked - done;
+  if (linked == 0 && done == 0)
+    std::cout << fmt::format("total: {:.3g} FLOP of training over {} cells\n", total_flop, cells);
+  else
+    std::cout << fmt::format("total: {:.3g} FLOP of training over the {} of {} cells to train; {} linked to finished "
+                             "runs of the same identity instead (--no-reuse trains them), {} done already\n",
+                             total_flop, trained, cells, linked, done);
+  if (trained == 0) {
+    std::cout << "wall time: none, nothing to train\n";
+    return;
+  }
+  if (estimated == 0) {
+    std::cout << fmt::format("wall time: no done cell of these configurations in {} to estimate from\n", db_path);
+    return;
+  }
+  const int w = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(workers, trained)));
+  std::cout << fmt::format(
+      "wall time: about {} with {} worker{} ({} of {} cells priced at the median of the done cells of their "
+      "configuration in {}{})\n",
+      db::format_duration(cell_seconds / w * static_cast<double>(estimated + unmeasured) / static_cast<double>(estimated)),
+      w, w == 1 ? "" : "s", estimated, estimated + unmeasured, db_path,
+      unmeasured ? "; the others counted at their average" : "");
+}
+
 // --dry-run: every cell the spec expands to, with what one run of it needs
 // (train/memory_estimate.h; the model is built once per variant and grid
-// point to count its parameters) and its training compute (6 N per token plus
-// attention, step_benchmark.h, times max_steps), and, where the database has
-// done cells of the same configurations, the wall time they suggest. Nothing is written.
-void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size, const std::string& db_path,
-                int workers, const std::string& what = "") {
+// point to count its parameters), its training compute (6 N per token plus
+// attention, step_benchmark.h, times max_steps) and what this launch would do
+// with it (plan_cells: train, done already, or linked to a finished run and
+// from where), then the compute and, where the database has done cells of the
+// same configurations, the wall time of the cells to train. Nothing is written.
+void list_cells(const SweepOptions& o, const spec::ExperimentSpec& spec, const spec::SweepSize& size,
+                const std::string& db_path, int workers, const std::vector<db::CheckedInput>& from,
+                const std::string& what = "") {
   const bool cuda = spec.device && spec.device->is_cuda();
+  const std::vector<spec::Cell> cells = spec::expand(spec);
+  std::string note;
+  const std::vector<CellPlan> plan = plan_cells(o, spec, cells, db_path, from, note);
   std::cout << fmt::format("sweep {}: {} (dry run{}: nothing trained, nothing written)\n", spec.name, size.product(),
                            what);
-  std::cout << fmt::format("  {:<28} {:>8}  {:>12}  {:>10}  {}\n", "cell", "steps", "memory/run", "FLOP/run",
-                           "grid point");
+  if (!note.empty()) std::cout << note << "\n";
+  std::cout << fmt::format("  {:<28} {:>8}  {:>12}  {:>10}  {:<6} {}\n", "cell", "steps", "memory/run", "FLOP/run",
+                           "launch", "grid point");
   std::map<std::string, std::pair<double, double>> per_config;  // variant + point -> (MB, FLOP)
   double total_flop = 0;
-  const std::map<std::string, std::vector<double>> measured = measured_seconds(db_path);
+  // What done cells took, read only when a cell is to train (every done cell of the file is read).
+  const bool trains = std::any_of(plan.begin(), plan.end(), [](const CellPlan& p) { return p.kind == CellPlan::Kind::train; });
+  const std::map<std::string, std::vector<double>> measured =
+      trains ? measured_seconds(db_path) : std::map<std::string, std::vector<double>>{};
   double cell_seconds = 0;
   int64_t estimated = 0, unmeasured = 0;
-  for (const spec::Cell& c : spec::expand(spec)) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const spec::Cell& c = cells[i];
     const std::string point = c.point ? c.point->label() : "";
     auto it = per_config.find(c.variant + "|" + point);
     if (it == per_config.end()) {
@@ -182,9 +298,14 @@ void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size, c
       const double flop = training_flops_per_step(c.config, parameters) * static_cast<double>(c.config.train.max_steps);
       it = per_config.emplace(c.variant + "|" + point, std::make_pair(m.total_mb(), flop)).first;
     }
+    const CellPlan& p = plan[i];
+    const char* kind = p.kind == CellPlan::Kind::train ? "train" : p.kind == CellPlan::Kind::done ? "done" : "link";
+    std::string line = fmt::format("  {:<28} {:>8}  {:>9.0f} MB  {:>10.3g}  {:<6} {}", c.key,
+                                   c.config.train.max_steps, it->second.first, it->second.second, kind, point);
+    if (p.kind == CellPlan::Kind::link) line += fmt::format("{}takes {}", point.empty() ? "" : "  ", p.from);
+    std::cout << line << "\n";
+    if (p.kind != CellPlan::Kind::train) continue;  // only the cells to train cost compute
     total_flop += it->second.second;
-    std::cout << fmt::format("  {:<28} {:>8}  {:>9.0f} MB  {:>10.3g}  {}\n", c.key, c.config.train.max_steps,
-                             it->second.first, it->second.second, point);
     auto m = measured.find(config_without_seed(to_json(c.config)));
     if (m == measured.end() || m->second.empty()) {
       ++unmeasured;
@@ -195,17 +316,7 @@ void list_cells(const spec::ExperimentSpec& spec, const spec::SweepSize& size, c
     cell_seconds += v[v.size() / 2];  // the median of what that configuration took
     ++estimated;
   }
-  std::cout << fmt::format("total: {:.3g} FLOP of training over {:.0f} cells\n", total_flop, size.cells);
-  if (estimated == 0) {
-    std::cout << fmt::format("wall time: no done cell of these configurations in {} to estimate from\n", db_path);
-    return;
-  }
-  const int w = std::max(1, std::min(workers, static_cast<int>(size.cells)));
-  std::cout << fmt::format(
-      "wall time: about {} with {} worker{} ({} of {} cells priced at the median of the done cells of their "
-      "configuration in {}{})\n",
-      db::format_duration(cell_seconds / w * (estimated + unmeasured) / estimated), w, w == 1 ? "" : "s", estimated,
-      estimated + unmeasured, db_path, unmeasured ? "; the others counted at their average" : "");
+  print_dry_run_totals(plan, total_flop, cell_seconds, estimated, unmeasured, db_path, workers);
 }
 
 // How many workers the launch takes, checked against this host where it is the
@@ -274,24 +385,25 @@ void run_sweep(SweepOptions o) {
                 "--until runs the sweep several times and looks in between; it has no single command to print "
                 "(--until none runs the spec's seeds as one launch)");
   }
+  std::vector<db::CheckedInput> reuse_from;
   // --reuse-from's inputs: one line each, before anything runs or is written (the coordinator checks again).
   if (!o.launch.reuse_from.empty()) {
     EGM_REQUIRE(spec.reuse, ConfigError,
                 "--reuse-from: spec {} says \"reuse\": false; drop the flag or the field; nothing written",
                 o.launch.spec_path);
-    db::check_reuse_sources(o.launch.reuse_from,
-                            o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path);
+    reuse_from = db::check_reuse_sources(o.launch.reuse_from,
+                                         o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path);
   }
   if (o.dry_run) {
     const std::string db_path = o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path;
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int workers = o.workers > 0 ? o.workers : std::min(cores, cells);
-    if (!until.active()) return list_cells(spec, size, db_path, workers);
+    if (!until.active()) return list_cells(o, spec, size, db_path, workers, reuse_from);
     // A sequential sweep: its worst case, every seed of the budget run.
     spec::ExperimentSpec worst = spec;
     uint64_t next = worst.seeds.empty() ? 0 : *std::max_element(worst.seeds.begin(), worst.seeds.end()) + 1;
     while (static_cast<int64_t>(worst.seeds.size()) < until.max_seeds) worst.seeds.push_back(next++);
-    return list_cells(worst, spec::sweep_size(worst), db_path, workers,
+    return list_cells(o, worst, spec::sweep_size(worst), db_path, workers, reuse_from,
                       fmt::format(", the worst case of --until {}: all {} seeds of the budget", until.claims,
                                   until.max_seeds));
   }

@@ -21,6 +21,7 @@
 #include "db/event_kind.h"
 #include "db/migrations.h"
 #include "db/results_db.h"
+#include "db/reuse.h"
 #include "db/schema_check.h"
 #include "db/tables.h"
 #include "db/sqlite.h"
@@ -285,13 +286,29 @@ void prepare_output(Connection& out) {
 
 // ---- pass 1: sweeps, specs and the choice of each cell (cells only) -----------------------
 
+// A chosen cell whose run another input's chosen cell trained too, with one
+// identity (issue 38; a cell of another sweep or key: one merged cell is
+// chosen once): pass 2b makes its run a link to the kept one.
+struct Twin {
+  size_t input = 0;          // the cell to link: its input and id there
+  int64_t src_cell = 0;
+  size_t kept_input = 0;     // the run kept: its input, cell and run there
+  int64_t kept_cell = 0;
+  int64_t kept_run = 0;
+  std::string kept_sweep, kept_key, kept_host;
+  bool preferred = false;    // different results, decided by --prefer
+};
+
 // What pass 1 decides: the merged sweeps, in the order they are first seen,
-// and the cells done in two inputs with different results.
+// the cells done in two inputs with different results, and the twins.
 struct Choices {
   std::vector<SweepPlan> plans;
   std::map<std::string, size_t> plan_of;
   int64_t conflicts = 0;
   std::vector<std::string> conflict_examples;
+  std::vector<Twin> twins;
+  int64_t twin_conflicts = 0;  // twins with different results and no --prefer to decide
+  std::vector<std::string> twin_examples;
 };
 
 // A sweep of input `i` (read from src.sweeps) joined to its plan: a new plan,
@@ -413,6 +430,86 @@ void choose_cells(Connection& out, SweepPlan& p, int64_t src_sweep, const std::v
   up.run();
 }
 
+// A chosen cell trained in its input (its last done run, not itself a link),
+// with the identity of that run (run/identity.h).
+struct Trained {
+  size_t input = 0;
+  std::string sweep, key, host;
+  int64_t cell = 0, run = 0;  // ids in the input
+  RunIdentity identity;
+  std::vector<std::optional<double>> results;  // cell_measurements(), then the final step
+};
+
+// The chosen cells of input `i` (attached as src) that it trained with a
+// known identity; none before schema v11 (no numerics version recorded).
+std::vector<Trained> trained_cells(Connection& out, const CheckedInput& in, size_t i) {
+  std::vector<Trained> cells;
+  if (in.version < 11) return cells;
+  const size_t n = cell_measurements().size();
+  Statement s = out.prepare(fmt::format(
+      "SELECT ch.sweep, ch.key, r.host, c.id, r.id, c.config_hash, sw.corpus_sha256, r.device, r.world_size, "
+      "r.numerics_version, {}, c.final_step FROM temp.choice ch JOIN src.cells c ON c.id = ch.src_cell "
+      "JOIN src.sweeps sw ON sw.id = c.sweep_id JOIN src.runs r ON r.id = "
+      "(SELECT max(id) FROM src.runs WHERE cell_id = c.id AND status = {}) "
+      "WHERE ch.src = ? AND ch.done AND r.reused_from IS NULL AND r.numerics_version IS NOT NULL",
+      measurement_list("c.", ", ", in.version), lit(RunStatus::done)));
+  s.bind(1, static_cast<int64_t>(i));
+  while (s.step()) {
+    Trained t;
+    t.input = i;
+    t.sweep = s.text(0);
+    t.key = s.text(1);
+    t.host = s.opt_text(2).value_or("?");
+    t.cell = s.int64(3);
+    t.run = s.int64(4);
+    t.identity = {s.text(5), s.opt_text(6).value_or(""), device_kind_of(s.opt_text(7).value_or("")),
+                  s.opt_int64(8).value_or(1), s.opt_int64(9).value_or(0)};
+    for (size_t k = 0; k <= n; ++k) t.results.push_back(s.opt_real(static_cast<int>(10 + k)));
+    if (t.identity.known()) cells.push_back(std::move(t));
+  }
+  return cells;
+}
+
+// Pass 1b (issue 38): the chosen cells that two inputs trained with one
+// identity. In each such group one run is kept (--prefer's input's, else the
+// first input's) and the other inputs' cells become twins, linked to it in
+// pass 2b: with the same results (as one identity on one numerics version
+// gives) always, with different ones only under --prefer; otherwise a
+// conflict. A cell trained twice within one input stays as it is.
+void find_twins(Connection& out, const std::vector<CheckedInput>& inputs, int prefer, Choices& ch) {
+  std::map<std::string, std::vector<Trained>> by_identity;  // in input order
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Attached attached(out, inputs[i]);
+    for (Trained& t : trained_cells(out, inputs[i], i)) {
+      const RunIdentity& id = t.identity;
+      by_identity[fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", id.config_hash, id.corpus_sha256, id.device_kind,
+                              id.world_size, id.numerics_version)]
+          .push_back(std::move(t));
+    }
+  }
+  for (const auto& entry : by_identity) {
+    const std::vector<Trained>& group = entry.second;
+    size_t kept_input = group.front().input;
+    for (const Trained& t : group)
+      if (static_cast<int>(t.input) == prefer) kept_input = t.input;
+    const Trained& kept =
+        *std::find_if(group.begin(), group.end(), [&](const Trained& t) { return t.input == kept_input; });
+    for (const Trained& t : group) {
+      if (t.input == kept_input) continue;
+      const bool same = t.results == kept.results;
+      if (!same && prefer != static_cast<int>(kept_input)) {
+        if (++ch.twin_conflicts <= 3)
+          ch.twin_examples.push_back(fmt::format("{} {} in {}, {} {} in {}: {}", kept.sweep, kept.key,
+                                                 inputs[kept.input].given, t.sweep, t.key, inputs[t.input].given,
+                                                 kept.identity.str()));
+        continue;
+      }
+      ch.twins.push_back(
+          Twin{t.input, t.cell, kept.input, kept.cell, kept.run, kept.sweep, kept.key, kept.host, !same});
+    }
+  }
+}
+
 // Pass 1 over every input: the merged sweeps and, in temp.choice, the input
 // each cell is taken from. Every refusal comes from here, before a row is copied.
 Choices choose(Connection& out, const std::vector<CheckedInput>& inputs, int prefer, MergeSummary& summary) {
@@ -444,6 +541,11 @@ Choices choose(Connection& out, const std::vector<CheckedInput>& inputs, int pre
               "conflict: {} cell(s) done in two inputs with different results ({}{}); pass --prefer INPUT to take "
               "that input's results; nothing written",
               ch.conflicts, fmt::join(ch.conflict_examples, "; "), ch.conflicts > 3 ? "; ..." : "");
+  find_twins(out, inputs, prefer, ch);
+  EGM_REQUIRE(ch.twin_conflicts == 0, ConfigError,
+              "conflict: {} run(s) of one identity trained in two inputs with different results ({}{}); pass "
+              "--prefer INPUT to keep that input's run and link the other input's cell to it; nothing written",
+              ch.twin_conflicts, fmt::join(ch.twin_examples, "; "), ch.twin_conflicts > 3 ? "; ..." : "");
   EGM_REQUIRE(!ch.plans.empty(), ConfigError, "the inputs hold no sweep to merge; nothing written");
   return ch;
 }
@@ -594,9 +696,10 @@ void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t r
   }
 }
 
-// Input `i`'s chosen cells, with all of their rows, into the merged sweeps.
-void copy_input(Connection& out, const CheckedInput& in, size_t i, std::vector<SweepPlan>& plans, double now,
-                MergeSummary& summary) {
+// Input `i`'s chosen cells, with all of their rows, into the merged sweeps;
+// returns the offsets its cell and run ids were shifted by.
+std::pair<int64_t, int64_t> copy_input(Connection& out, const CheckedInput& in, size_t i,
+                                       std::vector<SweepPlan>& plans, double now, MergeSummary& summary) {
   Attached attached(out, in);
   const int64_t source = record_source(out, in, now);
   out.exec("DELETE FROM temp.picked; DELETE FROM temp.sweep_map");
@@ -624,6 +727,37 @@ void copy_input(Connection& out, const CheckedInput& in, size_t i, std::vector<S
     p.summary.cells += out.changes();
   }
   copy_cell_rows(out, source, cell_off, run_off, summary);
+  return {cell_off, run_off};
+}
+
+// ---- pass 2b: a run two inputs trained with one identity, kept once ---------------------
+
+// Each twin's run made a link to the kept run (relink_run, db/reuse.h), with
+// its run_reused event, counted in its merged sweep's summary. `offsets`: each
+// input's (cell, run) id shifts.
+void link_twins(Connection& out, const Choices& ch, const std::vector<std::pair<int64_t, int64_t>>& offsets,
+                const std::vector<CheckedInput>& inputs, std::vector<SweepPlan>& plans, double now) {
+  for (const Twin& t : ch.twins) {
+    const int64_t cell = t.src_cell + offsets[t.input].first;
+    const int64_t kept_cell = t.kept_cell + offsets[t.kept_input].first;
+    const int64_t kept_run = t.kept_run + offsets[t.kept_input].second;
+    Statement s = out.prepare(fmt::format(
+        "SELECT c.key, c.sweep_id, (SELECT max(id) FROM runs WHERE cell_id = c.id AND status = {}) FROM cells c "
+        "WHERE c.id = ?",
+        lit(RunStatus::done)));
+    s.bind(1, cell);
+    EGM_CHECK(s.step() && !s.is_null(2), "egm merge: cell {} has no done run to link", cell);
+    const std::string key = s.text(0), from = trained_run_text(kept_run, t.kept_sweep, t.kept_key, t.kept_host);
+    const int64_t sweep = s.int64(1), run = s.int64(2);
+    relink_run(out, cell, run, kept_cell, kept_run, from);
+    out.execute("INSERT INTO events (time, sweep_id, cell_id, run_id, kind, message) VALUES (?, ?, ?, ?, ?, ?)", now,
+                sweep, cell, run, to_string(EventKind::run_reused),
+                fmt::format("{} reused {} (egm merge: {} and {} both trained it with one identity{}; kept once)", key,
+                            from, inputs[t.input].path, inputs[t.kept_input].path,
+                            t.preferred ? ", with different results: --prefer's run kept" : ""));
+    for (SweepPlan& p : plans)
+      if (p.out_id == sweep) ++(t.preferred ? p.summary.linked_preferred : p.summary.linked);
+  }
 }
 
 // ---- pass 3: each merged sweep's cell order, status and event ----------------------------
@@ -666,12 +800,26 @@ void finish_sweep(Connection& out, SweepPlan& p, const std::vector<CheckedInput>
   if (p.summary.preferred > 0)
     message += fmt::format("; {} with different results taken from {} (--prefer)", p.summary.preferred,
                            inputs[prefer].path);
+  if (p.summary.linked + p.summary.linked_preferred > 0) message += "; " + twins_text(p.summary);
   if (p.summary.spec_widened) message += "; the spec lists the inputs' seeds and variants together";
   out.execute("INSERT INTO events (time, sweep_id, kind, message) VALUES (?, ?, ?, ?)", now, p.out_id,
               to_string(EventKind::sweep_merged), message);
 }
 
 }  // namespace
+
+std::string twins_text(const MergedSweep& w) {
+  std::vector<std::string> parts;
+  if (w.linked > 0)
+    parts.push_back(fmt::format("{} cell{} trained in another input too, with one identity and the same results: "
+                                "linked to that run, counted once",
+                                w.linked, w.linked == 1 ? "" : "s"));
+  if (w.linked_preferred > 0)
+    parts.push_back(fmt::format("{} cell{} trained in another input too, with one identity but other results: linked "
+                                "to the --prefer input's run",
+                                w.linked_preferred, w.linked_preferred == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
 
 MergeSummary merge_databases(const MergeOptions& o, const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& line) {
@@ -700,10 +848,12 @@ MergeSummary merge_databases(const MergeOptions& o, const std::function<void(con
     write_sweeps(out, plans, now);
     out.exec("CREATE TEMP TABLE picked (src_cell INTEGER PRIMARY KEY)");
     out.exec("CREATE TEMP TABLE sweep_map (src_id INTEGER PRIMARY KEY, out_id INTEGER NOT NULL)");
+    std::vector<std::pair<int64_t, int64_t>> offsets;  // per input: its cell and run id shifts
     for (size_t i = 0; i < inputs.size(); ++i) {
-      copy_input(out, inputs[i], i, plans, now, summary);
+      offsets.push_back(copy_input(out, inputs[i], i, plans, now, summary));
       say(fmt::format("copied {}: {} runs so far, {} metric rows", inputs[i].given, summary.runs, summary.metrics));
     }
+    link_twins(out, ch, offsets, inputs, plans, now);
 
     for (SweepPlan& p : plans) {
       order_cells(out, p);

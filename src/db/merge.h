@@ -13,7 +13,14 @@
 // same run config (config_hash). A cell done in several inputs with the same
 // results is kept once; with different results it is a conflict, refused
 // unless `prefer` names the input whose cells win. A cell done in one input
-// and not in another is taken from where it is done. Recorded corpora (a
+// and not in another is taken from where it is done. Two inputs that trained
+// one run identity (run/identity.h) in different cells (sweep X of one, sweep
+// Y of the other) keep one run: the other cell is linked to it as a reused
+// run is (db/reuse.h: no wall time, reused_run, reused_from, the kept run's
+// results, metrics and parameters), and the summary says so. With the same
+// results (what one identity on one numerics version gives) that needs no
+// flag and the first input's run is kept; with different results it is a
+// conflict, refused unless `prefer` names the input whose run is kept. Recorded corpora (a
 // sweeps column whose name holds "corpus", when the inputs have one) must agree.
 //
 // Each cell is copied with everything of it from the input it is taken from:
@@ -48,7 +55,17 @@ struct MergedSweep {
   int64_t kept_once = 0;            // cells done in several inputs with the same results
   int64_t preferred = 0;            // conflicts decided by `prefer`
   bool spec_widened = false;        // the inputs' specs differed in seeds or variants
+  // Cells whose run another input trained too, with one identity (issue 38),
+  // linked to that input's run as a reused run is: with the same results, and
+  // with different results under --prefer (its input's run kept).
+  int64_t linked = 0;
+  int64_t linked_preferred = 0;
 };
+
+// "2 cells trained in another input too, with one identity and the same
+// results: linked to that run, counted once" (and the --prefer part); what egm
+// merge prints and its sweep_merged event says. Empty when none.
+std::string twins_text(const MergedSweep& sweep);
 
 struct MergeSummary {
   std::vector<MergedSweep> sweeps;

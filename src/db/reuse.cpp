@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "util/error.h"
 #include "util/process_info.h"
@@ -61,15 +62,29 @@ std::vector<Candidate> candidates(Connection& c, const std::string& config_hash,
   return out;
 }
 
+// What a link to `from` says it came from (runs.reused_from): a link's link
+// names the original.
+std::string link_text(const Candidate& from) {
+  return from.reused_from ? *from.reused_from : trained_run_text(from.run_id, from.sweep, from.key, from.host);
+}
+
+// The finished run of `c` that `cell` would take, as `launch` trains it: the
+// first candidate of the same identity (trained ones first); none when the
+// identity is not known or nothing matches. `except_cell`: the cell itself.
+std::optional<Candidate> match(Connection& c, const CellRow& cell, const ReuseLaunch& launch, int64_t except_cell) {
+  const RunIdentity wanted = wanted_identity(cell, launch);
+  if (!wanted.known()) return std::nullopt;
+  for (Candidate& k : candidates(c, cell.config_hash, except_cell))
+    if (same_run(k.identity, wanted)) return std::move(k);
+  return std::nullopt;
+}
+
 // Writes one link: the cell `cell` takes the run `from` stands for.
 ReuseLink write_link(ResultsDb& db, const CellRow& cell, const Candidate& from, double t) {
   Connection& c = db.connection();
   // A link's original is what it names (none: not in this file any more).
   const std::optional<int64_t> original = from.reused_from ? from.reused_run : std::optional<int64_t>(from.run_id);
-  const std::string text =
-      from.reused_from ? *from.reused_from
-                       : fmt::format("run {} of sweep '{}', cell {}, trained on {}", from.run_id, from.sweep, from.key,
-                                     from.host);
+  const std::string text = link_text(from);
   const int attempt = cell.attempts + 1;
   c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
             "WHERE cell_id = ? AND status = 'running'",
@@ -82,26 +97,46 @@ ReuseLink write_link(ResultsDb& db, const CellRow& cell, const Candidate& from, 
             "source_diff_sha256, threads, gpu_name, numerics_version, ?4, ?5 FROM runs WHERE id = ?6",
             cell.id, attempt, t, original, text, from.run_id);
   const int64_t run_id = c.last_insert_rowid();
-  c.execute("UPDATE cells SET status = 'done', attempts = ?1, final_val = o.final_val, best_val = o.best_val, "
-            "full_val = o.full_val, ar_val = o.ar_val, ar_ref_val = o.ar_ref_val, final_step = o.final_step, "
-            "updated_at = ?2 FROM (SELECT * FROM cells WHERE id = ?3) AS o WHERE cells.id = ?4",
-            attempt, t, from.cell_id, cell.id);
-  // The original's trajectory and parameters, in place of whatever an
-  // interrupted attempt here had recorded: the cell reads as the original.
-  c.execute("DELETE FROM metrics WHERE cell_id = ?", cell.id);
-  c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
-            "SELECT ?1, ?2, step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?3",
-            cell.id, run_id, from.cell_id);
-  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell.id);
-  c.execute("INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) "
-            "SELECT ?1, ?2, step, layout_id, data FROM param_snapshots WHERE cell_id = ?3 ORDER BY step",
-            cell.id, run_id, from.cell_id);
+  c.execute("UPDATE cells SET status = 'done', attempts = ?, updated_at = ? WHERE id = ?", attempt, t, cell.id);
+  take_original_rows(c, cell.id, run_id, from.cell_id);
   db.record_event({cell.sweep_id, cell.id, run_id, EventKind::run_reused,
                    fmt::format("{} reused {} ({})", cell.key, text, from.identity.str()), t, std::nullopt});
   return ReuseLink{cell.id, cell.key, run_id, original.value_or(0), text};
 }
 
 }  // namespace
+
+std::string trained_run_text(int64_t run, const std::string& sweep, const std::string& key, const std::string& host) {
+  return fmt::format("run {} of sweep '{}', cell {}, trained on {}", run, sweep, key, host);
+}
+
+void take_original_rows(Connection& c, int64_t cell, int64_t run, int64_t original_cell) {
+  c.execute(fmt::format("UPDATE cells SET ({0}, final_step) = (SELECT {0}, final_step FROM cells WHERE id = ?1) "
+                        "WHERE id = ?2",
+                        measurement_list()),
+            original_cell, cell);
+  // The original's trajectory and parameters, in place of whatever an
+  // attempt here had recorded: the cell reads as the original.
+  c.execute("DELETE FROM metrics WHERE cell_id = ?", cell);
+  c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
+            "SELECT ?1, ?2, step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?3",
+            cell, run, original_cell);
+  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell);
+  c.execute("INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) "
+            "SELECT ?1, ?2, step, layout_id, data FROM param_snapshots WHERE cell_id = ?3 ORDER BY step",
+            cell, run, original_cell);
+}
+
+void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell, int64_t original,
+                const std::string& from) {
+  c.execute("UPDATE runs SET (host, device, world_size, backend, torch_version, git_commit, source_diff_sha256, "
+            "threads, gpu_name, numerics_version) = (SELECT host, device, world_size, backend, torch_version, "
+            "git_commit, source_diff_sha256, threads, gpu_name, numerics_version FROM runs WHERE id = ?1), "
+            "started_at = ended_at, resumed_from_step = NULL, reused_run = ?1, reused_from = ?2 WHERE id = ?3",
+            original, from, run);
+  c.execute("UPDATE runs SET reused_run = ? WHERE reused_run = ?", original, run);
+  take_original_rows(c, cell, run, original_cell);
+}
 
 RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch) {
   RunIdentity id;
@@ -119,15 +154,9 @@ std::vector<ReuseLink> link_reusable_cells(ResultsDb& db, int64_t sweep_id, cons
   if (db.schema_version() < 11) return links;
   Transaction tx(db.connection());
   const double t = unix_now();
-  for (const CellRow& cell : db.cells_to_run(sweep_id)) {
-    const RunIdentity wanted = wanted_identity(cell, launch);
-    if (!wanted.known()) continue;
-    for (const Candidate& k : candidates(db.connection(), cell.config_hash, cell.id)) {
-      if (!same_run(k.identity, wanted)) continue;
-      links.push_back(write_link(db, cell, k, t));
-      break;
-    }
-  }
+  for (const CellRow& cell : db.cells_to_run(sweep_id))
+    if (const std::optional<Candidate> k = match(db.connection(), cell, launch, cell.id))
+      links.push_back(write_link(db, cell, *k, t));
   tx.commit();
   return links;
 }
@@ -198,11 +227,7 @@ int64_t source_row(Connection& c, const CheckedInput& input, double t) {
 ReuseLink copy_link(ResultsDb& db, Connection& other, const CellRow& cell, const Candidate& from,
                     const CheckedInput& input, int64_t source, double t) {
   Connection& c = db.connection();
-  const std::string text = fmt::format("{} in {}",
-                                       from.reused_from ? *from.reused_from
-                                                        : fmt::format("run {} of sweep '{}', cell {}, trained on {}",
-                                                                      from.run_id, from.sweep, from.key, from.host),
-                                       input.path);
+  const std::string text = fmt::format("{} in {}", link_text(from), input.path);
   const int attempt = cell.attempts + 1;
   c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
             "WHERE cell_id = ? AND status = 'running'",
@@ -315,6 +340,36 @@ ReuseFromResult link_from_database(ResultsDb& db, int64_t sweep_id, const ReuseL
                                            : fmt::format(" (it holds runs of another corpus: {})",
                                                          fmt::join(short_shas, ", ")));
   }
+  return out;
+}
+
+std::vector<std::optional<std::string>> planned_links(ResultsDb* db, const std::vector<CellRow>& cells,
+                                                      const ReuseLaunch& launch,
+                                                      const std::vector<CheckedInput>& from) {
+  std::vector<std::optional<std::string>> out(cells.size());
+  // Where opening the sweep looks, in its order: this file, then each --reuse-from input.
+  std::vector<std::pair<Connection*, std::string>> places;  // (file, " in PATH" for an input)
+  if (db && db->schema_version() >= 11) places.emplace_back(&db->connection(), "");
+  std::vector<std::unique_ptr<Connection>> others;
+  for (const CheckedInput& input : from) {
+    if (input.version < 11) continue;  // no run of it has a known identity
+    others.push_back(std::make_unique<Connection>(input.path, OpenMode::read_only));
+    places.emplace_back(others.back().get(), " in " + input.path);
+  }
+  // One read snapshot of each file for all the lookups (not a lock taken and
+  // released per cell: a 100,000-cell sweep's dry run makes that many).
+  // The lookups read cells and runs rows all over the file: mapped, not copied page by page.
+  std::vector<std::unique_ptr<Transaction>> snapshots;
+  for (const auto& [c, where] : places) {
+    c->exec("PRAGMA mmap_size = 1073741824");
+    snapshots.push_back(std::make_unique<Transaction>(*c, Transaction::Kind::deferred));
+  }
+  for (size_t i = 0; i < cells.size(); ++i)
+    for (const auto& [c, where] : places)
+      if (const std::optional<Candidate> k = match(*c, cells[i], launch, /*except_cell=*/-1)) {
+        out[i] = link_text(*k) + where;
+        break;
+      }
   return out;
 }
 

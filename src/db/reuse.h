@@ -46,6 +46,23 @@ struct ReuseLink {
   std::string from;         // runs.reused_from: "run 12 of sweep 'paper_2x2', cell base-s0, trained on node-a"
 };
 
+// A trained run as a link names it (runs.reused_from): "run 12 of sweep
+// 'paper_2x2', cell base-s0, trained on node-a".
+std::string trained_run_text(int64_t run, const std::string& sweep, const std::string& key, const std::string& host);
+
+// What makes a linked cell read as its original: cell `cell` takes the
+// results (measurements, final step), metrics and parameter snapshots of
+// `original_cell`, recorded under its own run `run`.
+void take_original_rows(Connection& c, int64_t cell, int64_t run, int64_t original_cell);
+
+// egm merge (two inputs trained one identity): the done run `run` of cell
+// `cell` becomes a link to `original` (of `original_cell`), as a reused run
+// reads: what ran the original, no wall time (started_at = ended_at),
+// reused_run and reused_from = `from`, and the original's rows
+// (take_original_rows). Links that named `run` name `original`.
+void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell, int64_t original,
+                const std::string& from);
+
 // The identity of the cell `cell` as `launch` would train it.
 RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch);
 
@@ -79,6 +96,17 @@ std::vector<CheckedInput> check_reuse_sources(const std::vector<std::string>& pa
 
 ReuseFromResult link_from_database(ResultsDb& db, int64_t sweep_id, const ReuseLaunch& launch,
                                    const CheckedInput& input);
+
+// egm sweep --dry-run: what opening the sweep would link, read only. For each
+// of `cells` (key, variant and config_hash as the spec expands them; the
+// caller leaves out the cells its sweep has done already), the text its
+// link's reused_from would hold, from `db` (null: no database yet) or else
+// from the first of `from` (checked by check_reuse_sources) that has a
+// match, as link_reusable_cells and link_from_database would write it; none:
+// the cell trains.
+std::vector<std::optional<std::string>> planned_links(ResultsDb* db, const std::vector<CellRow>& cells,
+                                                      const ReuseLaunch& launch,
+                                                      const std::vector<CheckedInput>& from);
 
 // What a sweep took from elsewhere, for the verbs that show it: each linked
 // cell, and the wall time its original took (ended_at - started_at; none when

@@ -2,8 +2,9 @@
 // the choice of each cell across three inputs (done wins over pending, a
 // running cell arrives interrupted), superseded sweeps left out, the union of
 // the seeds in the merged spec and the cells' order, learned parameters and
-// metrics copied, --prefer, a conflict refused with nothing written, and the
-// inputs left byte for byte (and mtime) as they were. The real binaries on
+// metrics copied, --prefer, a conflict refused with nothing written, one run
+// identity trained in two inputs kept once (or refused with different results
+// unless preferred), and the inputs left byte for byte (and mtime) as they were. The real binaries on
 // real sweeps: tests/sweep/sweep_merge.sh.
 #include "db/merge.h"
 
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/reuse.h"
 #include "db/sqlite.h"
 #include "test_helpers.h"
 #include "util/error.h"
@@ -183,6 +185,109 @@ TEST(Merge, AConflictIsRefusedWithNothingWrittenUnlessPreferred) {
   EXPECT_THROW(merge_databases({out, {a, b}, b, false}), ConfigError);  // out exists
   EXPECT_NO_THROW(merge_databases({out, {a, b}, a, /*force=*/true}));
   EXPECT_EQ(text(out, "SELECT final_val FROM cells ORDER BY key"), "1.0;3.0;");
+}
+
+// One cell base-s0 of sweep `sweep`, trained with a known identity (corpus
+// c0ffee, cpu, world size 1, numerics version `numerics`) to `final_val`, in
+// its own database at `path`.
+void train_one(const std::string& path, const std::string& sweep, double final_val, const std::string& host,
+               std::optional<int64_t> numerics = 1) {
+  ResultsDb db(path, OpenMode::read_write_create);
+  const std::string spec =
+      nlohmann::json{{"name", sweep}, {"preset", "tiny"}, {"variants", {"base"}}, {"seeds", {0}}}.dump(2);
+  const int64_t id = db.create_or_load_sweep(sweep, spec, "hash-" + spec, ChangedSpec::refuse).sweep.id;
+  const int64_t cell = db.ensure_cells(id, {make_cell("base", 0)}).at(0);
+  db.set_sweep_corpus(id, SweepCorpus{"c0ffee", 10, "/data/input.txt"});
+  RunInfo info;
+  info.host = host;
+  info.device = parse_device_name("cpu", "");
+  info.world_size = 1;
+  info.threads = 2;
+  info.numerics_version = numerics;
+  const int64_t run = db.start_attempt(cell, info);
+  db.record_metrics({{cell, run, 10, MetricSplit::eval_val, final_val, 1e-3, 100.0, 1.0}});
+  db.record_params({{cell, run, 10, "mope", -1, 0, "sigma", final_val / 2}});
+  Measurements m;
+  m.final_val = final_val;
+  db.finish_attempt(run, RunStatus::done, "", m, {}, /*step=*/10);
+  db.connection().execute("UPDATE runs SET started_at = 1000, ended_at = 1100 WHERE id = ?", run);
+}
+
+// Sweep, host, whether a link, wall seconds and reused_from of every run of the merge.
+std::string runs_of(const std::string& out) {
+  return text(out, "SELECT s.name, r.host, r.reused_run, r.ended_at - r.started_at, r.reused_from FROM runs r "
+                   "JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id ORDER BY s.name");
+}
+
+// Two inputs that trained one run identity in sweeps of other names (issue 38):
+// with the same results the first input's run is kept and the other cell is
+// linked to it as a reused run is, without a flag.
+TEST(Merge, OneIdentityTrainedInTwoInputsIsKeptOnce) {
+  ScratchDir dir;
+  const std::string a = dir.file("a.sqlite"), b = dir.file("b.sqlite"), out = dir.file("out.sqlite");
+  train_one(a, "x", 2.25, "node-a");
+  train_one(b, "y", 2.25, "node-b");
+  const FileSnapshot before_a = FileSnapshot::of(a), before_b = FileSnapshot::of(b);
+  const MergeSummary s = merge_databases({out, {a, b}, "", false});
+  EXPECT_TRUE(FileSnapshot::of(a).same_as(before_a));
+  EXPECT_TRUE(FileSnapshot::of(b).same_as(before_b));
+  ASSERT_EQ(s.sweeps.size(), 2u);
+  EXPECT_EQ(s.sweeps[0].linked + s.sweeps[0].linked_preferred, 0);
+  EXPECT_EQ(s.sweeps[1].linked, 1);
+  EXPECT_EQ(twins_text(s.sweeps[1]),
+            "1 cell trained in another input too, with one identity and the same results: linked to that run, "
+            "counted once");
+  EXPECT_EQ(runs_of(out), "x|node-a|NULL|100.0|NULL;y|node-a|1|0.0|run 1 of sweep 'x', cell base-s0, trained on node-a;");
+  // y's cell reads as x's: its results, curve and parameters, under its own run.
+  EXPECT_EQ(text(out, "SELECT s.name, c.final_val, m.run_id, m.loss FROM cells c JOIN sweeps s ON s.id = c.sweep_id "
+                      "JOIN metrics m ON m.cell_id = c.id ORDER BY s.name"),
+            "x|2.25|1|2.25;y|2.25|2|2.25;");
+  EXPECT_EQ(text(out, "SELECT count(*) FROM param_snapshots GROUP BY cell_id"), "1;1;");
+  EXPECT_EQ(text(out, "SELECT count(*) FROM events WHERE kind = 'run_reused' AND message LIKE "
+                      "'base-s0 reused run 1 of sweep ''x''%egm merge: % both trained it with one identity; kept once)'"),
+            "1;");
+  EXPECT_EQ(text(out, "PRAGMA foreign_key_check"), "");
+  ResultsDb r = open_for_reading(out);
+  const std::vector<ReusedCell> reused = reused_cells(r, r.find_sweep("y")->id);
+  ASSERT_EQ(reused.size(), 1u);
+  EXPECT_EQ(reused[0].original_sweep, std::optional<std::string>("x"));
+  EXPECT_EQ(reused[0].original_seconds, std::optional<double>(100));  // what the compute statement says reuse saved
+
+  // An unknown identity (no numerics version recorded) is the same as no other run: both kept.
+  train_one(dir.file("old.sqlite"), "y", 2.25, "node-b", std::nullopt);
+  merge_databases({dir.file("out2.sqlite"), {a, dir.file("old.sqlite")}, "", false});
+  EXPECT_EQ(runs_of(dir.file("out2.sqlite")), "x|node-a|NULL|100.0|NULL;y|node-b|NULL|100.0|NULL;");
+}
+
+// With different results, one identity trained in two inputs is a conflict:
+// refused in one line naming the cells and --prefer, nothing written; with
+// --prefer that input's run is kept and the other cell linked to it.
+TEST(Merge, OneIdentityWithDifferentResultsIsRefusedUnlessPreferred) {
+  ScratchDir dir;
+  const std::string a = dir.file("a.sqlite"), b = dir.file("b.sqlite"), out = dir.file("out.sqlite");
+  train_one(a, "x", 2.25, "node-a");
+  train_one(b, "y", 2.5, "node-b");
+  try {
+    merge_databases({out, {a, b}, "", false});
+    FAIL() << "two runs of one identity with different results were merged";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("conflict: 1 run(s) of one identity trained in two inputs with different results (x base-s0 "
+                        "in " + a + ", y base-s0 in " + b + ": config hash-base-s0, corpus c0ffee, cpu x1, numerics 1)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("pass --prefer INPUT to keep that input's run"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("")))  // no temporary file left
+    EXPECT_EQ(entry.path().string().find(".merging-"), std::string::npos) << entry.path();
+
+  const MergeSummary s = merge_databases({out, {a, b}, b, false});
+  EXPECT_EQ(s.sweeps.at(0).linked_preferred, 1);
+  EXPECT_EQ(runs_of(out), "x|node-b|2|0.0|run 2 of sweep 'y', cell base-s0, trained on node-b;y|node-b|NULL|100.0|NULL;");
+  EXPECT_EQ(text(out, "SELECT final_val FROM cells ORDER BY id"), "2.5;2.5;");
+  EXPECT_EQ(text(out, "PRAGMA foreign_key_check"), "");
 }
 
 }  // namespace

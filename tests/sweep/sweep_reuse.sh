@@ -6,7 +6,8 @@
 # statement, and its analysis equals a --no-reuse run's bit for bit. A cell
 # is reused only by identity: another corpus, another model field, another
 # world size or another numerics version trains it; --no-reuse and the
-# spec's "reuse": false train it too.
+# spec's "reuse": false train it too. --dry-run says beforehand which cells
+# would be linked (and to which run) and which trained, and prices only those.
 #   sweep_reuse.sh EGM WORK
 source "$(dirname "$0")/lib.sh"
 sweep() { "$EGM" sweep "$@" --workers 2 --runs-dir "$RUNS" --view plain; }
@@ -24,6 +25,27 @@ reused_count() {  # reused_count DB SWEEP
 run "the 2x2" 0 sweep "$SPECS/reuse_2x2.json" --db "$DB"
 expect_eq "the 2x2 trained every variant" "base ega ega_mope mope" "$(trained "$DB" reuse_2x2)"
 expect_eq "the 2x2 reused nothing" 0 "$(reused_count "$DB" reuse_2x2)"
+# A dry run of it first: base and mope would be linked (naming the 2x2's runs),
+# the causal variants trained, and only those priced; nothing written.
+rows() { q "$DB" "SELECT (SELECT count(*) FROM sweeps) || '|' || (SELECT count(*) FROM cells) || '|' ||
+  (SELECT count(*) FROM runs) || '|' || (SELECT count(*) FROM metrics)"; }
+rows_before=$(rows)
+flop() { sed -n 's/^total: \([0-9.e+]*\) FLOP.*/\1/p' <<<"$1"; }
+run "dry run of the causal 2x2" 0 sweep "$SPECS/reuse_causal.json" --db "$DB" --dry-run
+echo "$out" | sed 's/^/    | /'
+expect_eq "dry run: base and mope linked to the 2x2's runs of the same cell" 4 "$(grep -cE \
+  "^  (base|mope)-s[01] .* link +takes run [0-9]+ of sweep 'reuse_2x2', cell (base|mope)-s[01], trained on " <<<"$out")"
+expect_eq "dry run: each linked cell names its own original" 4 "$(grep -E '^  (base|mope)-s[01] ' <<<"$out" |
+  sed -E 's/^  ([a-z_]+-s[01]) .*, cell ([a-z_]+-s[01]), .*/\1 \2/' | awk '$1 == $2' | wc -l)"
+expect_eq "dry run: the causal variants trained" 4 "$(grep -cE '^  ega_causal(_mope)?-s[01] .* train *$' <<<"$out")"
+expect_in "dry run: the totals" "over the 4 of 8 cells to train; 4 linked to finished runs of the same identity instead (--no-reuse trains them), 0 done already" "$out"
+flop_reuse=$(flop "$out")
+run "dry run, --no-reuse" 0 sweep "$SPECS/reuse_causal.json" --db "$DB" --dry-run --no-reuse
+expect_eq "dry run --no-reuse: every cell trained" 8 "$(grep -cE '^  [a-z_]+-s[01] .* train *$' <<<"$out")"
+expect_in "dry run --no-reuse: the totals" "FLOP of training over 8 cells" "$out"
+/usr/bin/python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (0 < a < b))' "$flop_reuse" "$(flop "$out")" ||
+  fail "the dry run priced the linked cells: $flop_reuse FLOP with reuse, $(flop "$out") without"
+expect_eq "the dry runs wrote nothing" "$rows_before" "$(rows)"
 run "the causal 2x2 after it" 0 sweep "$SPECS/reuse_causal.json" --db "$DB"
 echo "$out" | sed 's/^/    | /' | head -n 4
 expect_eq "the causal 2x2 trained only the causal variants" "ega_causal ega_causal_mope" "$(trained "$DB" reuse_causal)"
@@ -32,6 +54,9 @@ expect_eq "every cell of the causal 2x2 done once" "8|8" "$(q "$DB" "SELECT coun
   (SELECT count(*) FROM runs r WHERE r.cell_id = c.id AND r.status = 'done') AS n FROM cells c JOIN sweeps s
   ON s.id = c.sweep_id WHERE s.name = 'reuse_causal' AND c.status = 'done')" | tr ',' '|')"
 expect_in "the coordinator names the reused cells" "4 cells reused finished runs" "$out"
+run "dry run after it" 0 sweep "$SPECS/reuse_causal.json" --db "$DB" --dry-run
+expect_in "dry run after it: every cell done" "over the 0 of 8 cells to train; 0 linked to finished runs of the same identity instead (--no-reuse trains them), 8 done already" "$out"
+expect_in "dry run after it: no wall time" "wall time: none, nothing to train" "$out"
 # A reused cell holds the original's numbers, curves and parameter snapshots.
 expect_eq "reused cells equal their originals" "0" "$(q "$DB" "SELECT count(*) FROM cells c JOIN sweeps s ON
   s.id = c.sweep_id JOIN cells o ON o.config_hash = c.config_hash AND o.id != c.id WHERE s.name = 'reuse_causal'

@@ -40,6 +40,11 @@ expect_eq "a: unchanged by the refusals" "$before" "$(sha256sum "$A" | cut -d' '
 
 # ---- a cell of b takes a's run
 B=$WORK/b.sqlite
+run "dry run: b would reuse from a" 0 sweep "$SPECS/one_cell.json" --db "$B" --reuse-from "$A" --dry-run
+line=$(grep -E '^  base-s0 ' <<<"$out")
+expect_in "dry run: the cell linked to a's run" "link   takes run 1 of sweep 'one_cell', cell base-s0, trained on " "$line"
+expect_in "dry run: the file named" " in $(realpath "$A")" "$line"
+[ -e "$B" ] && fail "the dry run created b"
 run "b reuses from a" 0 sweep "$SPECS/one_cell.json" --db "$B" --reuse-from "$A"
 expect_in "the coordinator says so" "1 cell reused finished runs" "$out$err"
 expect_eq "b trained nothing" 0 "$(q "$B" "SELECT count(*) FROM runs WHERE reused_from IS NULL")"

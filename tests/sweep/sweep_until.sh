@@ -74,13 +74,16 @@ expect_eq "looks" "1|2|seed 2 added;2|3|seed 3 added;3|4|stopped: --max-seeds 4 
 expect_eq "every look names the claim and the method" "3" \
   "$(q "$DB" "SELECT count(*) FROM looks WHERE claim = 'delta(ega)' AND method LIKE 't-mixture%' AND params LIKE '%alpha%'")"
 expect_all_done_once "$DB" 8
-# A dry run shows the sequence's worst case (every seed of the budget) and prices it from the done cells.
+# A dry run shows the sequence's worst case (every seed of the budget): the 8
+# cells of seeds 0-3 done, the 4 of seeds 4-5 to train, priced from the done cells.
 before=$(q "$DB" "SELECT count(*) FROM looks")
 run "a dry run of the sequence" 0 sweep --until ega --max-seeds 6 --alpha 0.3 --dry-run
 expect_in "the worst case" "the worst case of --until ega: all 6 seeds of the budget" "$out"
 expect_in "its cells" "total: " "$out"
-expect_in "its cells" " over 12 cells" "$out"
-expect_in "a wall-time estimate" "12 of 12 cells priced at the median of the done cells of their configuration" "$out"
+expect_in "its cells" " over the 4 of 12 cells to train; 0 linked to finished runs of the same identity instead (--no-reuse trains them), 8 done already" "$out"
+expect_eq "the done cells" 8 "$(grep -cE '^  [a-z_]+-s[0-3] .* done ' <<<"$out")"
+expect_eq "the cells to train" 4 "$(grep -cE '^  [a-z_]+-s[45] .* train ' <<<"$out")"
+expect_in "a wall-time estimate" "4 of 4 cells priced at the median of the done cells of their configuration" "$out"
 expect_eq "a dry run: no look" "$before" "$(q "$DB" "SELECT count(*) FROM looks")"
 expect_all_done_once "$DB" 8
 expect_eq "the stored spec has the seeds run" "1" \
