@@ -33,7 +33,9 @@ void write_compute(db::ResultsDb& results, const std::string& sweep, const std::
   const std::string text = analysis::render_compute_text(c);
   atomic_write_file(out_dir + "/compute.md", "# Compute\n\n```\n" + text + "```\n");
   atomic_write_file(out_dir + "/compute.csv", db::format_table(analysis::compute_table(c), db::Format::csv));
-  print_safe(text.substr(0, text.find('\n') + 1));
+  // Its first line; a statement of one line without a newline is printed whole.
+  const size_t newline = text.find('\n');
+  print_safe(newline == std::string::npos ? text + "\n" : text.substr(0, newline + 1));
 }
 
 void run_report(const ReportCliOptions& o) {

@@ -356,8 +356,8 @@ void validate(const RunConfig& c) {
            fmt::format("head size d_model/n_head = {} must be even (RoPE rotates pairs)", m.head_size()));
   }
   need(m.dropout >= 0.0 && m.dropout < 1.0, fmt::format("model.dropout must be in [0, 1), got {}", m.dropout));
-  // x == x is false only for NaN; an infinity passes this test (JSON input cannot hold one).
-  need(m.ega_alpha_init == m.ega_alpha_init && m.ega_tau_init == m.ega_tau_init, "model.ega_*_init must be finite");
+  // JSON cannot hold an infinity, but a config built in code can.
+  need(std::isfinite(m.ega_alpha_init) && std::isfinite(m.ega_tau_init), "model.ega_*_init must be finite");
   need(t.batch_size >= 1, fmt::format("train.batch_size must be >= 1, got {}", t.batch_size));
   need(t.max_steps >= 1, fmt::format("train.max_steps must be >= 1, got {}", t.max_steps));
   need(t.lr > 0.0, fmt::format("train.lr must be > 0, got {}", t.lr));

@@ -242,14 +242,16 @@ int64_t read_export_rows(ResultsDb& db, const ExportTable& table, int64_t sweep_
     // Cached: the same SELECT runs once per cell, with only ?1 changing.
     CachedStatement s = connection.cached(sql);
     s->bind(1, id);
+    int64_t row_of_id = 0;  // the row within this cell or sweep, for the error message
     while (s->step()) {
+      ++row_of_id;
       for (size_t i = 0; i < row.size(); ++i) {
         const Value v = s->value(static_cast<int>(i));
         std::optional<Value> t = typed(v, table.columns[i].column.type);
         EGM_REQUIRE(t, DbError,
                     "{}: table {}, column {}, row {} of {} {}: holds {}, not a{} (was the database edited "
                     "elsewhere?); nothing exported",
-                    connection.path(), table.name, table.columns[i].column.name, rows + 1,
+                    connection.path(), table.name, table.columns[i].column.name, row_of_id,
                     table.per_cell ? "cell" : "sweep", id, show_value(v),
                     table.columns[i].column.type == T::int64       ? "n integer"
                     : table.columns[i].column.type == T::timestamp ? " time in UNIX seconds"

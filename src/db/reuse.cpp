@@ -250,14 +250,21 @@ ReuseLink copy_link(ResultsDb& db, Connection& other, const CellRow& cell, const
       c.execute("INSERT OR IGNORE INTO source_diffs (sha256, size, diff) VALUES (?, ?, ?)", *sha, d.int64(0),
                 d.text(1));
   }
-  Statement o = other.prepare(
-      "SELECT final_val, best_val, full_val, ar_val, ar_ref_val, final_step FROM cells WHERE id = ?");
+  // The measurements by the one list (an older input lacks the newer columns: NULL), then final_step.
+  const int measured = static_cast<int>(cell_measurements().size());
+  Statement o = other.prepare(fmt::format("SELECT {}, final_step FROM cells WHERE id = ?",
+                                          measurement_list("", ", ", input.version)));
   o.bind(1, from.cell_id);
   EGM_REQUIRE(o.step(), DbError, "{}: cell {} is gone", input.given, from.cell_id);
-  c.execute("UPDATE cells SET status = 'done', attempts = ?, final_val = ?, best_val = ?, full_val = ?, ar_val = ?, "
-            "ar_ref_val = ?, final_step = ?, updated_at = ? WHERE id = ?",
-            attempt, o.opt_real(0), o.opt_real(1), o.opt_real(2), o.opt_real(3), o.opt_real(4), o.opt_int64(5), t,
-            cell.id);
+  Statement u = c.prepare(fmt::format("UPDATE cells SET status = 'done', {} = ?, final_step = ?, attempts = ?, "
+                                      "updated_at = ? WHERE id = ?",
+                                      measurement_list("", " = ?, ")));
+  for (int i = 0; i < measured; ++i) u.bind(i + 1, o.opt_real(i));
+  u.bind(measured + 1, o.opt_int64(measured));
+  u.bind(measured + 2, int64_t{attempt});
+  u.bind(measured + 3, t);
+  u.bind(measured + 4, cell.id);
+  u.run();
   c.execute("DELETE FROM metrics WHERE cell_id = ?", cell.id);
   Statement m = other.prepare("SELECT step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?");
   m.bind(1, from.cell_id);
