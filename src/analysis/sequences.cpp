@@ -13,6 +13,21 @@
 namespace egm::analysis {
 namespace {
 
+// One claim's per-seed contrasts and, for size only, its fixed-n interval
+// (a delta's Estimate or the interaction's ContrastResult: both carry one).
+template <typename Interval>
+ClaimSequence claim_sequence(std::string claim, const std::vector<int64_t>& seeds, const std::vector<double>& per_seed,
+                             const Interval& fixed) {
+  ClaimSequence c;
+  c.claim = std::move(claim);
+  c.seeds = seeds;
+  c.contrasts = per_seed;
+  c.fixed_has_interval = fixed.has_interval;
+  c.fixed_low = fixed.ci_low;
+  c.fixed_high = fixed.ci_high;
+  return c;
+}
+
 // The contrasts in the order their seeds were run: the spec's list, then any
 // seed it does not name (ascending).
 void order_by_run(const std::vector<uint64_t>& seed_order, std::vector<int64_t>& seeds, std::vector<double>& values) {
@@ -48,25 +63,11 @@ std::vector<ClaimSequence> claim_sequences(const SweepAnalysis& a, const std::ve
   for (const DeltaResult& d : a.deltas) {
     // Only a paired delta has per-seed contrasts to replay; an unpaired one has no order of looks.
     if (!d.paired || d.per_seed.empty()) continue;
-    ClaimSequence c;
-    c.claim = fmt::format("delta({})", d.variant);
-    c.seeds = d.seeds;
-    c.contrasts = d.per_seed;
-    c.fixed_has_interval = d.delta.has_interval;
-    c.fixed_low = d.delta.ci_low;
-    c.fixed_high = d.delta.ci_high;
-    out.push_back(std::move(c));
+    out.push_back(claim_sequence(fmt::format("delta({})", d.variant), d.seeds, d.per_seed, d.delta));
   }
   if (a.interaction && a.interaction->result.paired && !a.interaction->result.per_seed.empty()) {
     const stats::InteractionResult& r = a.interaction->result;
-    ClaimSequence c;
-    c.claim = "interaction";
-    c.seeds = r.seeds;
-    c.contrasts = r.per_seed;
-    c.fixed_has_interval = r.interval.has_interval;
-    c.fixed_low = r.interval.ci_low;
-    c.fixed_high = r.interval.ci_high;
-    out.push_back(std::move(c));
+    out.push_back(claim_sequence("interaction", r.seeds, r.per_seed, r.interval));
   }
   stats::TMixtureOptions t;
   // Each sequence at the per-claim alpha (alpha / m for Bonferroni and Holm alike, stats/confidence_sequence.h).

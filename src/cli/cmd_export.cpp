@@ -14,7 +14,7 @@ void register_export_command(CLI::App& app) {
   cmd->add_option("sweep", opts->sweep, "the sweep's name")->required();
   cmd->add_option("--format", opts->format, "parquet, tensorboard or csv")->capture_default_str();
   cmd->add_option("--out", opts->out, "a new (or empty) folder to write into")->required();
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, opts->db);
   cmd->add_flag("-q,--quiet", opts->quiet, "no progress lines on stderr");
   cmd->footer("Tables: sweep, cells, runs, metrics, params (one row per learned value); "
               "TensorBoard: one run per cell. src/export/README.md lists every column and tag.");

@@ -45,7 +45,7 @@ void register_paper_command(CLI::App& app) {
   auto opts = std::make_shared<PaperOptions>();
   auto* cmd = app.add_subcommand("paper", "the paper's scorecard: every published claim beside egm's estimate "
                                           "from each sweep that measured it");
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, opts->db);
   cmd->add_option("--claims", opts->claims,
                   "a claims file in place of the built-in one (experiments/paper_claims.json)");
   cmd->add_option("--format", opts->format, "text, markdown, csv or json")->capture_default_str();

@@ -56,7 +56,7 @@ void register_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "seeds each claim needs (half-width or power), from the pilot seeds, "
                                          "and the cells and compute that implies");
   cmd->add_option("sweep", opts->sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, opts->db);
   cmd->add_option("--half-width", opts->half_width, "plan for a t interval of +-H on each claim (loss units)");
   cmd->add_option("--effect", opts->effect, "plan to detect an effect of E (loss units) with --power");
   cmd->add_option("--power", opts->power, "power to detect --effect")->capture_default_str();

@@ -43,7 +43,7 @@ void register_query_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("query", "run one read-only SQL statement on the results database");
   cmd->add_option("sql", opts->sql, "the SQL statement, e.g. \"SELECT variant, avg(final_val) FROM cells GROUP BY 1\"")
       ->required();
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, opts->db);
   cmd->add_option("--format", opts->format, "table, csv or json")->capture_default_str();
   cmd->footer("Tables: sweeps, cells, runs, metrics, params, events (schemas/README.md). "
               "Times are UNIX seconds: datetime(started_at, 'unixepoch').");

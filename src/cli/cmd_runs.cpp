@@ -234,7 +234,7 @@ void run_runs(const RunsOptions& o) {
 void register_runs_command(CLI::App& app) {
   auto opts = std::make_shared<RunsOptions>();
   auto* cmd = app.add_subcommand("runs", "list cells (variant x seed) and their results, or every attempt (read-only)");
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, opts->db);
   cmd->add_option("--sweep", opts->sweeps, "only this sweep (repeatable)");
   cmd->add_option("--variant", opts->variants, "only this variant (repeatable)");
   cmd->add_option("--status", opts->statuses,

@@ -91,7 +91,7 @@ void run_serve(const ServeCliOptions& o) {
 void register_serve_command(CLI::App& app) {
   auto opts = std::make_shared<ServeCliOptions>();
   auto* cmd = app.add_subcommand("serve", "browse the results database: sweeps, tables, plots, SQL (read-only HTTP)");
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, opts->db);
   cmd->add_option("--port", opts->port, "TCP port (0: any free port, printed at start)")->capture_default_str();
   cmd->add_option("--host", opts->host,
                   "address to bind; the default serves this machine only (use an SSH tunnel from elsewhere)")

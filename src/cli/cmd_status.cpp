@@ -233,7 +233,7 @@ void run_status(const StatusOptions& o) {
 void register_status_command(CLI::App& app) {
   auto opts = std::make_shared<StatusOptions>();
   auto* cmd = app.add_subcommand("status", "progress of each sweep, from the results database (read-only)");
-  cmd->add_option("--db", opts->db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, opts->db);
   cmd->add_option("--sweep", opts->sweep, "only this sweep");
   cmd->add_flag("--all", opts->all, "also sweeps superseded by --new-sweep");
   cmd->add_option("--format", opts->format, "table (for people) or json (one object per sweep)")

@@ -4,7 +4,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace egm::cli {
+
+// --db of every verb that opens the results database: the flag defined once
+// (db::default_db_path() applies the default when it is left empty).
+inline CLI::Option* add_db_flag(CLI::App* cmd, std::string& db) {
+  return cmd->add_option("--db", db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+}
 
 void register_train_command(CLI::App& app);    // cmd_train.cpp: train one run
 void register_bench_command(CLI::App& app);    // cmd_bench.cpp: time training steps

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "analysis/sweep_data.h"
+#include "cli/commands.h"
 #include "util/terminal_text.h"
 
 namespace egm::cli {
@@ -19,7 +20,7 @@ void print_table(const db::Table& table, db::Format format, const db::FormatOpti
 
 void add_sweep_flags(CLI::App* cmd, AnalysisFlags& flags) {
   cmd->add_option("sweep", flags.sweep, "the sweep's name (a superseded one as NAME@ID)")->required();
-  cmd->add_option("--db", flags.db, "results database (default: $EGM_DB, else runs/egm.sqlite)");
+  add_db_flag(cmd, flags.db);
   cmd->add_option("--metric", flags.metric, "metric of the deltas and the interaction: " + analysis::metric_choices())
       ->capture_default_str();
   cmd->add_option("--level", flags.level, "confidence level of every interval")->capture_default_str();
