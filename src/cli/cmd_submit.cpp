@@ -18,6 +18,7 @@
 #include "sequential/until_options.h"
 #include "data/corpus_source.h"
 #include "db/results_db.h"
+#include "db/reuse.h"
 #include "launch/launch_command.h"
 #include "launch/launch_options.h"
 #include "slurm/batch_script.h"
@@ -137,6 +138,8 @@ void run_submit(SubmitOptions o) {
   const std::string db_path =
       fs::absolute(o.launch.db_path.empty() ? db::default_db_path() : o.launch.db_path).lexically_normal().string();
   const fs::path db_dir = fs::path(db_path).parent_path();
+  // --reuse-from's inputs, checked as egm sweep checks them: a bad one is refused now, not in the job.
+  db::check_reuse_sources(o.launch.reuse_from, db_path);
   // The job's egm sweep --until goes on from the seeds the sweep has run: a
   // budget below them is refused now, and the sweep is opened below with them
   // (the spec file lists only the first ones; the stored spec, every seed run).

@@ -91,6 +91,7 @@ LaunchOptions with_absolute_paths(LaunchOptions o) {
   o.spec_path = absolute(o.spec_path);
   o.db_path = absolute(o.db_path);
   o.runs_dir = absolute(o.runs_dir);
+  for (auto& path : o.reuse_from) path = absolute(path);  // read again by every requeued attempt
   return o;
 }
 

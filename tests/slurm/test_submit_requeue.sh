@@ -15,6 +15,11 @@
 #      exactly once, each interrupted cell resumed from exactly the checkpoint
 #      read in 4 (not from scratch, not an older one), no cell trained twice
 #      after finishing, and `egm status` shows the job COMPLETED.
+# With --reuse-from (issue 38): OTHER.sqlite holds a finished run of cell
+# base-s0 (trained by egm sweep before the submit); the job links that cell
+# (rows copied in with their provenance) and trains the other three. Across the
+# requeue the linked cell is linked once and never trained, each trained cell
+# finishes once, and OTHER is unchanged to the byte.
 # Usage: test_submit_requeue.sh PATH/TO/egm. Exit 77: no Slurm, MPI or corpus here.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -35,7 +40,18 @@ cd "$WORK"
 
 DB=$WORK/db/results.sqlite
 RUNS=$WORK/runs
-submit_args=("$SPEC" --slurm --workers 2 --db "$DB" --runs-dir "$RUNS" --time 10:00
+# OTHER: base-s0 of the same spec (another sweep name, same identity), trained here.
+OTHER=$WORK/other.sqlite
+LINKED=base-s0
+/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s.update(name="other", variants=["base"], seeds=[0])
+json.dump(s, open(sys.argv[2], "w"))' "$SPEC" "$WORK/other.json"
+"$EGM" sweep "$WORK/other.json" --workers 1 --db "$OTHER" --runs-dir "$WORK/other-runs" --view plain >"$WORK/other.out" 2>&1 ||
+  fail "training OTHER failed: $(cat "$WORK/other.out")"
+OTHER=$(realpath "$OTHER")  # as egm names it (fs::absolute of the relative path below, from $WORK)
+other_sha=$(sha256sum "$OTHER" | cut -d' ' -f1)
+note "OTHER: $LINKED trained by egm sweep"
+# Relative on purpose: the job's command line names it absolute (a job may start elsewhere).
+submit_args=("$SPEC" --slurm --workers 2 --db "$DB" --runs-dir "$RUNS" --time 10:00 --reuse-from other.sqlite
   --checkpoint-every "$CHECKPOINT_EVERY" --param max_restarts=2 --param warning_seconds=60)
 
 # 1. Dry run: the script, nothing written.
@@ -43,7 +59,14 @@ submit_args=("$SPEC" --slurm --workers 2 --db "$DB" --runs-dir "$RUNS" --time 10
 grep -qx '#SBATCH --ntasks=3' "$WORK/dry.sbatch" || fail "dry run: no '--ntasks=3' line (2 workers + coordinator)"
 grep -qx '#SBATCH --requeue' "$WORK/dry.sbatch" || fail "dry run: no --requeue line"
 grep -q "egm-coordinator .*--checkpoint-every $CHECKPOINT_EVERY" "$WORK/dry.sbatch" || fail "dry run: launch command lacks the coordinator"
+grep -q "^launch_command=.*egm-coordinator .*--reuse-from $OTHER " "$WORK/dry.sbatch" ||
+  fail "dry run: the coordinator is not given --reuse-from $OTHER"
 bash -n "$WORK/dry.sbatch" || fail "dry-run script does not parse"
+# A bad --reuse-from is refused at submission (not by the job): one line, exit 2, nothing written.
+rc=0
+"$EGM" submit "${submit_args[@]}" --reuse-from "$WORK/missing.sqlite" --dry-run >/dev/null 2>"$WORK/bad.err" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--reuse-from .*missing.sqlite.*does not exist" "$WORK/bad.err" ||
+  fail "a missing --reuse-from: exit $rc, $(cat "$WORK/bad.err")"
 [ ! -e "$WORK/db" ] || fail "a dry run created $WORK/db"
 note "dry run: script printed, nothing written"
 
@@ -66,10 +89,10 @@ if "$EGM" submit "${submit_args[@]}" >"$WORK/again.out" 2>&1; then fail "a secon
 grep -q "already has Slurm job $job" "$WORK/again.out" || fail "second submit refused without the reason: $(cat "$WORK/again.out")"
 [ "$(squeue -h -o %A | wc -l)" = 1 ] || fail "a second job was submitted"
 
-# 3. Mid-sweep: one cell done, one running past two checkpoints and at most a
+# 3. Mid-sweep: one trained cell done (besides the linked one), one running past two checkpoints and at most a
 #    third of the way (600 steps), so 400 steps are left for the SIGTERM to land
 #    in (the requeue takes well under a second; a tiny step is milliseconds).
-wait_for "SELECT (SELECT count(*) FROM cells WHERE status = 'done') >= 1 AND EXISTS (SELECT 1 FROM runs r
+wait_for "SELECT (SELECT count(*) FROM runs WHERE status = 'done' AND reused_from IS NULL) >= 1 AND EXISTS (SELECT 1 FROM runs r
   WHERE r.status = 'running' AND (SELECT max(step) FROM metrics m WHERE m.run_id = r.id AND m.split = 'train')
   BETWEEN $((2 * CHECKPOINT_EVERY + 5)) AND 200) AS ready" 150 ||
   { cat "$LOG" >&2 || true; fail "never saw a done cell next to a running one with checkpoints"; }
@@ -128,6 +151,22 @@ for key in "${!last_ckpt[@]}"; do
   [ "$(q "SELECT count(*) FROM runs r JOIN cells c ON c.id = r.cell_id WHERE c.key = '$key' AND r.status = 'interrupted'")" -ge 1 ] ||
     fail "$key: the interrupted attempt is not recorded as interrupted"
 done
+# The linked cell: linked once (in attempt 0, not again in attempt 1), never trained, with OTHER's
+# run and numbers and the file it came from; the other three trained.
+[ "$(q "SELECT group_concat(c.key) FROM runs r JOIN cells c ON c.id = r.cell_id WHERE r.reused_from IS NOT NULL")" = "$LINKED" ] ||
+  fail "linked runs: '$(q "SELECT group_concat(c.key || ':' || r.reused_from, '; ') FROM runs r JOIN cells c ON c.id = r.cell_id
+    WHERE r.reused_from IS NOT NULL")', expected $LINKED once"
+[ "$(q "SELECT count(*) FROM runs r JOIN cells c ON c.id = r.cell_id WHERE c.key = '$LINKED' AND r.reused_from IS NULL")" = 0 ] ||
+  fail "$LINKED was linked and trained"
+[ "$(q "SELECT count(DISTINCT c.key) || '/' || count(*) FROM runs r JOIN cells c ON c.id = r.cell_id
+  WHERE r.status = 'done' AND r.reused_from IS NULL")" = "$((CELLS - 1))/$((CELLS - 1))" ] || fail "the trained cells did not each finish once"
+[ "$(q "SELECT group_concat(path) FROM merge_sources")" = "$OTHER" ] || fail "provenance: merge_sources holds '$(q "SELECT group_concat(path) FROM merge_sources")'"
+other_val=$(sqlite3 -readonly "$OTHER" "SELECT quote(final_val) FROM cells WHERE key = '$LINKED'")
+[ "$(q "SELECT quote(final_val) FROM cells WHERE key = '$LINKED'")" = "$other_val" ] || fail "$LINKED lacks OTHER's final_val $other_val"
+"$EGM" runs --db "$DB" --format csv >"$WORK/runs.csv" || fail "egm runs failed"
+grep "$LINKED" "$WORK/runs.csv" | grep -q "in $OTHER" || { cat "$WORK/runs.csv"; fail "egm runs does not say $LINKED came from $OTHER"; }
+[ "$(sha256sum "$OTHER" | cut -d' ' -f1)" = "$other_sha" ] || fail "OTHER changed"
+note "$LINKED linked from OTHER once (OTHER unchanged), $((CELLS - 1)) cells trained once"
 note "every cell done once; resumed: $(q "SELECT group_concat(c.key || '@' || r.resumed_from_step, ' ') FROM runs r
   JOIN cells c ON c.id = r.cell_id WHERE r.status = 'done' AND r.resumed_from_step IS NOT NULL")"
 note "interruptions: $(q "SELECT group_concat(kind, ' ') FROM events WHERE kind LIKE 'interrupted%'")"
