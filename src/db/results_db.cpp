@@ -228,7 +228,7 @@ std::optional<std::string> non_empty(const std::string& s) {
 
 // ---- statuses ---------------------------------------------------------------------
 
-// Index into the name tables: valid for every enum value (parse_status only makes known ones).
+// Index into the name tables: valid for every enum value (parse_enum only makes known ones).
 const char* to_string(SweepStatus s) { return kSweepStatus[static_cast<int>(s)]; }
 const char* to_string(CellStatus s) { return kCellStatus[static_cast<int>(s)]; }
 const char* to_string(RunStatus s) { return kRunStatus[static_cast<int>(s)]; }
