@@ -44,9 +44,17 @@ const MeasurementField& metric_field(Metric metric) {
 
 const char* metric_name(Metric metric) { return metric_field(metric).name; }
 
-std::string metric_choices() {
+namespace {
+// all_metrics()' names, in order: the choices --metric lists and a refusal names.
+std::vector<std::string> metric_names() {
   std::vector<std::string> names;
   for (Metric m : all_metrics()) names.push_back(metric_name(m));
+  return names;
+}
+}  // namespace
+
+std::string metric_choices() {
+  std::vector<std::string> names = metric_names();
   const std::string last = names.back();
   names.pop_back();
   return names.empty() ? last : fmt::format("{} or {}", fmt::join(names, ", "), last);
@@ -55,9 +63,7 @@ std::string metric_choices() {
 Metric parse_metric(std::string_view name) {
   const int index = metric_index(name);
   if (index >= 0) return Metric(index);
-  std::vector<std::string> names;
-  for (Metric m : all_metrics()) names.push_back(metric_name(m));
-  EGM_THROW(ConfigError, "unknown metric '{}'; valid: {}", std::string(name), fmt::join(names, ", "));
+  EGM_THROW(ConfigError, "unknown metric '{}'; valid: {}", std::string(name), fmt::join(metric_names(), ", "));
 }
 
 const std::vector<Metric>& all_metrics() {
