@@ -321,3 +321,39 @@ ALTER TABLE runs ADD COLUMN numerics_version INTEGER;
 ALTER TABLE runs ADD COLUMN reused_run INTEGER REFERENCES runs(id) ON DELETE SET NULL;
 ALTER TABLE runs ADD COLUMN reused_from TEXT;
 CREATE INDEX cells_by_config_hash ON cells (config_hash);
+-- @migration 12: reused runs read through
+-- A cell linked to a finished run of this same file (runs.reused_run set on
+-- its done run) no longer holds a copy of the original's metrics and
+-- parameter snapshots: they stay stored once, under the original's cell, and
+-- every reader reads them through row_sources, under the linking cell and
+-- its link run. Linking 100,000 cells so writes 100,000 runs rows instead of
+-- copying 1.8 million metric rows (results/BENCHMARKS.md, issue 38). A link
+-- to a run of another file (egm sweep --reuse-from; reused_run NULL) still
+-- holds copied rows. Links written before this version hold copies too,
+-- which the readers leave unread (they equal the original's).
+-- row_sources: for every cell, the cell whose metric rows and parameter
+-- snapshots are its own (itself unless it is such a link) and, for a link,
+-- the link's run, which the rows read as.
+CREATE VIEW row_sources AS
+  SELECT c.id AS cell_id,
+         coalesce((SELECT o.cell_id FROM runs l JOIN runs o ON o.id = l.reused_run
+                   WHERE l.cell_id = c.id AND l.status = 'done' ORDER BY l.attempt DESC LIMIT 1), c.id)
+           AS rows_cell_id,
+         (SELECT l.id FROM runs l JOIN runs o ON o.id = l.reused_run
+          WHERE l.cell_id = c.id AND l.status = 'done' ORDER BY l.attempt DESC LIMIT 1) AS link_run_id
+  FROM cells c;
+-- The two views over the rows read through it: a linked cell's points and
+-- learned values are its original's, named by the linking cell and run.
+DROP VIEW metric_points;
+CREATE VIEW metric_points AS
+  SELECT s.name AS sweep, c.id AS cell_id, c.key AS key, c.variant AS variant, c.seed AS seed,
+         c.grid_point AS grid_point, coalesce(x.link_run_id, m.run_id) AS run_id, m.split AS split,
+         m.step AS step, m.loss AS loss, m.lr AS lr, m.tokens_per_s AS tokens_per_s, m.time AS time
+  FROM row_sources x JOIN cells c ON c.id = x.cell_id JOIN sweeps s ON s.id = c.sweep_id
+       JOIN metrics m ON m.cell_id = x.rows_cell_id;
+DROP VIEW params;
+CREATE VIEW params AS
+  SELECT x.cell_id AS cell_id, coalesce(x.link_run_id, s.run_id) AS run_id, s.step AS step, v.module AS module,
+         v.layer AS layer, v.idx AS idx, v.name AS name, v.value AS value
+  FROM row_sources x JOIN param_snapshots s ON s.cell_id = x.rows_cell_id
+       JOIN param_layouts l ON l.id = s.layout_id JOIN param_values(l.layout, s.data) v;

@@ -92,12 +92,17 @@ std::string show_value(const Value& v) {
 // them in step order); each layout parsed once per export.
 class PackedParamsReader {
  public:
+  explicit PackedParamsReader(int schema_version) : schema_version_(schema_version) {}
+
   int64_t operator()(Connection& connection, int64_t cell_id, const RowSink& sink) {
     // Created on the first call, then shared by the copies std::function makes.
     if (layouts_ == nullptr) layouts_ = std::make_shared<std::map<int64_t, std::vector<ParamSeries>>>();
     auto& layouts = *layouts_;
+    // A linked cell's snapshots are its original's, as the link's cell and run (row_sources, schema v12).
     CachedStatement s = connection.cached(
-        "SELECT cell_id, run_id, step, layout_id, data FROM param_snapshots WHERE cell_id = ?1 ORDER BY step");
+        "SELECT x.cell_id, coalesce(x.link_run_id, s.run_id), s.step, s.layout_id, s.data FROM " +
+        row_sources_from(schema_version_) +
+        " x JOIN param_snapshots s ON s.cell_id = x.rows_cell_id WHERE x.cell_id = ?1 ORDER BY s.step");
     s->bind(1, cell_id);
     // The params table's eight columns, in export_tables' order: cell_id, run_id, step, module, layer, idx, name, value.
     Row row(8);
@@ -142,6 +147,7 @@ class PackedParamsReader {
   }
 
  private:
+  int schema_version_;
   // Shared by the copies std::function makes.
   std::shared_ptr<std::map<int64_t, std::vector<ParamSeries>>> layouts_;
 };
@@ -187,13 +193,18 @@ std::vector<ExportTable> export_tables(int schema_version) {
        true,
        "",
        {}});
-  tables.push_back(
-      {"metrics",
-       {m("cell_id"), m("run_id"), m("split"), m("step"), m("loss"), m("lr"), m("tokens_per_s"), m("time")},
-       "FROM metrics m WHERE m.cell_id = ?1 ORDER BY m.split, m.step",  // the primary key's order
-       true,
-       "",
-       {}});
+  // A linked cell's rows are its original's, read through row_sources (x, schema v12) as the link's cell and run.
+  SourceColumn metric_cell = m("cell_id"), metric_run = m("run_id");
+  metric_cell.expr = "x.cell_id";
+  metric_run.expr = "coalesce(x.link_run_id, m.run_id)";
+  tables.push_back({"metrics",
+                    {metric_cell, metric_run, m("split"), m("step"), m("loss"), m("lr"), m("tokens_per_s"), m("time")},
+                    "FROM " + row_sources_from(schema_version) +
+                        " x JOIN metrics m ON m.cell_id = x.rows_cell_id WHERE x.cell_id = ?1 "
+                        "ORDER BY m.split, m.step",  // the primary key's order
+                    true,
+                    "",
+                    {}});
   ExportTable params{"params",
                      {p("cell_id"), p("run_id"), p("step"), p("module"), p("layer"), p("idx"), p("name"), p("value")},
                      "FROM params p WHERE p.cell_id = ?1 ORDER BY p.step, p.module, p.layer, p.name, p.idx",
@@ -201,7 +212,7 @@ std::vector<ExportTable> export_tables(int schema_version) {
                      "",
                      {}};
   // Before schema v5 `params` was a table of these rows (keyed in this order); since, its rows are packed.
-  if (schema_version >= 5) params.read = PackedParamsReader{};
+  if (schema_version >= 5) params.read = PackedParamsReader{schema_version};
   tables.push_back(std::move(params));
   // A sequential sweep's looks (egm sweep --until, schema v10): one row per look and claim.
   tables.push_back({"looks",

@@ -606,16 +606,23 @@ void copy_corpus(Connection& out, const SweepPlan& p, int64_t src_id) {
               src_id, p.out_id);
 }
 
+// The done links (l) of the picked cells whose original (o) is not picked.
+constexpr const char* kLinksLeftBehind =
+    "l.status = 'done' AND l.cell_id IN (SELECT src_cell FROM temp.picked) "
+    "AND o.cell_id NOT IN (SELECT src_cell FROM temp.picked)";
+
 // Everything of the picked cells (temp.picked) but the cells themselves, table
 // by table as db/tables.h lists them (runs, source diffs, metrics, learned
 // parameters, events, looks); ids shifted by the offsets. A table listed there
 // that merge has no copy for is an Error (tests/db/test_merge.cpp), never left out.
 void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t run_off, MergeSummary& summary) {
+  // Reuse came with v11 (runs.reused_run); an older input has no links.
+  const std::vector<std::string> src_run_cols = table_columns(out, "src", "runs");
+  const bool has_reuse = std::find(src_run_cols.begin(), src_run_cols.end(), "reused_run") != src_run_cols.end();
   const std::map<std::string, std::function<void()>> copies{
       {"runs",
        [&] {
          // What ran each cell (host, commit, source diff, compute), the input named.
-         const std::vector<std::string> src_run_cols = table_columns(out, "src", "runs");
          const std::string merge_source =
              std::find(src_run_cols.begin(), src_run_cols.end(), "merge_source") != src_run_cols.end()
                  ? fmt::format("coalesce(r.merge_source + {0}, {0})", source)
@@ -631,9 +638,7 @@ void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t r
                             {"merge_source", merge_source},
                             // A reused cell's link keeps naming its original when the original comes along
                             // (shifted as the runs are); otherwise reused_from alone says where it came from.
-                            {"reused_run", std::find(src_run_cols.begin(), src_run_cols.end(), "reused_run") !=
-                                                   src_run_cols.end()
-                                               ? fmt::format("CASE WHEN r.reused_run IN (SELECT o.id FROM src.runs o "
+                            {"reused_run", has_reuse ? fmt::format("CASE WHEN r.reused_run IN (SELECT o.id FROM src.runs o "
                                                              "WHERE o.cell_id IN (SELECT src_cell FROM temp.picked)) "
                                                              "THEN r.reused_run + {} END",
                                                              run_off)
@@ -653,6 +658,16 @@ void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t r
                             {"run_id", fmt::format("m.run_id + {}", run_off)}},
                            "FROM src.metrics m WHERE m.cell_id IN (SELECT src_cell FROM temp.picked)"));
          summary.metrics += out.changes();
+         // A link reads its original's rows (row_sources, v12): one whose original does not come
+         // along takes a copy (its reused_run is NULL here); one that holds copies (before v12) keeps them.
+         if (has_reuse) {
+           out.exec(fmt::format("INSERT OR IGNORE INTO main.metrics (cell_id, run_id, step, split, loss, lr, "
+                                "tokens_per_s, time) SELECT l.cell_id + {}, l.id + {}, m.step, m.split, m.loss, m.lr, "
+                                "m.tokens_per_s, m.time FROM src.runs l JOIN src.runs o ON o.id = l.reused_run "
+                                "JOIN src.metrics m ON m.cell_id = o.cell_id WHERE {}",
+                                cell_off, run_off, kLinksLeftBehind));
+           summary.metrics += out.changes();
+         }
        }},
       {"param_layouts",
        [&] {
@@ -666,6 +681,14 @@ void copy_cell_rows(Connection& out, int64_t source, int64_t cell_off, int64_t r
              "JOIN src.param_layouts sl ON sl.id = s.layout_id JOIN main.param_layouts ml ON ml.layout = sl.layout "
              "WHERE s.cell_id IN (SELECT src_cell FROM temp.picked) ORDER BY s.id",
              cell_off, run_off));
+         if (has_reuse)
+           out.exec(fmt::format(
+               "INSERT OR IGNORE INTO main.param_snapshots (cell_id, run_id, step, layout_id, data) "
+               "SELECT l.cell_id + {}, l.id + {}, s.step, ml.id, s.data FROM src.runs l JOIN src.runs o "
+               "ON o.id = l.reused_run JOIN src.param_snapshots s ON s.cell_id = o.cell_id "
+               "JOIN src.param_layouts sl ON sl.id = s.layout_id JOIN main.param_layouts ml ON ml.layout = sl.layout "
+               "WHERE {} ORDER BY s.id",
+               cell_off, run_off, kLinksLeftBehind));
        }},
       {"events",
        [&] {

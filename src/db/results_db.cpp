@@ -13,6 +13,7 @@
 #include "db/migrations.h"
 #include "db/param_pack.h"
 #include "db/schema_check.h"
+#include "db/tables.h"
 #include "util/enum_names.h"
 #include "util/error.h"
 #include "util/eta.h"
@@ -125,14 +126,18 @@ SweepRow read_sweep(const Statement& s) {
 }
 
 // grid_point and grid_json came with schema v3; an older file (read-only) has neither.
-// The subquery gives the latest train step (progress of a running cell) without a second query per cell.
+// The subquery gives the latest train step (progress of a running cell) without a second query per cell;
+// a done cell without rows of its own may be a link, which reads its original's (row_sources, v12).
 std::string cell_columns_for(int schema_version) {
+  const std::string train = split_literal(MetricSplit::train);
   return "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
          "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, " +
          measurement_list("c.", ", ", schema_version) +
          ", c.final_step, "
-         "(SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = " +
-         split_literal(MetricSplit::train) + "), c.updated_at, " +
+         "coalesce((SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = " + train +
+         "), CASE WHEN c.status = '" + std::string(to_string(CellStatus::done)) + "' THEN (SELECT max(m.step) FROM " +
+         row_sources_from(schema_version) + " x JOIN metrics m ON m.cell_id = x.rows_cell_id WHERE x.cell_id = c.id " +
+         "AND m.split = " + train + ") END), c.updated_at, " +
          (schema_version >= 3 ? "c.grid_point, c.grid_json" : "NULL, NULL") +
          " FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
 }

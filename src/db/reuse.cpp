@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "db/tables.h"
 #include "util/error.h"
 #include "util/process_info.h"
 #include "util/source_state.h"
@@ -98,7 +99,9 @@ ReuseLink write_link(ResultsDb& db, const CellRow& cell, const Candidate& from, 
             cell.id, attempt, t, original, text, from.run_id);
   const int64_t run_id = c.last_insert_rowid();
   c.execute("UPDATE cells SET status = 'done', attempts = ?, updated_at = ? WHERE id = ?", attempt, t, cell.id);
-  take_original_rows(c, cell.id, run_id, from.cell_id);
+  // An original in this file is read through; a link to one that is not (from
+  // --reuse-from, or merged without it) holds the rows, copied in turn.
+  take_original(c, cell.id, run_id, from.cell_id, /*copy_rows=*/!original);
   db.record_event({cell.sweep_id, cell.id, run_id, EventKind::run_reused,
                    fmt::format("{} reused {} ({})", cell.key, text, from.identity.str()), t, std::nullopt});
   return ReuseLink{cell.id, cell.key, run_id, original.value_or(0), text};
@@ -110,18 +113,18 @@ std::string trained_run_text(int64_t run, const std::string& sweep, const std::s
   return fmt::format("run {} of sweep '{}', cell {}, trained on {}", run, sweep, key, host);
 }
 
-void take_original_rows(Connection& c, int64_t cell, int64_t run, int64_t original_cell) {
+void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool copy_rows) {
   c.execute(fmt::format("UPDATE cells SET ({0}, final_step) = (SELECT {0}, final_step FROM cells WHERE id = ?1) "
                         "WHERE id = ?2",
                         measurement_list()),
             original_cell, cell);
-  // The original's trajectory and parameters, in place of whatever an
-  // attempt here had recorded: the cell reads as the original.
+  // Whatever an attempt here had recorded goes: the cell reads as the original.
   c.execute("DELETE FROM metrics WHERE cell_id = ?", cell);
+  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell);
+  if (!copy_rows) return;  // read through row_sources
   c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
             "SELECT ?1, ?2, step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?3",
             cell, run, original_cell);
-  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell);
   c.execute("INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) "
             "SELECT ?1, ?2, step, layout_id, data FROM param_snapshots WHERE cell_id = ?3 ORDER BY step",
             cell, run, original_cell);
@@ -135,7 +138,7 @@ void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell,
             "started_at = ended_at, resumed_from_step = NULL, reused_run = ?1, reused_from = ?2 WHERE id = ?3",
             original, from, run);
   c.execute("UPDATE runs SET reused_run = ? WHERE reused_run = ?", original, run);
-  take_original_rows(c, cell, run, original_cell);
+  take_original(c, cell, run, original_cell, /*copy_rows=*/false);
 }
 
 RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch) {
@@ -266,7 +269,10 @@ ReuseLink copy_link(ResultsDb& db, Connection& other, const CellRow& cell, const
   u.bind(measured + 4, cell.id);
   u.run();
   c.execute("DELETE FROM metrics WHERE cell_id = ?", cell.id);
-  Statement m = other.prepare("SELECT step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?");
+  // The input's rows of that cell, read through its own links (row_sources: a v12 link holds none).
+  const std::string sources = row_sources_from(input.version);
+  Statement m = other.prepare("SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, m.time FROM " + sources +
+                              " x JOIN metrics m ON m.cell_id = x.rows_cell_id WHERE x.cell_id = ?");
   m.bind(1, from.cell_id);
   while (m.step())
     c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
@@ -274,8 +280,9 @@ ReuseLink copy_link(ResultsDb& db, Connection& other, const CellRow& cell, const
               cell.id, run_id, m.int64(0), m.text(1), m.opt_real(2), m.opt_real(3), m.opt_real(4), m.real(5));
   c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell.id);
   Statement p = other.prepare(
-      "SELECT s.step, l.layout, s.data FROM param_snapshots s JOIN param_layouts l ON l.id = s.layout_id "
-      "WHERE s.cell_id = ? ORDER BY s.step");
+      "SELECT s.step, l.layout, s.data FROM " + sources +
+      " x JOIN param_snapshots s ON s.cell_id = x.rows_cell_id JOIN param_layouts l ON l.id = s.layout_id "
+      "WHERE x.cell_id = ? ORDER BY s.step");
   p.bind(1, from.cell_id);
   while (p.step()) {
     const std::string layout = p.text(1), data = p.blob(2);

@@ -51,15 +51,18 @@ struct ReuseLink {
 std::string trained_run_text(int64_t run, const std::string& sweep, const std::string& key, const std::string& host);
 
 // What makes a linked cell read as its original: cell `cell` takes the
-// results (measurements, final step), metrics and parameter snapshots of
-// `original_cell`, recorded under its own run `run`.
-void take_original_rows(Connection& c, int64_t cell, int64_t run, int64_t original_cell);
+// results (measurements, final step) of `original_cell` and drops the rows an
+// attempt of its own had recorded. Its metrics and parameter snapshots are the
+// original's, read through row_sources (db/tables.h, schema v12) when its run
+// `run` names the original (reused_run); `copy_rows` copies them in under
+// `run` instead, for a link whose original is not in the file.
+void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool copy_rows);
 
 // egm merge (two inputs trained one identity): the done run `run` of cell
 // `cell` becomes a link to `original` (of `original_cell`), as a reused run
 // reads: what ran the original, no wall time (started_at = ended_at),
-// reused_run and reused_from = `from`, and the original's rows
-// (take_original_rows). Links that named `run` name `original`.
+// reused_run and reused_from = `from`, reading the original's rows
+// (take_original). Links that named `run` name `original`.
 void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell, int64_t original,
                 const std::string& from);
 

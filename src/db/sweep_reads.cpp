@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "db/tables.h"
 #include "util/error.h"
 
 namespace egm::db {
@@ -32,10 +33,14 @@ std::string events_sql(int schema_version) {
       "LEFT JOIN runs r ON r.id = e.run_id WHERE e.cell_id = ? ORDER BY e.time, e.id",
       schema_version >= 4 ? "e.step" : "NULL");
 }
-// The join names each point's attempt, so a resumed cell shows which attempt wrote which steps.
-constexpr const char* kMetricsSql =
-    "SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, r.attempt, m.time FROM metrics m JOIN runs r ON r.id = "
-    "m.run_id WHERE m.cell_id = ? ORDER BY m.split, m.step";
+// The join names each point's attempt, so a resumed cell shows which attempt wrote which steps (a
+// linked cell's points, read through row_sources, show its link's attempt).
+std::string metrics_sql(int schema_version) {
+  return "SELECT m.step, m.split, m.loss, m.lr, m.tokens_per_s, r.attempt, m.time FROM " +
+         row_sources_from(schema_version) +
+         " x JOIN metrics m ON m.cell_id = x.rows_cell_id JOIN runs r ON r.id = coalesce(x.link_run_id, m.run_id) "
+         "WHERE x.cell_id = ?1 ORDER BY m.split, m.step";
+}
 // params is a view over the packed snapshots from schema v5 on (param_values); the same SQL reads either.
 constexpr const char* kParamsSql =
     "SELECT p.step, p.module, p.layer, p.idx, p.name, p.value FROM params p WHERE p.cell_id = ? "
@@ -77,12 +82,12 @@ std::optional<CellTable> parse_cell_download(std::string_view name) {
 
 Table cell_table(ResultsDb& db, CellTable table, int64_t cell_id) {
   // Declared outside the switch: sql points into it until the statement is prepared.
-  const std::string events = events_sql(db.schema_version());
+  const std::string events = events_sql(db.schema_version()), metrics = metrics_sql(db.schema_version());
   const char* sql = nullptr;
   switch (table) {
     case CellTable::attempts: sql = kAttemptsSql; break;
     case CellTable::events: sql = events.c_str(); break;
-    case CellTable::metrics: sql = kMetricsSql; break;
+    case CellTable::metrics: sql = metrics.c_str(); break;
     case CellTable::params: sql = kParamsSql; break;
     case CellTable::learned: sql = kLearnedSql; break;
   }
@@ -93,9 +98,10 @@ Table cell_table(ResultsDb& db, CellTable table, int64_t cell_id) {
 
 std::vector<LossPoint> split_losses(ResultsDb& db, int64_t sweep_id, MetricSplit split) {
   Statement s = db.connection().prepare(
-      "SELECT m.cell_id, m.step, m.loss FROM metrics m JOIN cells c ON c.id = m.cell_id "
+      "SELECT x.cell_id, m.step, m.loss FROM cells c JOIN " + row_sources_from(db.schema_version()) +
+      " x ON x.cell_id = c.id JOIN metrics m ON m.cell_id = x.rows_cell_id "
       // Grouped by cell, each curve in step order: the caller splits the points into curves at each new cell_id.
-      "WHERE c.sweep_id = ? AND m.split = ? AND m.loss IS NOT NULL ORDER BY m.cell_id, m.step");
+      "WHERE c.sweep_id = ? AND m.split = ? AND m.loss IS NOT NULL ORDER BY x.cell_id, m.step");
   s.bind_all(sweep_id, std::string(to_string(split)));
   std::vector<LossPoint> points;
   while (s.step())  // a loss stored as text (a file edited elsewhere) is no point of a curve
@@ -129,8 +135,9 @@ std::map<int64_t, std::string> param_layout_texts(ResultsDb& db) {
 
 std::vector<SnapshotRef> param_snapshot_refs(ResultsDb& db, int64_t sweep_id) {
   Statement s = db.connection().prepare(
-      "SELECT s.cell_id, s.id, s.step, s.layout_id FROM param_snapshots s JOIN cells c ON c.id = s.cell_id "
-      "WHERE c.sweep_id = ? ORDER BY s.cell_id, s.step");
+      "SELECT x.cell_id, s.id, s.step, s.layout_id FROM cells c JOIN " + row_sources_from(db.schema_version()) +
+      " x ON x.cell_id = c.id JOIN param_snapshots s ON s.cell_id = x.rows_cell_id "
+      "WHERE c.sweep_id = ? ORDER BY x.cell_id, s.step");
   s.bind(1, sweep_id);
   std::vector<SnapshotRef> refs;
   while (s.step()) refs.push_back({s.int64(0), s.int64(1), s.int64(2), s.int64(3)});
@@ -194,7 +201,8 @@ std::vector<CellEnd> cell_ends(ResultsDb& db, int64_t sweep_id) {
 void for_each_metric(ResultsDb& db, int64_t cell_id, const std::function<void(const CellMetric&)>& each) {
   // The cell's rows in primary-key order (split, step): no sort.
   CachedStatement s = db.connection().cached(
-      "SELECT split, step, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?1 ORDER BY split, step");
+      "SELECT m.split, m.step, m.loss, m.lr, m.tokens_per_s, m.time FROM " + row_sources_from(db.schema_version()) +
+      " x JOIN metrics m ON m.cell_id = x.rows_cell_id WHERE x.cell_id = ?1 ORDER BY m.split, m.step");
   s->bind(1, cell_id);
   const std::string& path = db.path();
   // One CellMetric reused across rows; `each` copies what it keeps.

@@ -112,6 +112,9 @@ const std::vector<StoredTable>& stored_tables() {
              integer_col("grid_point"), text_col("grid_json"), text_col("status"), integer_col("attempts"),
              integer_col("failures"), integer_col("final_step")},
             {time_col("updated_at")})),
+      // v12 (db/reuse.h): the cell whose metric rows and parameter snapshots each cell reads.
+      table("row_sources", true, 12, MergeRole::derived,
+            {integer_col("cell_id"), integer_col("rows_cell_id"), integer_col("link_run_id")}),
       table("metric_points", true, 7, MergeRole::derived,
             {text_col("sweep"), integer_col("cell_id"), text_col("key"), text_col("variant"), integer_col("seed"),
              integer_col("grid_point"), integer_col("run_id"), text_col("split"), integer_col("step"), real_col("loss"),
@@ -137,6 +140,12 @@ const StoredColumn& stored_column(std::string_view table, std::string_view colum
   for (const StoredColumn& c : stored_table(table).columns)
     if (c.name == column) return c;
   EGM_THROW(Error, "no column '{}' of {} in db/tables.cpp", column, table);
+}
+
+std::string row_sources_from(int schema_version) {
+  // Before v12 a link held a copy of its original's rows (or there were no links): each cell reads its own.
+  return schema_version >= 12 ? "row_sources"
+                              : "(SELECT id AS cell_id, id AS rows_cell_id, NULL AS link_run_id FROM cells)";
 }
 
 }  // namespace egm::db

@@ -53,4 +53,11 @@ const StoredTable& stored_table(std::string_view name);
 // Its column of that name (an Error for a name not listed).
 const StoredColumn& stored_column(std::string_view table, std::string_view column);
 
+// The FROM item (columns cell_id, rows_cell_id, link_run_id) that gives each
+// cell the cell whose metric rows and parameter snapshots it reads: the view
+// row_sources from schema v12 on (a cell linked to a run of the same file
+// reads the original's rows, as its link run's), before it every cell itself.
+// Every reader of metrics or param_snapshots by cell goes through it.
+std::string row_sources_from(int schema_version);
+
 }  // namespace egm::db

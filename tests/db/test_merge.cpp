@@ -219,6 +219,42 @@ std::string runs_of(const std::string& out) {
                    "JOIN cells c ON c.id = r.cell_id JOIN sweeps s ON s.id = c.sweep_id ORDER BY s.name");
 }
 
+// A link reads its original's rows (row_sources, schema v12). When merge keeps
+// the link but not its original (another input's cell wins it under --prefer),
+// the link arrives holding a copy of the original's rows, naming no run here.
+TEST(Merge, ALinkWhoseOriginalStaysBehindArrivesWithACopyOfItsRows) {
+  ScratchDir dir;
+  const std::string a = dir.file("a.sqlite"), b = dir.file("b.sqlite"), out = dir.file("out.sqlite");
+  train_one(a, "x", 2.25, "node-a");
+  train_one(b, "x", 2.75, "node-b");  // x's one cell again, other results: --prefer b keeps b's
+  {
+    // a's sweep y takes x's run: a link, with no rows of its own.
+    ResultsDb db(a, OpenMode::read_write);
+    const std::string spec =
+        nlohmann::json{{"name", "y"}, {"preset", "tiny"}, {"variants", {"base"}}, {"seeds", {0}}}.dump(2);
+    const int64_t y = db.create_or_load_sweep("y", spec, "hash-" + spec, ChangedSpec::refuse).sweep.id;
+    db.ensure_cells(y, {make_cell("base", 0)});
+    db.set_sweep_corpus(y, SweepCorpus{"c0ffee", 10, "/data/input.txt"});
+    const ReuseLaunch launch{"c0ffee", "cpu", 1, [](const std::string&) { return 1; }};
+    ASSERT_EQ(link_reusable_cells(db, y, launch).size(), 1u);
+  }
+  EXPECT_EQ(text(a, "SELECT count(DISTINCT cell_id) FROM metrics"), "1;");
+  merge_databases({out, {a, b}, b, false});
+  EXPECT_EQ(text(out, "SELECT s.name, r.host, r.reused_run FROM runs r JOIN cells c ON c.id = r.cell_id "
+                      "JOIN sweeps s ON s.id = c.sweep_id ORDER BY s.name"),
+            "x|node-b|NULL;y|node-a|NULL;");
+  // y reads a's x run (2.25), stored under its own cell and run now; x is b's (2.75).
+  EXPECT_EQ(text(out, "SELECT p.sweep, p.loss, p.run_id = r.id FROM metric_points p JOIN runs r ON r.cell_id = "
+                      "p.cell_id ORDER BY p.sweep"),
+            "x|2.75|1;y|2.25|1;");
+  EXPECT_EQ(text(out, "SELECT p.value FROM params p JOIN cells c ON c.id = p.cell_id ORDER BY c.sweep_id"),
+            "1.375;1.125;");
+  EXPECT_EQ(text(out, "SELECT count(*) FROM metrics m JOIN row_sources x ON x.rows_cell_id = m.cell_id "
+                      "WHERE x.cell_id = m.cell_id"),
+            "2;");
+  EXPECT_EQ(text(out, "PRAGMA foreign_key_check"), "");
+}
+
 // Two inputs that trained one run identity in sweeps of other names (issue 38):
 // with the same results the first input's run is kept and the other cell is
 // linked to it as a reused run is, without a flag.
@@ -238,11 +274,14 @@ TEST(Merge, OneIdentityTrainedInTwoInputsIsKeptOnce) {
             "1 cell trained in another input too, with one identity and the same results: linked to that run, "
             "counted once");
   EXPECT_EQ(runs_of(out), "x|node-a|NULL|100.0|NULL;y|node-a|1|0.0|run 1 of sweep 'x', cell base-s0, trained on node-a;");
-  // y's cell reads as x's: its results, curve and parameters, under its own run.
-  EXPECT_EQ(text(out, "SELECT s.name, c.final_val, m.run_id, m.loss FROM cells c JOIN sweeps s ON s.id = c.sweep_id "
-                      "JOIN metrics m ON m.cell_id = c.id ORDER BY s.name"),
+  // y's cell reads as x's: its results, curve and parameters, under its own run,
+  // read through (row_sources); the rows are stored once, under x's cell.
+  EXPECT_EQ(text(out, "SELECT p.sweep, c.final_val, p.run_id, p.loss FROM metric_points p JOIN cells c "
+                      "ON c.id = p.cell_id ORDER BY p.sweep"),
             "x|2.25|1|2.25;y|2.25|2|2.25;");
-  EXPECT_EQ(text(out, "SELECT count(*) FROM param_snapshots GROUP BY cell_id"), "1;1;");
+  EXPECT_EQ(text(out, "SELECT run_id, count(*) FROM params GROUP BY cell_id ORDER BY cell_id"), "1|1;2|1;");
+  EXPECT_EQ(text(out, "SELECT count(*) FROM param_snapshots GROUP BY cell_id"), "1;");
+  EXPECT_EQ(text(out, "SELECT count(DISTINCT cell_id) FROM metrics"), "1;");
   EXPECT_EQ(text(out, "SELECT count(*) FROM events WHERE kind = 'run_reused' AND message LIKE "
                       "'base-s0 reused run 1 of sweep ''x''%egm merge: % both trained it with one identity; kept once)'"),
             "1;");

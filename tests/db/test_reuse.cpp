@@ -67,7 +67,7 @@ ReuseLaunch cpu_launch(int64_t numerics = 1, const std::string& corpus = kCorpus
   return ReuseLaunch{corpus, "cpu", numerics, [](const std::string&) { return 1; }};
 }
 
-TEST(Reuse, LinksAFinishedRunOfTheSameIdentityAndCopiesWhatItMeasured) {
+TEST(Reuse, LinksAFinishedRunOfTheSameIdentityAndReadsWhatItMeasured) {
   ScratchDir dir;
   ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
   const int64_t a = add_sweep(db, "a");
@@ -93,18 +93,26 @@ TEST(Reuse, LinksAFinishedRunOfTheSameIdentityAndCopiesWhatItMeasured) {
   EXPECT_EQ(run.info.host, "node-a");
   EXPECT_EQ(run.info.threads, std::optional<int64_t>(2));
   EXPECT_EQ(run.reused_from, std::optional<std::string>(links[0].from));
-  // The original's metrics and parameter snapshot, now the linked cell's.
+  // The original's metrics and parameter snapshot, now the linked cell's: read
+  // through (the views), stored once (the tables hold none under the link).
   Statement m = db.connection().prepare(
-      "SELECT count(*), min(loss), min(run_id) FROM metrics WHERE cell_id = ?");
+      "SELECT count(*), min(loss), min(run_id) FROM metric_points WHERE cell_id = ?");
   m.bind(1, linked.id);
   ASSERT_TRUE(m.step());
   EXPECT_EQ(m.int64(0), 1);
   EXPECT_EQ(m.real(1), 2.25);
   EXPECT_EQ(m.int64(2), links[0].run_id);
-  Statement p = db.connection().prepare("SELECT value FROM params WHERE cell_id = ?");
+  Statement p = db.connection().prepare("SELECT value, run_id FROM params WHERE cell_id = ?");
   p.bind(1, linked.id);
   ASSERT_TRUE(p.step());
   EXPECT_EQ(p.real(0), 3.5);
+  EXPECT_EQ(p.int64(1), links[0].run_id);
+  Statement stored = db.connection().prepare(
+      "SELECT (SELECT count(*) FROM metrics WHERE cell_id = ?1) + (SELECT count(*) FROM param_snapshots WHERE "
+      "cell_id = ?1)");
+  stored.bind(1, linked.id);
+  ASSERT_TRUE(stored.step());
+  EXPECT_EQ(stored.int64(0), 0);
   // Nothing is left to run there, and a second start links nothing again.
   EXPECT_TRUE(link_reusable_cells(db, b, cpu_launch()).empty());
   // What the verbs show, and what the compute statement reads.
@@ -191,11 +199,15 @@ TEST(Reuse, AnInterruptedCellHereTakesTheOriginalsTrajectory) {
   ASSERT_EQ(links.size(), 1u);
   EXPECT_EQ(db.run(stale).status, RunStatus::interrupted);
   EXPECT_EQ(db.run(links[0].run_id).attempt, 2);
-  Statement m = db.connection().prepare("SELECT count(*), max(step) FROM metrics WHERE cell_id = ?");
+  Statement m = db.connection().prepare("SELECT count(*), max(step) FROM metric_points WHERE cell_id = ?");
   m.bind(1, mine.id);
   ASSERT_TRUE(m.step());
   EXPECT_EQ(m.int64(0), 1);   // the original's one point, not the stale attempt's
   EXPECT_EQ(m.int64(1), 10);
+  Statement stale_rows = db.connection().prepare("SELECT count(*) FROM metrics WHERE cell_id = ?");
+  stale_rows.bind(1, mine.id);
+  ASSERT_TRUE(stale_rows.step());
+  EXPECT_EQ(stale_rows.int64(0), 0);  // the stale attempt's point is gone
 }
 
 // A database from before v11 is upgraded and read as it is: its runs have no

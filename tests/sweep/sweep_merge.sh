@@ -130,6 +130,19 @@ sql "$WORK/v7.sqlite" "PRAGMA writable_schema = ON" \
   "UPDATE sqlite_master SET sql = replace(sql, ', merge_source INTEGER REFERENCES merge_sources(id)', '') WHERE name = 'runs'" \
   "UPDATE sqlite_master SET name = 'unused_t', tbl_name = 'unused_t', sql = replace(replace(sql, 'CREATE TABLE merge_sources', 'CREATE TABLE unused_t'), 'REFERENCES merge_sources(id)', '') WHERE name = 'merge_sources'" \
   "PRAGMA user_version = 7"
+# Its views as schema 7 had them: migration 12 redefined params and metric_points (read
+# through row_sources) and added row_sources; their first CREATE in results.sql is version 7's.
+"$PY" - "$WORK/v7.sqlite" "$EGM_SOURCE_DIR/schemas/results.sql" <<'EOF'
+import re, sqlite3, sys
+schema = open(sys.argv[2]).read()
+c = sqlite3.connect(sys.argv[1])
+c.execute("PRAGMA writable_schema = ON")
+for name in ("params", "metric_points"):
+    first = re.search(r"^CREATE VIEW %s AS.*?;$" % name, schema, re.S | re.M).group(0)[:-1]
+    c.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?", (first, name))
+c.execute("DELETE FROM sqlite_master WHERE name = 'row_sources'")
+c.commit()
+EOF
 expect_eq "the schema 7 copy has no merge_sources" 0 \
   "$(q "$WORK/v7.sqlite" "SELECT count(*) FROM sqlite_master WHERE name = 'merge_sources'")"
 run "merge a schema 7 input" 0 "$EGM" merge "$WORK/from_v7.sqlite" "$WORK/v7.sqlite" "$B"

@@ -57,14 +57,23 @@ expect_in "the coordinator names the reused cells" "4 cells reused finished runs
 run "dry run after it" 0 sweep "$SPECS/reuse_causal.json" --db "$DB" --dry-run
 expect_in "dry run after it: every cell done" "over the 0 of 8 cells to train; 0 linked to finished runs of the same identity instead (--no-reuse trains them), 8 done already" "$out"
 expect_in "dry run after it: no wall time" "wall time: none, nothing to train" "$out"
-# A reused cell holds the original's numbers, curves and parameter snapshots.
+# A reused cell holds the original's numbers and reads its curves and parameter snapshots
+# (row_sources), which are stored once, under the original's cell.
 expect_eq "reused cells equal their originals" "0" "$(q "$DB" "SELECT count(*) FROM cells c JOIN sweeps s ON
   s.id = c.sweep_id JOIN cells o ON o.config_hash = c.config_hash AND o.id != c.id WHERE s.name = 'reuse_causal'
   AND (c.final_val IS NOT o.final_val OR c.best_val IS NOT o.best_val OR c.full_val IS NOT o.full_val
-  OR c.ar_val IS NOT o.ar_val OR (SELECT count(*) FROM metrics m WHERE m.cell_id = c.id) !=
-  (SELECT count(*) FROM metrics m WHERE m.cell_id = o.id) OR (SELECT group_concat(hex(data)) FROM
-  (SELECT data FROM param_snapshots p WHERE p.cell_id = c.id ORDER BY step)) IS NOT (SELECT group_concat(hex(data))
-  FROM (SELECT data FROM param_snapshots p WHERE p.cell_id = o.id ORDER BY step)))")"
+  OR c.ar_val IS NOT o.ar_val OR (SELECT group_concat(step || split || loss) FROM (SELECT * FROM metric_points m
+  WHERE m.cell_id = c.id ORDER BY split, step)) IS NOT (SELECT group_concat(step || split || loss) FROM
+  (SELECT * FROM metric_points m WHERE m.cell_id = o.id ORDER BY split, step)) OR (SELECT group_concat(hex(data))
+  FROM (SELECT data FROM param_snapshots p JOIN row_sources x ON p.cell_id = x.rows_cell_id WHERE x.cell_id = c.id
+  ORDER BY step)) IS NOT (SELECT group_concat(hex(data)) FROM (SELECT data FROM param_snapshots p WHERE
+  p.cell_id = o.id ORDER BY step)))")"
+expect_eq "a reused cell stores no rows of its own" "0" "$(q "$DB" "SELECT count(*) FROM metrics m JOIN runs r
+  ON r.cell_id = m.cell_id WHERE r.reused_from IS NOT NULL")"
+expect_eq "... and reads them all" "$(q "$DB" "SELECT count(*) FROM metrics m JOIN cells c ON c.id = m.cell_id
+  WHERE c.config_hash IN (SELECT o.config_hash FROM cells o JOIN runs r ON r.cell_id = o.id WHERE
+  r.reused_from IS NOT NULL)")" "$(q "$DB" "SELECT count(*) FROM metric_points p JOIN runs r ON r.cell_id = p.cell_id
+  WHERE r.reused_from IS NOT NULL")"
 expect_eq "a reused cell's link has no wall time" "0" "$(q "$DB" "SELECT count(*) FROM runs
   WHERE reused_from IS NOT NULL AND ended_at != started_at")"
 
