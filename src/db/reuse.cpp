@@ -63,6 +63,16 @@ std::vector<Candidate> candidates(Connection& c, const std::string& config_hash,
   return out;
 }
 
+// The transaction the links are written in: their own, or none when the
+// caller holds one (the launch opens the sweep and links its cells in one),
+// which makes them all or nothing already. Not a savepoint there: one held
+// open over every link of a large sweep makes SQLite's in-memory sub-journal
+// grow with each page the links touch, and every statement's end walks it
+// from its start (quadratic: 100,000 links took 534 s; results/BENCHMARKS.md).
+void begin_unless_in_one(std::optional<Transaction>& tx, Connection& c) {
+  if (!c.in_transaction()) tx.emplace(c);
+}
+
 // What a link to `from` says it came from (runs.reused_from): a link's link
 // names the original.
 std::string link_text(const Candidate& from) {
@@ -87,9 +97,12 @@ ReuseLink write_link(ResultsDb& db, const CellRow& cell, const Candidate& from, 
   const std::optional<int64_t> original = from.reused_from ? from.reused_run : std::optional<int64_t>(from.run_id);
   const std::string text = link_text(from);
   const int attempt = cell.attempts + 1;
-  c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
-            "WHERE cell_id = ? AND status = 'running'",
-            t, fmt::format("superseded by attempt {}, a reused run", attempt), cell.id);
+  // A cell never attempted (most, at a launch) has no runs row to close and no rows to drop.
+  const bool attempted = cell.attempts > 0;
+  if (attempted)
+    c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
+              "WHERE cell_id = ? AND status = 'running'",
+              t, fmt::format("superseded by attempt {}, a reused run", attempt), cell.id);
   // What ran the original, so the mixed-device and mixed-commit warnings and
   // the run listings see it; no wall time of its own.
   c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
@@ -98,10 +111,9 @@ ReuseLink write_link(ResultsDb& db, const CellRow& cell, const Candidate& from, 
             "source_diff_sha256, threads, gpu_name, numerics_version, ?4, ?5 FROM runs WHERE id = ?6",
             cell.id, attempt, t, original, text, from.run_id);
   const int64_t run_id = c.last_insert_rowid();
-  c.execute("UPDATE cells SET status = 'done', attempts = ?, updated_at = ? WHERE id = ?", attempt, t, cell.id);
   // An original in this file is read through; a link to one that is not (from
   // --reuse-from, or merged without it) holds the rows, copied in turn.
-  take_original(c, cell.id, run_id, from.cell_id, /*copy_rows=*/!original);
+  take_original(c, cell.id, run_id, from.cell_id, attempted, /*copy_rows=*/!original, attempt, t);
   db.record_event({cell.sweep_id, cell.id, run_id, EventKind::run_reused,
                    fmt::format("{} reused {} ({})", cell.key, text, from.identity.str()), t, std::nullopt});
   return ReuseLink{cell.id, cell.key, run_id, original.value_or(0), text};
@@ -113,14 +125,23 @@ std::string trained_run_text(int64_t run, const std::string& sweep, const std::s
   return fmt::format("run {} of sweep '{}', cell {}, trained on {}", run, sweep, key, host);
 }
 
-void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool copy_rows) {
-  c.execute(fmt::format("UPDATE cells SET ({0}, final_step) = (SELECT {0}, final_step FROM cells WHERE id = ?1) "
-                        "WHERE id = ?2",
-                        measurement_list()),
-            original_cell, cell);
+void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool attempted, bool copy_rows,
+                   std::optional<int> done_as, double t) {
+  if (done_as)
+    c.execute(fmt::format("UPDATE cells SET ({0}, final_step, status, attempts, updated_at) = (SELECT {0}, "
+                          "final_step, 'done', ?3, ?4 FROM cells WHERE id = ?1) WHERE id = ?2",
+                          measurement_list()),
+              original_cell, cell, int64_t{*done_as}, t);
+  else
+    c.execute(fmt::format("UPDATE cells SET ({0}, final_step) = (SELECT {0}, final_step FROM cells WHERE id = ?1) "
+                          "WHERE id = ?2",
+                          measurement_list()),
+              original_cell, cell);
   // Whatever an attempt here had recorded goes: the cell reads as the original.
-  c.execute("DELETE FROM metrics WHERE cell_id = ?", cell);
-  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell);
+  if (attempted) {
+    c.execute("DELETE FROM metrics WHERE cell_id = ?", cell);
+    c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell);
+  }
   if (!copy_rows) return;  // read through row_sources
   c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
             "SELECT ?1, ?2, step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?3",
@@ -138,7 +159,7 @@ void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell,
             "started_at = ended_at, resumed_from_step = NULL, reused_run = ?1, reused_from = ?2 WHERE id = ?3",
             original, from, run);
   c.execute("UPDATE runs SET reused_run = ? WHERE reused_run = ?", original, run);
-  take_original(c, cell, run, original_cell, /*copy_rows=*/false);
+  take_original(c, cell, run, original_cell, /*attempted=*/true, /*copy_rows=*/false);
 }
 
 RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch) {
@@ -155,12 +176,13 @@ std::vector<ReuseLink> link_reusable_cells(ResultsDb& db, int64_t sweep_id, cons
   EGM_CHECK(!db.read_only(), "link_reusable_cells needs a writable database");
   std::vector<ReuseLink> links;
   if (db.schema_version() < 11) return links;
-  Transaction tx(db.connection());
+  std::optional<Transaction> tx;
+  begin_unless_in_one(tx, db.connection());
   const double t = unix_now();
   for (const CellRow& cell : db.cells_to_run(sweep_id))
     if (const std::optional<Candidate> k = match(db.connection(), cell, launch, cell.id))
       links.push_back(write_link(db, cell, *k, t));
-  tx.commit();
+  if (tx) tx->commit();
   return links;
 }
 
@@ -326,7 +348,8 @@ ReuseFromResult link_from_database(ResultsDb& db, int64_t sweep_id, const ReuseL
     return out;
   }
   Connection other(input.path, OpenMode::read_only);
-  Transaction tx(db.connection());
+  std::optional<Transaction> tx;
+  begin_unless_in_one(tx, db.connection());
   const double t = unix_now();
   std::optional<int64_t> source;
   std::vector<std::string> corpora;  // the corpora of runs that matched but for their identity
@@ -345,7 +368,7 @@ ReuseFromResult link_from_database(ResultsDb& db, int64_t sweep_id, const ReuseL
       break;
     }
   }
-  tx.commit();
+  if (tx) tx->commit();
   if (out.links.empty()) {
     std::vector<std::string> short_shas;
     for (const std::string& c : corpora) short_shas.push_back(c.empty() ? "unknown" : c.substr(0, 12));

@@ -55,8 +55,11 @@ std::string trained_run_text(int64_t run, const std::string& sweep, const std::s
 // attempt of its own had recorded. Its metrics and parameter snapshots are the
 // original's, read through row_sources (db/tables.h, schema v12) when its run
 // `run` names the original (reused_run); `copy_rows` copies them in under
-// `run` instead, for a link whose original is not in the file.
-void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool copy_rows);
+// `run` instead, for a link whose original is not in the file. `attempted`
+// false: the cell was never tried, so it has no rows to drop. `done_as`: the
+// cell is marked done with that many attempts at time `t` in the same write.
+void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool attempted, bool copy_rows,
+                   std::optional<int> done_as = std::nullopt, double t = 0);
 
 // egm merge (two inputs trained one identity): the done run `run` of cell
 // `cell` becomes a link to `original` (of `original_cell`), as a reused run
@@ -71,7 +74,7 @@ RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch);
 
 // Links every cell of the sweep that is to run (ResultsDb::cells_to_run) to a
 // finished run of the same identity elsewhere in the file, and returns the
-// links in spec order. One transaction (a savepoint inside the caller's).
+// links in spec order. All or nothing: its own transaction, or the caller's.
 // Prefers a run that was trained over one that is itself a link; a link's
 // link names the original. Nothing matches when the launch's identity is not
 // known (no corpus, no numerics version).
