@@ -353,7 +353,8 @@ ReuseFromResult link_from_database(ResultsDb& db, int64_t sweep_id, const ReuseL
   const double t = unix_now();
   std::optional<int64_t> source;
   std::vector<std::string> corpora;  // the corpora of runs that matched but for their identity
-  for (const CellRow& cell : db.cells_to_run(sweep_id)) {
+  const std::vector<CellRow> to_run = db.cells_to_run(sweep_id);
+  for (const CellRow& cell : to_run) {
     const RunIdentity wanted = wanted_identity(cell, launch);
     if (!wanted.known()) continue;
     for (const Candidate& k : candidates(other, cell.config_hash, /*except_cell=*/-1)) {
@@ -369,7 +370,8 @@ ReuseFromResult link_from_database(ResultsDb& db, int64_t sweep_id, const ReuseL
     }
   }
   if (tx) tx->commit();
-  if (out.links.empty()) {
+  // A resume with every cell done or linked already has nothing to look for: no note.
+  if (out.links.empty() && !to_run.empty()) {
     std::vector<std::string> short_shas;
     for (const std::string& c : corpora) short_shas.push_back(c.empty() ? "unknown" : c.substr(0, 12));
     out.note = fmt::format("--reuse-from {}: no finished run of it matches a cell to run{}", input.given,

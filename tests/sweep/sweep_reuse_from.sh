@@ -60,6 +60,11 @@ expect_eq "where it came from: the file" "$(realpath "$A")" "$(q "$B" "SELECT s.
 run "egm runs on b" 0 "$EGM" runs --db "$B" --format csv
 expect_in "egm runs names the file" "in $(realpath "$A")" "$out"
 expect_eq "a: unchanged by the reuse" "$before" "$(sha256sum "$A" | cut -d' ' -f1)$(stat -c %Y.%y "$A")"
+# The same command again: every cell is done, so there is nothing to look for in a (and no
+# "no finished run of it matches" note), and nothing is linked twice.
+run "b again, every cell done" 0 sweep "$SPECS/one_cell.json" --db "$B" --reuse-from "$A"
+expect_eq "b again: no note about a" "" "$(grep -F "no finished run of it matches" <<<"$out$err")"
+expect_eq "b again: one run still" 1 "$(q "$B" "SELECT count(*) FROM runs")"
 
 # ---- another corpus: nothing matches, and it is said
 head -c 300000 "$EGM_DATA" >"$WORK/other.txt"
