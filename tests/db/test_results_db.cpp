@@ -28,6 +28,15 @@ RunInfo info(const std::string& host = "node1", std::optional<int64_t> resumed =
   return i;
 }
 
+// A fresh database with sweep "s" and one cell, base-s0 (at most `max_attempts` attempts).
+struct OneCell {
+  ScratchDir dir;
+  ResultsDb db{dir.file("r.sqlite"), OpenMode::read_write_create};
+  int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
+  int64_t cell;
+  explicit OneCell(int max_attempts = 2) : cell(db.ensure_cells(sweep, {make_cell("base", 0, 100, max_attempts)})[0]) {}
+};
+
 TEST(Sweeps, CreateLoadAndRefuseChangedSpec) {
   ScratchDir dir;
   const std::string path = dir.file("r.sqlite");
@@ -166,10 +175,9 @@ TEST(Attempts, LifecycleRetriesAndResults) {
 }
 
 TEST(Attempts, ExhaustedFailuresAreNotRetried) {
-  ScratchDir dir;
-  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
-  const int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
-  const int64_t cell = db.ensure_cells(sweep, {make_cell("base", 0, 100, /*max_attempts=*/2)})[0];
+  OneCell one(/*max_attempts=*/2);
+  ResultsDb& db = one.db;
+  const int64_t sweep = one.sweep, cell = one.cell;
   db.finish_attempt(db.start_attempt(cell, info()), RunStatus::failed, "boom 1");
   EXPECT_EQ(db.cells_to_run(sweep).size(), 1u);
   db.finish_attempt(db.start_attempt(cell, info()), RunStatus::failed, "boom 2");
@@ -186,10 +194,9 @@ TEST(Attempts, ExhaustedFailuresAreNotRetried) {
 // good at once, also for a later run of the same spec; its full text goes to the
 // attempt_failed event while the cell and the run keep the one line.
 TEST(Attempts, NotRetriableFailureGivesTheCellUpAtOnce) {
-  ScratchDir dir;
-  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
-  const int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
-  const int64_t cell = db.ensure_cells(sweep, {make_cell("base", 0, 100, /*max_attempts=*/3)})[0];
+  OneCell one(/*max_attempts=*/3);
+  ResultsDb& db = one.db;
+  const int64_t sweep = one.sweep, cell = one.cell;
   const int64_t run = db.start_attempt(cell, info());
   const std::string trace = "out of memory\nException raised from alloc at a.cpp:1 (most recent call first):\nframe #0";
   db.finish_attempt(run, RunStatus::failed, "out of memory", {}, FailureInfo{trace, /*retriable=*/false});
@@ -265,10 +272,9 @@ TEST(Attempts, RunningCellFromAPreviousCoordinatorIsRecovered) {
 }
 
 TEST(Attempts, StartingAgainClosesALeftoverRunningAttempt) {
-  ScratchDir dir;
-  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
-  const int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
-  const int64_t cell = db.ensure_cells(sweep, {make_cell("base", 0)})[0];
+  OneCell one;
+  ResultsDb& db = one.db;
+  const int64_t cell = one.cell;
   const int64_t run1 = db.start_attempt(cell, info());
   const int64_t run2 = db.start_attempt(cell, info());  // no recover_interrupted in between
   EXPECT_EQ(db.run(run1).status, RunStatus::interrupted);
@@ -279,10 +285,9 @@ TEST(Attempts, StartingAgainClosesALeftoverRunningAttempt) {
 }
 
 TEST(Metrics, ResumedAttemptOverwritesRedoneSteps) {
-  ScratchDir dir;
-  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
-  const int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
-  const int64_t cell = db.ensure_cells(sweep, {make_cell("base", 0)})[0];
+  OneCell one;
+  ResultsDb& db = one.db;
+  const int64_t cell = one.cell;
   const int64_t run1 = db.start_attempt(cell, info());
   std::vector<MetricPoint> first;
   for (int64_t step = 0; step <= 10; ++step)
@@ -320,10 +325,9 @@ TEST(Metrics, ResumedAttemptOverwritesRedoneSteps) {
 }
 
 TEST(Metrics, BatchIsOneTransaction) {
-  ScratchDir dir;
-  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
-  const int64_t sweep = db.create_or_load_sweep("s", "{}", "h", false).sweep.id;
-  const int64_t cell = db.ensure_cells(sweep, {make_cell("base", 0)})[0];
+  OneCell one;
+  ResultsDb& db = one.db;
+  const int64_t sweep = one.sweep, cell = one.cell;
   const int64_t run = db.start_attempt(cell, info());
   RecordBatch batch;
   batch.metrics.push_back({cell, run, 1, MetricSplit::train, 3.0, std::nullopt, std::nullopt, 0});

@@ -67,12 +67,19 @@ ReuseLaunch cpu_launch(int64_t numerics = 1, const std::string& corpus = kCorpus
   return ReuseLaunch{corpus, "cpu", numerics, [](const std::string&) { return 1; }};
 }
 
-TEST(Reuse, LinksAFinishedRunOfTheSameIdentityAndReadsWhatItMeasured) {
+// Sweep a with base-s0 trained (`original`), then sweep b, whose base-s0 may take it.
+struct TrainedThenAgain {
   ScratchDir dir;
-  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
-  const int64_t a = add_sweep(db, "a");
-  const int64_t original = train(db, a, "base-s0");
-  const int64_t b = add_sweep(db, "b");
+  ResultsDb db{dir.file("r.sqlite"), OpenMode::read_write_create};
+  int64_t a = add_sweep(db, "a");
+  int64_t original = train(db, a, "base-s0");
+  int64_t b = add_sweep(db, "b");
+};
+
+TEST(Reuse, LinksAFinishedRunOfTheSameIdentityAndReadsWhatItMeasured) {
+  TrainedThenAgain f;
+  ResultsDb& db = f.db;
+  const int64_t original = f.original, b = f.b;
   const std::vector<ReuseLink> links = link_reusable_cells(db, b, cpu_launch());
   ASSERT_EQ(links.size(), 1u);  // ega-s0 was never trained
   EXPECT_EQ(links[0].key, "base-s0");
@@ -127,11 +134,9 @@ TEST(Reuse, LinksAFinishedRunOfTheSameIdentityAndReadsWhatItMeasured) {
 }
 
 TEST(Reuse, ALinkOfALinkNamesTheOriginal) {
-  ScratchDir dir;
-  ResultsDb db(dir.file("r.sqlite"), OpenMode::read_write_create);
-  const int64_t a = add_sweep(db, "a");
-  const int64_t original = train(db, a, "base-s0");
-  const int64_t b = add_sweep(db, "b");
+  TrainedThenAgain f;
+  ResultsDb& db = f.db;
+  const int64_t original = f.original, b = f.b;
   ASSERT_EQ(link_reusable_cells(db, b, cpu_launch()).size(), 1u);
   // The original's cell in a is what c finds first (trained before links);
   // with the original gone from the candidates' front, the link still leads to it.

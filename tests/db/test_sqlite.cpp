@@ -396,6 +396,44 @@ TEST(Migrations, VersionThreeFileEventsGetTheirStep) {
   }
 }
 
+// A file written at schema 11, when a link held a copy of its original's rows:
+// after the upgrade to 12 the link reads its original's rows through
+// row_sources (its own copies are left unread, not counted twice), under its
+// own run.
+TEST(Migrations, VersionElevenLinksReadThroughAfterTheUpgrade) {
+  ScratchDir dir;
+  const std::string path = dir.file("v11.sqlite");
+  {
+    Connection c(path, OpenMode::read_write_create);
+    EXPECT_EQ(migrate_first(c, 11), 11);
+    insert_old_cell(c, "status, final_val", "'done', 2.5");  // cell 1, sweep 1: the original
+    c.execute("INSERT INTO cells (sweep_id, position, key, variant, seed, config_json, config_hash, max_steps, "
+              "max_attempts, updated_at, status, final_val) VALUES (1, 1, 'base-s0-again', 'base', 0, '{}', 'h2', "
+              "100, 2, 1, 'done', 2.5)");  // cell 2: the link
+    c.execute("INSERT INTO runs (cell_id, attempt, status, host, started_at, ended_at, numerics_version) "
+              "VALUES (1, 1, 'done', 'h', 1, 2, 1)");
+    c.execute("INSERT INTO runs (cell_id, attempt, status, host, started_at, ended_at, numerics_version, "
+              "reused_run, reused_from) VALUES (2, 1, 'done', 'h', 3, 3, 1, 1, 'run 1 of sweep old')");
+    // The original's point, and the link's copy under its own run (a loss no reader may show:
+    // the copy is left unread).
+    for (int64_t cell : {1, 2})
+      c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, time) VALUES (?, ?, 10, 'eval_val', ?, 1)",
+                cell, cell, cell == 1 ? 2.5 : 9.5);
+  }
+  ResultsDb db(path, OpenMode::read_write);
+  ASSERT_EQ(db.schema_version(), 12);
+  Statement points = db.connection().prepare(
+      "SELECT group_concat(cell_id || '|' || run_id || '|' || step || '|' || loss, ';') FROM "
+      "(SELECT * FROM metric_points ORDER BY cell_id, step)");
+  ASSERT_TRUE(points.step());
+  EXPECT_EQ(points.text(0), "1|1|10|2.5;2|2|10|2.5");
+  Statement sources = db.connection().prepare(
+      "SELECT group_concat(cell_id || '>' || rows_cell_id || '@' || coalesce(link_run_id, '-'), ' ') FROM "
+      "(SELECT * FROM row_sources ORDER BY cell_id)");
+  ASSERT_TRUE(sources.step());
+  EXPECT_EQ(sources.text(0), "1>1@- 2>1@2");
+}
+
 TEST(Migrations, RefusesForeignDatabasesAndGarbage) {
   ScratchDir dir;
   const std::string foreign = dir.file("foreign.sqlite");
