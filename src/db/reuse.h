@@ -4,10 +4,13 @@
 // to that run instead of being trained. The link is written where the sweep's
 // cells are written (spec::open_sweep, in its transaction), so the coordinator
 // finds those cells done. A linked cell gets a runs row of its own (status
-// done, no wall time, what ran the original, reused_run and reused_from), the
-// original's results, and a copy of its metrics and parameter snapshots, so
-// every reader (analyze, report, serve, export) reads it as any done cell; the
-// compute statement counts the original once and says what reuse saved.
+// done, no wall time, what ran the original, reused_run and reused_from) and
+// the original's results; its metrics and parameter snapshots stay stored once,
+// under the original's cell, and every reader (analyze, report, serve, export,
+// the params and metric_points views) reads them through row_sources (schema
+// v12, db/tables.h) as the linked cell's own; a link to a run of another file
+// (--reuse-from) holds a copy. The compute statement counts the original once
+// and says what reuse saved.
 //
 // Only finished runs of finished cells are reused: a cell that failed or was
 // interrupted elsewhere is not, and one still running elsewhere is trained
