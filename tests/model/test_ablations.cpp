@@ -22,7 +22,7 @@
 namespace {
 
 // With the variant's fixed options applied (conv_l4: a lag window of 4).
-egm::ModelConfig small_model(const std::string& variant) {
+egm::ModelConfig variant_model(const std::string& variant) {
   egm::ModelConfig c = egm::test::small_model(variant);
   egm::apply_variant_options(c);
   return c;
@@ -63,7 +63,7 @@ void perturb_constant_params(egm::GPT& model, uint64_t seed) {
 // ---------------------------------------------------------------- conv
 
 TEST(ConvAttention, LagZeroIsStandardAttention) {
-  egm::ModelConfig conv = small_model("conv+learned"), base = small_model("base");
+  egm::ModelConfig conv = variant_model("conv+learned"), base = variant_model("base");
   conv.conv_max_lag = 0;
   egm::GPT a = egm::build_model(conv, 4), b = egm::build_model(base, 4);  // same names, same seed: same c_attn/c_proj
   torch::Tensor idx = random_tokens(conv, 3, 1);
@@ -71,7 +71,7 @@ TEST(ConvAttention, LagZeroIsStandardAttention) {
 }
 
 TEST(ConvAttention, StartsAsStandardAttentionAndLeavesItWhenLagWeightsMove) {
-  egm::GPT conv = egm::build_model(small_model("conv_l4"), 4), base = egm::build_model(small_model("base"), 4);
+  egm::GPT conv = egm::build_model(variant_model("conv_l4"), 4), base = egm::build_model(variant_model("base"), 4);
   EXPECT_EQ(conv->config().conv_max_lag, 4);
   torch::Tensor idx = random_tokens(conv->config(), 3, 1);
   EXPECT_LT(max_diff(logits_of(conv, idx), logits_of(base, idx)), 1e-6);
@@ -85,12 +85,12 @@ TEST(ConvAttention, StartsAsStandardAttentionAndLeavesItWhenLagWeightsMove) {
 }
 
 TEST(ConvAttention, ReadsNoFutureKeyAndLagWeightsLearn) {
-  egm::GPT model = egm::build_model(small_model("conv_l4"), 8);
+  egm::GPT model = egm::build_model(variant_model("conv_l4"), 8);
   perturb_constant_params(model, 9);
   torch::Tensor idx = random_tokens(model->config(), 2, 2);
   EXPECT_LT(egm::audit_causality(*model, idx).max_abs_diff, 1e-5);
 
-  egm::GPT fresh = egm::build_model(small_model("conv_l4"), 8);  // at init: one-hot at lag 0
+  egm::GPT fresh = egm::build_model(variant_model("conv_l4"), 8);  // at init: one-hot at lag 0
   fresh->train();
   egm::GPTImpl::loss(fresh->forward(idx), random_tokens(fresh->config(), 2, 3)).backward();
   for (auto& p : fresh->named_parameters()) {
@@ -292,8 +292,8 @@ TEST(ZScore, PopulationStdFloorAndSinglePosition) {
 
 TEST(MultiEnergyGate, IdenticalProjectionsGiveTheSingleEgaGate) {
   for (int64_t n : {2, 4}) {
-    egm::GPT ega = egm::build_model(small_model("ega"), 12);
-    egm::GPT multi = egm::build_model(small_model("ega" + std::to_string(n)), 12);  // same c_attn, c_proj, ...
+    egm::GPT ega = egm::build_model(variant_model("ega"), 12);
+    egm::GPT multi = egm::build_model(variant_model("ega" + std::to_string(n)), 12);  // same c_attn, c_proj, ...
     perturb_constant_params(ega, 13);
     {
       torch::NoGradGuard g;
@@ -317,7 +317,7 @@ TEST(MultiEnergyGate, IdenticalProjectionsGiveTheSingleEgaGate) {
 }
 
 TEST(MultiQuantity, WithoutScoreTermsItIsTheMorletGate) {
-  egm::GPT mq = egm::build_model(small_model("mq_epf"), 21), morlet = egm::build_model(small_model("ega_morlet"), 21);
+  egm::GPT mq = egm::build_model(variant_model("mq_epf"), 21), morlet = egm::build_model(variant_model("ega_morlet"), 21);
   perturb_constant_params(mq, 22);
   {
     torch::NoGradGuard g;
@@ -380,7 +380,7 @@ TEST(Gradients, FiniteWhenTheSignalVanishes) {
   // ln_1 = 0: x = 0, m = 0, re = im = 0 (atan2 at the origin), every energy 0 (var 0).
   for (const char* v : {"mq_epf", "ega_morlet", "ega_db2", "ega4", "conv_l4"}) {
     for (int64_t T : {1, 24}) {
-      egm::GPT model = egm::build_model(small_model(v), 31);
+      egm::GPT model = egm::build_model(variant_model(v), 31);
       {
         torch::NoGradGuard g;
         for (auto& p : model->named_parameters())
@@ -399,7 +399,7 @@ TEST(Gradients, FiniteWhenTheSignalVanishes) {
 // ---------------------------------------------------------------- variants
 
 TEST(ScaleInit, OnlyQAndKRowsChangeByHead) {
-  egm::GPT base = egm::build_model(small_model("base"), 41), scaled = egm::build_model(small_model("scale_init"), 41);
+  egm::GPT base = egm::build_model(variant_model("base"), 41), scaled = egm::build_model(variant_model("scale_init"), 41);
   EXPECT_TRUE(scaled->config().qk_scale_init);
   auto ps = scaled->named_parameters();
   const int64_t d = 32, hs = 8;
@@ -458,7 +458,7 @@ TEST(Variants, EveryNamedVariantResolvesAndGenericNamesWork) {
   EXPECT_EQ(egm::resolve_variant("mq_ef+mope").attention, "mq_ef");
   for (const auto& kind : egm::attention_kinds()) {  // every kind builds and runs with every position
     for (const char* pos : {"learned", "alibi", "rope_only"}) {
-      egm::ModelConfig c = small_model(kind + "+" + pos);
+      egm::ModelConfig c = variant_model(kind + "+" + pos);
       c.conv_max_lag = 2;
       egm::GPT model = egm::build_model(c, 1);
       torch::Tensor logits = logits_of(model, random_tokens(c, 1, 2));
@@ -469,7 +469,7 @@ TEST(Variants, EveryNamedVariantResolvesAndGenericNamesWork) {
 
 TEST(Causality, AuditVerdictForEveryNamedVariant) {
   for (const auto& v : egm::named_variants()) {
-    egm::GPT model = egm::build_model(small_model(v.name), 51);
+    egm::GPT model = egm::build_model(variant_model(v.name), 51);
     perturb_constant_params(model, 52);
     torch::Tensor idx = random_tokens(model->config(), 2, 53);
     egm::CausalityReport r = egm::audit_causality(*model, idx);
@@ -524,14 +524,14 @@ TEST(ParameterCount, AblationsAtThePaperPreset) {
 }
 
 TEST(LearnedParams, EveryNewAttentionReportsItsParameters) {
-  egm::GPT conv = egm::build_model(small_model("conv_l4"), 61);
+  egm::GPT conv = egm::build_model(variant_model("conv_l4"), 61);
   egm::LearnedParams lp = conv->learned_params();
   ASSERT_EQ(lp.size(), 2u * 4 * 9);  // layers * H * (2L+1)
   EXPECT_EQ(lp[4].module, "conv");
   EXPECT_EQ(lp[4].name, "lag_weight");
   EXPECT_EQ(lp[4].index, 4);
   EXPECT_EQ(lp[4].value, 1.0);  // (head 0, lag 0)
-  egm::GPT mq = egm::build_model(small_model("mq_ep"), 61);
+  egm::GPT mq = egm::build_model(variant_model("mq_ep"), 61);
   int n_mix = 0, n_sigma = 0, n_phi = 0, n_flux = 0;
   for (const auto& p : mq->learned_params()) {
     if (p.name == "mix") {
@@ -547,7 +547,7 @@ TEST(LearnedParams, EveryNewAttentionReportsItsParameters) {
   EXPECT_EQ(n_phi, 2 * 4);
   EXPECT_EQ(n_flux, 0);
   for (const char* v : {"ega2", "ega4", "ega_morlet", "ega_db2", "ega_db4"}) {
-    egm::GPT m = egm::build_model(small_model(v), 61);
+    egm::GPT m = egm::build_model(variant_model(v), 61);
     EXPECT_EQ(m->learned_params().front().module, std::string(v)) << v;
   }
 }

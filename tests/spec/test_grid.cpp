@@ -26,10 +26,10 @@ using namespace egm::spec;
 using namespace egm::testing;  // ScratchDir, FileSnapshot, at
 using nlohmann::json;
 
-json minimal() { return json{{"name", "g"}, {"preset", "tiny"}, {"variants", {"base", "ega"}}, {"seeds", {0, 1}}}; }
+json two_variants() { return json{{"name", "g"}, {"preset", "tiny"}, {"variants", {"base", "ega"}}, {"seeds", {0, 1}}}; }
 
 json with_grid(json grid) {
-  json j = minimal();
+  json j = two_variants();
   j["grid"] = std::move(grid);
   return j;
 }
@@ -46,7 +46,7 @@ std::string error_of(F f) {
   return "";
 }
 
-std::vector<Problem> problems_of(const json& j, const std::vector<std::string>& grid_args = {}) {
+std::vector<Problem> grid_problems(const json& j, const std::vector<std::string>& grid_args = {}) {
   try {
     parse_spec(j.dump(2), "g.json", grid_args);
   } catch (const SpecError& e) {
@@ -164,7 +164,7 @@ TEST(GridSpec, ExpandsPointMajorWithTheValuesSet) {
 }
 
 TEST(GridSpec, NoGridKeepsKeysAndHashes) {
-  const ExperimentSpec plain = parse_spec(minimal().dump());
+  const ExperimentSpec plain = parse_spec(two_variants().dump());
   const ExperimentSpec empty = parse_spec(with_grid(json::object()).dump());
   EXPECT_EQ(plain.hash, empty.hash);
   EXPECT_FALSE(plain.canonical.contains("grid"));
@@ -193,7 +193,7 @@ TEST(GridSpec, CommandLineAxesAddOrReplace) {
       R"({"name": "g", "preset": "tiny", "variants": ["base", "ega"], "seeds": [0, 1],
           "grid": {"train.lr": [0.01], "model.dropout": [0, 0.2]}})");
   EXPECT_EQ(s.hash, file.hash);
-  EXPECT_TRUE(mentions(error_of([&] { parse_spec(minimal().dump(), "g.json", {"train.lr=1", "train.lr=2"}); }),
+  EXPECT_TRUE(mentions(error_of([&] { parse_spec(two_variants().dump(), "g.json", {"train.lr=1", "train.lr=2"}); }),
                        "--grid train.lr: axis given twice"));
 }
 
@@ -231,7 +231,7 @@ TEST(GridSpec, RangeInTheFileIsItsList) {
   ASSERT_EQ(lr.grid[0].values.size(), 3u);
   EXPECT_NEAR(lr.grid[0].values[2].get<double>(), 0.003, 1e-12);
   // Not a range: the schema's problem, at the axis.
-  EXPECT_FALSE(at(problems_of(with_grid({{"train.lr", "fast"}})), path_with_key("$.grid", "train.lr")).message.empty());
+  EXPECT_FALSE(at(grid_problems(with_grid({{"train.lr", "fast"}})), path_with_key("$.grid", "train.lr")).message.empty());
   // A malformed or empty range: one line naming the axis.
   EXPECT_TRUE(mentions(error_of([&] { parse_spec(with_grid({{"model.n_layer", "range(4)"}}).dump()); }),
                        "$.grid"));
@@ -241,44 +241,44 @@ TEST(GridSpec, RangeInTheFileIsItsList) {
 
 TEST(GridSpec, BadAxesAreProblemsNamingTheirPath) {
   const std::string lr = path_with_key("$.grid", "train.lr");
-  EXPECT_TRUE(mentions(at(problems_of(with_grid({{"train.lrr", {1}}})), path_with_key("$.grid", "train.lrr")).message,
+  EXPECT_TRUE(mentions(at(grid_problems(with_grid({{"train.lrr", {1}}})), path_with_key("$.grid", "train.lrr")).message,
                        "unknown run-config field 'train.lrr'"));
-  EXPECT_TRUE(mentions(at(problems_of(with_grid({{"lr", {1}}})), path_with_key("$.grid", "lr")).message,
+  EXPECT_TRUE(mentions(at(grid_problems(with_grid({{"lr", {1}}})), path_with_key("$.grid", "lr")).message,
                        "model.n_layer"));
   // Wrong type: a string where a number belongs, a fraction where an integer belongs.
-  EXPECT_FALSE(at(problems_of(with_grid({{"train.lr", {0.001, "fast"}}})), lr + "[1]").message.empty());
+  EXPECT_FALSE(at(grid_problems(with_grid({{"train.lr", {0.001, "fast"}}})), lr + "[1]").message.empty());
   EXPECT_FALSE(
-      at(problems_of(with_grid({{"model.n_layer", {2, 2.5}}})), path_with_key("$.grid", "model.n_layer") + "[1]")
+      at(grid_problems(with_grid({{"model.n_layer", {2, 2.5}}})), path_with_key("$.grid", "model.n_layer") + "[1]")
           .message.empty());
   // Out of range, alone on the shared config.
-  EXPECT_TRUE(mentions(at(problems_of(with_grid({{"train.lr", {-1}}})), lr + "[0]").message, "train.lr must be > 0"));
+  EXPECT_TRUE(mentions(at(grid_problems(with_grid({{"train.lr", {-1}}})), lr + "[0]").message, "train.lr must be > 0"));
   // Empty axis and a duplicate value (the schema says so, at the path).
-  EXPECT_FALSE(at(problems_of(with_grid({{"train.lr", json::array()}})), lr).message.empty());
-  EXPECT_FALSE(at(problems_of(with_grid({{"train.lr", {0.001, 0.001}}})), lr + "[1]").message.empty());
+  EXPECT_FALSE(at(grid_problems(with_grid({{"train.lr", json::array()}})), lr).message.empty());
+  EXPECT_FALSE(at(grid_problems(with_grid({{"train.lr", {0.001, 0.001}}})), lr + "[1]").message.empty());
   // Fields the sweep sets per cell, or the spec sets elsewhere.
-  EXPECT_TRUE(mentions(at(problems_of(with_grid({{"train.seed", {1}}})), path_with_key("$.grid", "train.seed")).message,
+  EXPECT_TRUE(mentions(at(grid_problems(with_grid({{"train.seed", {1}}})), path_with_key("$.grid", "train.seed")).message,
                        "\"seeds\""));
   EXPECT_TRUE(mentions(
-      at(problems_of(with_grid({{"model.variant", {"ega"}}})), path_with_key("$.grid", "model.variant")).message,
+      at(grid_problems(with_grid({{"model.variant", {"ega"}}})), path_with_key("$.grid", "model.variant")).message,
       "\"variants\""));
   json j = with_grid({{"train.lr", {0.001}}});
   j["overrides"] = {{"train", {{"lr", 0.002}}}};
-  EXPECT_TRUE(mentions(at(problems_of(j), lr).message, "also set by overrides.train.lr"));
+  EXPECT_TRUE(mentions(at(grid_problems(j), lr).message, "also set by overrides.train.lr"));
   j = with_grid({{"train.max_steps", {10}}});
   j["steps"] = 20;
-  EXPECT_TRUE(mentions(at(problems_of(j), path_with_key("$.grid", "train.max_steps")).message, "\"steps\""));
+  EXPECT_TRUE(mentions(at(grid_problems(j), path_with_key("$.grid", "train.max_steps")).message, "\"steps\""));
   // A combination that fails only with the rest of the config points at the axis.
   EXPECT_FALSE(
-      at(problems_of(with_grid({{"model.n_head", {2, 3}}})), path_with_key("$.grid", "model.n_head") + "[1]")
+      at(grid_problems(with_grid({{"model.n_head", {2, 3}}})), path_with_key("$.grid", "model.n_head") + "[1]")
           .message.empty());
 }
 
 TEST(GridSpec, CommandLineProblemsNameTheFlagInOneLine) {
-  const std::vector<Problem> p = problems_of(minimal(), {"train.lrx=1"});
+  const std::vector<Problem> p = grid_problems(two_variants(), {"train.lrx=1"});
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].path, "--grid train.lrx");
   try {
-    parse_spec(minimal().dump(), "g.json", {"train.lr=fast"});
+    parse_spec(two_variants().dump(), "g.json", {"train.lr=fast"});
     FAIL() << "accepted";
   } catch (const SpecError& e) {
     const std::string what = e.what();
@@ -336,7 +336,7 @@ TEST(GridSweep, PointsAreStoredResumedAndAChangedGridIsRefused) {
 TEST(GridSweep, ASweepWithoutAGridStoresNoPoint) {
   ScratchDir dir;
   const std::string spec_path = dir.file("p.json"), db_path = dir.file("egm.sqlite");
-  egm::atomic_write_file(spec_path, minimal().dump(2));
+  egm::atomic_write_file(spec_path, two_variants().dump(2));
   SweepSetup s = open_sweep(spec_path, db_path, egm::db::ChangedSpec::refuse);
   for (const auto& r : s.db.list_cells()) {
     EXPECT_FALSE(r.grid_point.has_value());

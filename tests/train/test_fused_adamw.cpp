@@ -91,7 +91,7 @@ egm::RunConfig tiny(const std::string& variant, const std::string& optimizer_pat
   return c;
 }
 
-egm::RuntimeOptions runtime(const std::string& dir = "") {
+egm::RuntimeOptions adamw_runtime(const std::string& dir = "") {
   egm::RuntimeOptions r;
   r.threads = 1;
   r.log_interval = 1;
@@ -105,8 +105,8 @@ TEST(FusedAdamW, FiftyTrainingStepsFollowTodaysTrajectory) {
   for (const std::string variant : {"base", "ega_mope"})
     for (double clip : {0.05, 1.0, 0.0}) {
       egm::MemorySink sa, sb;
-      egm::Trainer a(tiny(variant, "libtorch", clip), runtime(), corpus(), sa);
-      egm::Trainer b(tiny(variant, "fused", clip), runtime(), corpus(), sb);
+      egm::Trainer a(tiny(variant, "libtorch", clip), adamw_runtime(), corpus(), sa);
+      egm::Trainer b(tiny(variant, "fused", clip), adamw_runtime(), corpus(), sb);
       double worst = 0.0;
       for (int step = 0; step < 50; ++step) {
         const double la = a.train_step().item<double>(), lb = b.train_step().item<double>();
@@ -146,13 +146,13 @@ TEST(FusedAdamW, ResumeIsBitwiseIdenticalToAnUninterruptedRun) {
     return out;
   };
   egm::MemorySink straight, first, second;
-  egm::Trainer(c, runtime(), corpus(), straight).run();
+  egm::Trainer(c, adamw_runtime(), corpus(), straight).run();
   const std::string dir = (fs::temp_directory_path() / ("egm_fused_resume_" + std::to_string(::getpid()))).string();
   fs::remove_all(dir);
   int polls = 0;
-  ASSERT_EQ(egm::Trainer(c, runtime(dir), corpus(), first).run([&] { return ++polls > 17; }).status,
+  ASSERT_EQ(egm::Trainer(c, adamw_runtime(dir), corpus(), first).run([&] { return ++polls > 17; }).status,
             egm::Outcome::interrupted);
-  egm::Trainer(c, runtime(dir), corpus(), second).run();
+  egm::Trainer(c, adamw_runtime(dir), corpus(), second).run();
   std::vector<double> got = losses(first), rest = losses(second);
   got.insert(got.end(), rest.begin(), rest.end());
   EXPECT_EQ(got, losses(straight));
@@ -169,7 +169,7 @@ TEST(CudaGraphs, RefusedOnTheCpuWithAClearLine) {
   c.train.cuda_graphs = true;
   egm::MemorySink sink;
   try {
-    egm::Trainer trainer(c, runtime(), corpus(), sink);
+    egm::Trainer trainer(c, adamw_runtime(), corpus(), sink);
     FAIL() << "a CPU run accepted train.cuda_graphs";
   } catch (const egm::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("train.cuda_graphs needs a CUDA device (this run is on cpu)"),

@@ -27,7 +27,7 @@
 
 namespace {
 
-const egm::Corpus& corpus() {
+const egm::Corpus& pinned_corpus() {
   static const egm::Corpus c = egm::test::word_corpus(12345);
   return c;
 }
@@ -66,7 +66,7 @@ const std::map<Key, std::vector<Pinned>>& pins() {
 egm::RunOutcome train(const std::string& variant) {
   egm::RunConfig c = egm::preset_config("tiny");
   c.model.variant = variant;
-  c.model.vocab_size = corpus().vocab_size();
+  c.model.vocab_size = pinned_corpus().vocab_size();
   c.train.seed = 11;
   c.train.max_steps = 20;
   c.train.eval_interval = 10;
@@ -75,7 +75,7 @@ egm::RunOutcome train(const std::string& variant) {
   egm::RuntimeOptions r;
   r.threads = 1;
   egm::MemorySink sink;
-  return egm::Trainer(c, r, corpus(), sink).run();
+  return egm::Trainer(c, r, pinned_corpus(), sink).run();
 }
 
 std::string hex(const std::optional<double>& v) { return v ? fmt::format("{:a}", *v) : "none"; }
