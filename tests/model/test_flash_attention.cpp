@@ -21,34 +21,34 @@
 
 namespace {
 
-constexpr double kRtol = 1e-4, kAtol = 1e-5;
+constexpr double kFlashRtol = 1e-4, kFlashAtol = 1e-5;
 
 // [B, H, T, D] with non-unit strides on every axis but the last, as AttentionImpl::project makes them.
 torch::Tensor strided_heads(int64_t B, int64_t H, int64_t T, int64_t D) {
   return torch::randn({B, T, 3, H, D}).select(2, 1).permute({0, 2, 1, 3});
 }
 
-::testing::AssertionResult close(const torch::Tensor& a, const torch::Tensor& b, double rtol = kRtol,
-                                 double atol = kAtol) {
+::testing::AssertionResult flash_close(const torch::Tensor& a, const torch::Tensor& b, double rtol = kFlashRtol,
+                                 double atol = kFlashAtol) {
   if (a.sizes() != b.sizes()) return ::testing::AssertionFailure() << "shapes " << a.sizes() << " vs " << b.sizes();
   if (torch::allclose(a, b, rtol, atol)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "max |difference| " << (a - b).abs().max().item<double>();
 }
 
-struct Case {
+struct FlashCase {
   int64_t T;
   int bias_heads;  // 0: none, 1: [1, T, T], 3 (= H): one per head, like ALiBi
   double p;        // attention dropout (training)
   bool gated;      // the causal EGA's pair gate
 };
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
+std::string flash_case_name(const ::testing::TestParamInfo<FlashCase>& info) {
+  const FlashCase& c = info.param;
   return "T" + std::to_string(c.T) + "_bias" + std::to_string(c.bias_heads) + (c.p > 0 ? "_dropout" : "_nodropout") +
          (c.gated ? "_gated" : "_plain");
 }
 
-class FlashVsPanels : public ::testing::TestWithParam<Case> {};
+class FlashVsPanels : public ::testing::TestWithParam<FlashCase> {};
 
 // The older path, to which the flash kernels must be equal.
 torch::Tensor panels(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& a,
@@ -60,7 +60,7 @@ torch::Tensor panels(const torch::Tensor& q, const torch::Tensor& k, const torch
 }
 
 TEST_P(FlashVsPanels, ForwardAndEveryGradientMatchWithTheSameDropoutMask) {
-  const Case cs = GetParam();
+  const FlashCase cs = GetParam();
   const int64_t B = 2, H = 3, T = cs.T, D = 16, E = cs.gated ? 17 : 12;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   torch::manual_seed(1000 + T);
@@ -81,22 +81,22 @@ TEST_P(FlashVsPanels, ForwardAndEveryGradientMatchWithTheSameDropoutMask) {
                              : egm::flash_causal_attention(q, k, v, scale, bias, cs.p, true);
   torch::manual_seed(7);
   torch::Tensor y_ref = panels(q, k, v, a, c, d, bias, scale, cs.p, cs.gated);
-  ASSERT_TRUE(close(y, y_ref)) << "forward";
+  ASSERT_TRUE(flash_close(y, y_ref)) << "forward";
 
   torch::Tensor w = torch::randn(y.sizes());
   auto g = torch::autograd::grad({y}, inputs, {w});
   auto g_ref = torch::autograd::grad({y_ref}, inputs, {w});
   const char* names[] = {"dq", "dk", "dv", "da", "dc", "dd"};
-  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(close(g[i], g_ref[i], 1e-4, 1e-4)) << names[i];
+  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(flash_close(g[i], g_ref[i], 1e-4, 1e-4)) << names[i];
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FlashVsPanels,
-    ::testing::Values(Case{1, 0, 0.0, false}, Case{5, 0, 0.1, false}, Case{64, 0, 0.0, false},
-                      Case{100, 3, 0.1, false}, Case{130, 1, 0.0, false}, Case{130, 0, 0.3, false},
-                      Case{1, 0, 0.1, true}, Case{7, 3, 0.0, true}, Case{64, 0, 0.1, true}, Case{100, 0, 0.0, true},
-                      Case{130, 3, 0.2, true}),
-    case_name);
+    ::testing::Values(FlashCase{1, 0, 0.0, false}, FlashCase{5, 0, 0.1, false}, FlashCase{64, 0, 0.0, false},
+                      FlashCase{100, 3, 0.1, false}, FlashCase{130, 1, 0.0, false}, FlashCase{130, 0, 0.3, false},
+                      FlashCase{1, 0, 0.1, true}, FlashCase{7, 3, 0.0, true}, FlashCase{64, 0, 0.1, true}, FlashCase{100, 0, 0.0, true},
+                      FlashCase{130, 3, 0.2, true}),
+    flash_case_name);
 
 // flash_causal_attention_qkv (from the fused projection to the merged heads) against
 // flash_causal_attention on the heads split and merged by hand, with the same dropout mask.
@@ -130,14 +130,14 @@ TEST_P(FlashQkv, EqualsTheSplitHeadsPathForwardAndBackward) {
   torch::Tensor y_ref = egm::flash_causal_attention(heads[0], heads[1], heads[2], scale, bias, cs.p, true)
                             .transpose(1, 2)
                             .reshape({B, T, H * D});
-  ASSERT_TRUE(close(y, y_ref)) << "forward";
+  ASSERT_TRUE(flash_close(y, y_ref)) << "forward";
 
   // An upstream gradient that is not contiguous (a transposed tensor), as well as a plain one.
   for (bool strided : {false, true}) {
     torch::Tensor w = strided ? torch::randn({H * D, T, B}).permute({2, 1, 0}) : torch::randn({B, T, H * D});
     torch::Tensor g = torch::autograd::grad({y}, {qkv}, {w}, /*retain_graph=*/true)[0];
     torch::Tensor g_ref = torch::autograd::grad({y_ref}, {qkv}, {w}, /*retain_graph=*/true)[0];
-    EXPECT_TRUE(close(g, g_ref, 1e-4, 1e-5)) << "dqkv, strided upstream gradient " << strided;
+    EXPECT_TRUE(flash_close(g, g_ref, 1e-4, 1e-5)) << "dqkv, strided upstream gradient " << strided;
     EXPECT_GT(g.abs().sum().item<double>(), 0.0);
   }
 }
@@ -171,11 +171,11 @@ TEST(FlashAttention, WithoutDropoutEqualsSoftmaxOfMaskedScoresTimesV) {
       torch::softmax((torch::matmul(q, k.transpose(-2, -1)) * 0.3).masked_fill(future, -INFINITY), -1), v);
   for (auto [p, training] : {std::pair{0.0, true}, std::pair{0.5, false}}) {
     torch::Tensor y = egm::flash_causal_attention(q, k, v, 0.3, torch::Tensor(), p, training);
-    ASSERT_TRUE(close(y, ref)) << "p " << p << " training " << training;
+    ASSERT_TRUE(flash_close(y, ref)) << "p " << p << " training " << training;
     torch::Tensor w = torch::randn(y.sizes());
     auto g = torch::autograd::grad({y}, {q, k, v}, {w});
     auto g_ref = torch::autograd::grad({ref}, {q, k, v}, {w}, /*retain_graph=*/true);
-    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(close(g[i], g_ref[i], 1e-4, 1e-4)) << "gradient " << i;
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(flash_close(g[i], g_ref[i], 1e-4, 1e-4)) << "gradient " << i;
   }
 }
 
@@ -192,7 +192,7 @@ TEST(FlashAttention, DropoutDrawsOneSeedPerCallAndDiffersBetweenCalls) {
   EXPECT_FALSE(torch::equal(y1, y2)) << "a new mask per call";
   torch::Tensor kept = y1.masked_select(y1 != 0), probs = torch::softmax(
       torch::matmul(q, k.transpose(-2, -1)).masked_fill(torch::ones({T, T}, torch::kBool).triu(1), -INFINITY), -1);
-  EXPECT_TRUE(close(kept, (probs * 2).masked_select(y1 != 0))) << "kept entries scaled by 1 / (1 - p)";
+  EXPECT_TRUE(flash_close(kept, (probs * 2).masked_select(y1 != 0))) << "kept entries scaled by 1 / (1 - p)";
 }
 
 TEST(FlashAttention, RejectsBadShapesAndNonFloat32) {
@@ -256,9 +256,9 @@ TEST_P(FlashInTheModel, LossAndGradientsMatchThePanelPath) {
   auto [loss_flash, g_flash] = run(true);
   auto [loss_panels, g_panels] = run(false);
   egm::set_flash_attention(true);
-  EXPECT_TRUE(close(loss_flash, loss_panels, 1e-5, 1e-6)) << loss_flash.item<double>() << " vs " << loss_panels.item<double>();
+  EXPECT_TRUE(flash_close(loss_flash, loss_panels, 1e-5, 1e-6)) << loss_flash.item<double>() << " vs " << loss_panels.item<double>();
   auto names = model->named_parameters().keys();
-  for (size_t i = 0; i < g_flash.size(); ++i) EXPECT_TRUE(close(g_flash[i], g_panels[i], 1e-3, 1e-5)) << names[i];
+  for (size_t i = 0; i < g_flash.size(); ++i) EXPECT_TRUE(flash_close(g_flash[i], g_panels[i], 1e-3, 1e-5)) << names[i];
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, FlashInTheModel,

@@ -28,7 +28,7 @@
 
 namespace {
 
-::testing::AssertionResult close(const torch::Tensor& a, const torch::Tensor& b, double rtol, double atol) {
+::testing::AssertionResult sdpa_close(const torch::Tensor& a, const torch::Tensor& b, double rtol, double atol) {
   if (a.sizes() != b.sizes()) return ::testing::AssertionFailure() << "shapes " << a.sizes() << " vs " << b.sizes();
   if (torch::allclose(a, b, rtol, atol)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "max |difference| " << (a - b).abs().max().item<double>();
@@ -38,12 +38,12 @@ struct Shape {
   int64_t B, T, n_head, d_model;
 };
 
-struct Case {
+struct SdpaCase {
   std::string variant;
   Shape shape;
 };
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+std::string sdpa_case_name(const ::testing::TestParamInfo<SdpaCase>& info) {
   std::string v = info.param.variant;
   for (char& ch : v)
     if (ch == '+') ch = '_';
@@ -64,10 +64,10 @@ int64_t log_gates(const egm::OpCounts& ops) {
   return it == ops.kernels_by_name.end() ? 0 : it->second;
 }
 
-class SdpaInTheModel : public ::testing::TestWithParam<Case> {};
+class SdpaInTheModel : public ::testing::TestWithParam<SdpaCase> {};
 
 TEST_P(SdpaInTheModel, LossAndEveryGradientMatchTheKernelsAndThePlainOps) {
-  const Case cs = GetParam();
+  const SdpaCase cs = GetParam();
   egm::ModelConfig cfg = egm::test::sized_model(cs.variant, /*n_layer=*/2, cs.shape.n_head, cs.shape.d_model,
                                                 cs.shape.T, /*vocab_size=*/13);
   egm::apply_variant_options(cfg);
@@ -112,27 +112,27 @@ TEST_P(SdpaInTheModel, LossAndEveryGradientMatchTheKernelsAndThePlainOps) {
   auto names = egm::build_model(cfg, 2)->named_parameters().keys();
   for (const auto* other : {&kernels, &eager}) {
     const char* which = other == &kernels ? "kernels" : "eager";
-    EXPECT_TRUE(close(sdpa.loss, other->loss, 1e-5, 1e-6))
+    EXPECT_TRUE(sdpa_close(sdpa.loss, other->loss, 1e-5, 1e-6))
         << which << ": " << sdpa.loss.item<double>() << " vs " << other->loss.item<double>();
     ASSERT_EQ(sdpa.grads.size(), other->grads.size());
     for (size_t i = 0; i < sdpa.grads.size(); ++i)
-      EXPECT_TRUE(close(sdpa.grads[i], other->grads[i], 1e-3, 2e-5)) << which << ": " << names[i];
+      EXPECT_TRUE(sdpa_close(sdpa.grads[i], other->grads[i], 1e-3, 2e-5)) << which << ": " << names[i];
   }
 }
 
-std::vector<Case> cases() {
+std::vector<SdpaCase> cases() {
   const std::vector<Shape> shapes = {{3, 70, 4, 32}, {2, 16, 2, 16}, {1, 9, 8, 64}};
   const std::vector<std::string> variants = {"base",     "ega",     "ega_causal", "alibi",      "rope",
                                              "rope_only", "mope",   "sincos",     "nope",       "ega_mope",
                                              "ega_causal_mope", "ega_alibi", "ega_causal_alibi", "ega_rope_only"};
-  std::vector<Case> out;
+  std::vector<SdpaCase> out;
   for (const auto& v : variants) out.push_back({v, shapes[0]});
   for (const auto& v : {"base", "ega", "ega_causal", "alibi", "rope"})
     for (size_t s = 1; s < shapes.size(); ++s) out.push_back({v, shapes[s]});
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, SdpaInTheModel, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Variants, SdpaInTheModel, ::testing::ValuesIn(cases()), sdpa_case_name);
 
 // A causal-EGA gate shut in one head (every g_ij ~ 0): the published renormalisation
 // divides ~0 by max(~0, 1e-8) and gives ~0; a single log-gate copy of the keys would
@@ -159,8 +159,8 @@ TEST(SdpaAttention, CausalEgaWithAShutGateMatchesThePublishedClamp) {
     if (path == "sdpa") EXPECT_EQ(log_gates(counter.counts()), 2) << "the clamp may bind: the two-copy form";
     return out;
   };
-  EXPECT_TRUE(close(logits("sdpa"), logits("eager"), 1e-4, 1e-5));
-  EXPECT_TRUE(close(logits("sdpa"), logits("kernels"), 1e-4, 1e-5));
+  EXPECT_TRUE(sdpa_close(logits("sdpa"), logits("eager"), 1e-4, 1e-5));
+  EXPECT_TRUE(sdpa_close(logits("sdpa"), logits("kernels"), 1e-4, 1e-5));
 }
 
 // Causal EGA's SDPA path takes one copy of the keys only where that is exact: at dropout 0
@@ -196,8 +196,8 @@ TEST(SdpaAttention, CausalEgaTakesOneCopyOfTheKeysOnlyWhereThatIsExact) {
   EXPECT_EQ(one.log_gates, cfg.n_layer);
   EXPECT_EQ(two.log_gates, 2 * cfg.n_layer);
   EXPECT_EQ(step(0.1, true).log_gates, 2 * cfg.n_layer) << "dropout: the two-copy form";
-  EXPECT_TRUE(close(one.loss, two.loss, 1e-6, 1e-7));
-  for (size_t i = 0; i < one.grads.size(); ++i) EXPECT_TRUE(close(one.grads[i], two.grads[i], 1e-4, 1e-6)) << i;
+  EXPECT_TRUE(sdpa_close(one.loss, two.loss, 1e-6, 1e-7));
+  for (size_t i = 0; i < one.grads.size(); ++i) EXPECT_TRUE(sdpa_close(one.grads[i], two.grads[i], 1e-4, 1e-6)) << i;
 }
 
 // The backend SDPA runs the model's own calls on (sdpa_backend.h), as LibTorch 2.11
@@ -277,9 +277,9 @@ TEST_F(SdpaRefusal, ARefusedBackendFallsBackToTheNextWithOneWarningLine) {
   const egm::GPTImpl::SdpaUse use = again->sdpa_use();
   EXPECT_EQ(use.backends, std::vector<std::string>{"math"});
   EXPECT_EQ(use.refused, std::vector<std::string>{"flash"});
-  EXPECT_TRUE(close(got_loss, want_loss, 1e-6, 1e-7));
+  EXPECT_TRUE(sdpa_close(got_loss, want_loss, 1e-6, 1e-7));
   size_t i = 0;
-  for (auto& p : again->parameters()) EXPECT_TRUE(close(p.grad(), want[i++], 1e-5, 1e-7));
+  for (auto& p : again->parameters()) EXPECT_TRUE(sdpa_close(p.grad(), want[i++], 1e-5, 1e-7));
 }
 
 TEST_F(SdpaRefusal, ACallWithoutGradientsFallsBackInTheCallItself) {
@@ -297,7 +297,7 @@ TEST_F(SdpaRefusal, ACallWithoutGradientsFallsBackInTheCallItself) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(err.find("running it on the math backend instead"), std::string::npos) << err;
-  EXPECT_TRUE(close(got, want, 1e-5, 1e-6));
+  EXPECT_TRUE(sdpa_close(got, want, 1e-5, 1e-6));
 }
 
 TEST_F(SdpaRefusal, NoBackendLeftIsAnErrorThatSaysSo) {
