@@ -14,6 +14,16 @@
 
 namespace egm::test {
 
+// a and b equal within torch::allclose(rtol, atol), or why not: undefined, the
+// shapes, or the largest difference.
+inline ::testing::AssertionResult tensors_close(const torch::Tensor& a, const torch::Tensor& b, double rtol,
+                                                double atol) {
+  if (!a.defined() || !b.defined()) return ::testing::AssertionFailure() << "undefined tensor";
+  if (a.sizes() != b.sizes()) return ::testing::AssertionFailure() << "shapes " << a.sizes() << " vs " << b.sizes();
+  if (torch::allclose(a, b, rtol, atol)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "max |difference| " << (a - b).abs().max().item<double>();
+}
+
 struct Pass {
   torch::Tensor logits, loss;
   std::vector<torch::Tensor> grads;

@@ -12,15 +12,11 @@
 #include <vector>
 
 #include "model/energy_gate_functions.h"
+#include "pass_compare.h"
 
 namespace {
 
-::testing::AssertionResult close(const torch::Tensor& a, const torch::Tensor& b, double rtol, double atol) {
-  if (!a.defined() || !b.defined()) return ::testing::AssertionFailure() << "undefined tensor";
-  if (a.sizes() != b.sizes()) return ::testing::AssertionFailure() << "shapes " << a.sizes() << " vs " << b.sizes();
-  if (torch::allclose(a, b, rtol, atol)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "max |difference| " << (a - b).abs().max().item<double>();
-}
+using egm::test::tensors_close;
 
 // The published gate and value as plain ops (energy_gated_attention.cpp's key_gate, the cat and the pad).
 torch::Tensor plain_gated_value(const torch::Tensor& e, const torch::Tensor& alpha, const torch::Tensor& tau,
@@ -66,7 +62,7 @@ TEST_P(PublishedGatedValueTest, ValueAndEveryGradientMatchThePlainOps) {
 
   torch::Tensor got = egm::published_gated_value(e, alpha, tau, v, s.width);
   torch::Tensor want = plain_gated_value(e, alpha, tau, v, s.width);
-  EXPECT_TRUE(close(got, want, rtol, atol));
+  EXPECT_TRUE(tensors_close(got, want, rtol, atol));
   EXPECT_EQ(got.narrow(-1, s.E + 1, s.width - s.E - 1).abs().sum().item<double>(), 0.0) << "the pad is zero";
   auto g_got = grads_of(got, {e, alpha, tau, v}, upstream);
   auto g_want = grads_of(want, {e, alpha, tau, v}, upstream);
@@ -76,7 +72,7 @@ TEST_P(PublishedGatedValueTest, ValueAndEveryGradientMatchThePlainOps) {
       EXPECT_FALSE(g_got[i].defined() && g_got[i].abs().sum().item<double>() != 0.0);
       continue;
     }
-    EXPECT_TRUE(close(g_got[i], g_want[i], rtol, atol)) << names[i];
+    EXPECT_TRUE(tensors_close(g_got[i], g_want[i], rtol, atol)) << names[i];
   }
 }
 
@@ -132,9 +128,9 @@ TEST(RenormaliseByColumn, ValueAndGradientMatchThePlainOpsAcrossTheClamp) {
     torch::Tensor upstream = torch::randn({2, 3, 6, E}, dtype);
     torch::Tensor got = egm::renormalise_by_column(y_den, E);
     torch::Tensor want = y_den.narrow(-1, 0, E) / y_den.narrow(-1, E, 1).clamp_min(1e-8);
-    EXPECT_TRUE(close(got, want, rtol, atol));
+    EXPECT_TRUE(tensors_close(got, want, rtol, atol));
     EXPECT_TRUE(got.transpose(1, 2).is_contiguous()) << "laid out [B, T, H, E]: the heads merge without a copy";
-    EXPECT_TRUE(close(grads_of(got, {y_den}, upstream)[0], grads_of(want, {y_den}, upstream)[0], rtol, atol));
+    EXPECT_TRUE(tensors_close(grads_of(got, {y_den}, upstream)[0], grads_of(want, {y_den}, upstream)[0], rtol, atol));
   }
 }
 
@@ -149,9 +145,9 @@ TEST(AffineLogGate, ValueAndEveryGradientMatchThePlainOps) {
       torch::Tensor upstream = torch::randn({2, 3, T, T}, dtype);
       torch::Tensor got = egm::affine_log_gate(a, c, d);
       torch::Tensor want = torch::log_sigmoid(torch::addcmul(c.unsqueeze(-1), a.unsqueeze(-1), d.unsqueeze(-2)));
-      EXPECT_TRUE(close(got, want, rtol, atol)) << "T " << T;
+      EXPECT_TRUE(tensors_close(got, want, rtol, atol)) << "T " << T;
       auto g_got = grads_of(got, {a, c, d}, upstream), g_want = grads_of(want, {a, c, d}, upstream);
-      for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(close(g_got[i], g_want[i], rtol, atol)) << "T " << T << " input " << i;
+      for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(tensors_close(g_got[i], g_want[i], rtol, atol)) << "T " << T << " input " << i;
     }
   }
 }
@@ -191,7 +187,7 @@ TEST(PrefixGateTerms, ValueAndEveryGradientMatchThePlainOps) {
       const std::vector<torch::Tensor> outs = {got.a, got.c, got.d};
       std::vector<torch::Tensor> ups;
       for (int i = 0; i < 3; ++i) {
-        EXPECT_TRUE(close(outs[i], want[i], rtol, atol)) << "T " << T << " output " << i;
+        EXPECT_TRUE(tensors_close(outs[i], want[i], rtol, atol)) << "T " << T << " output " << i;
         ups.push_back(torch::randn({2, 3, T}, dtype));
       }
       // Every output's gradient, and each alone (an output the graph does not use gets none).
@@ -208,7 +204,7 @@ TEST(PrefixGateTerms, ValueAndEveryGradientMatchThePlainOps) {
         for (size_t i = 0; i < 3; ++i) {
           torch::Tensor x = g_got[i].defined() ? g_got[i] : torch::zeros_like(i == 0 ? e : alpha);
           torch::Tensor y = g_want[i].defined() ? g_want[i] : torch::zeros_like(i == 0 ? e : alpha);
-          EXPECT_TRUE(close(x, y, rtol, atol)) << "T " << T << " only " << only << " input " << i;
+          EXPECT_TRUE(tensors_close(x, y, rtol, atol)) << "T " << T << " only " << only << " input " << i;
         }
       }
     }
@@ -231,7 +227,7 @@ TEST(EnergyGateLayouts, GradientsOfTheEnergiesKeepTheirLayoutAndValues) {
     torch::Tensor out = egm::published_gated_value(e, alpha, tau, v, width);
     torch::Tensor de = torch::autograd::grad({out}, {e}, {up}, true)[0];
     EXPECT_EQ(de.strides(), e.strides());
-    EXPECT_TRUE(close(de, grads_of(plain_gated_value(e, alpha, tau, v, width), {e}, up)[0], rtol, atol));
+    EXPECT_TRUE(tensors_close(de, grads_of(plain_gated_value(e, alpha, tau, v, width), {e}, up)[0], rtol, atol));
 
     egm::PrefixGateTerms t = egm::prefix_gate_terms(e, alpha, tau);
     std::vector<torch::Tensor> want = plain_prefix_terms(e, alpha, tau);
@@ -239,7 +235,7 @@ TEST(EnergyGateLayouts, GradientsOfTheEnergiesKeepTheirLayoutAndValues) {
                                       torch::randn({B, H, T}, dtype)};
     torch::Tensor pe = torch::autograd::grad({t.a, t.c, t.d}, {e}, ups, true)[0];
     EXPECT_EQ(pe.strides(), e.strides());
-    EXPECT_TRUE(close(pe, torch::autograd::grad(want, {e}, ups, true)[0], rtol, atol));
+    EXPECT_TRUE(tensors_close(pe, torch::autograd::grad(want, {e}, ups, true)[0], rtol, atol));
   }
 }
 

@@ -25,14 +25,11 @@
 #include "util/error.h"
 #include "train/op_counter.h"
 #include "model_configs.h"
+#include "pass_compare.h"
 
 namespace {
 
-::testing::AssertionResult sdpa_close(const torch::Tensor& a, const torch::Tensor& b, double rtol, double atol) {
-  if (a.sizes() != b.sizes()) return ::testing::AssertionFailure() << "shapes " << a.sizes() << " vs " << b.sizes();
-  if (torch::allclose(a, b, rtol, atol)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "max |difference| " << (a - b).abs().max().item<double>();
-}
+using egm::test::tensors_close;
 
 struct Shape {
   int64_t B, T, n_head, d_model;
@@ -112,11 +109,11 @@ TEST_P(SdpaInTheModel, LossAndEveryGradientMatchTheKernelsAndThePlainOps) {
   auto names = egm::build_model(cfg, 2)->named_parameters().keys();
   for (const auto* other : {&kernels, &eager}) {
     const char* which = other == &kernels ? "kernels" : "eager";
-    EXPECT_TRUE(sdpa_close(sdpa.loss, other->loss, 1e-5, 1e-6))
+    EXPECT_TRUE(tensors_close(sdpa.loss, other->loss, 1e-5, 1e-6))
         << which << ": " << sdpa.loss.item<double>() << " vs " << other->loss.item<double>();
     ASSERT_EQ(sdpa.grads.size(), other->grads.size());
     for (size_t i = 0; i < sdpa.grads.size(); ++i)
-      EXPECT_TRUE(sdpa_close(sdpa.grads[i], other->grads[i], 1e-3, 2e-5)) << which << ": " << names[i];
+      EXPECT_TRUE(tensors_close(sdpa.grads[i], other->grads[i], 1e-3, 2e-5)) << which << ": " << names[i];
   }
 }
 
@@ -159,8 +156,8 @@ TEST(SdpaAttention, CausalEgaWithAShutGateMatchesThePublishedClamp) {
     if (path == "sdpa") EXPECT_EQ(log_gates(counter.counts()), 2) << "the clamp may bind: the two-copy form";
     return out;
   };
-  EXPECT_TRUE(sdpa_close(logits("sdpa"), logits("eager"), 1e-4, 1e-5));
-  EXPECT_TRUE(sdpa_close(logits("sdpa"), logits("kernels"), 1e-4, 1e-5));
+  EXPECT_TRUE(tensors_close(logits("sdpa"), logits("eager"), 1e-4, 1e-5));
+  EXPECT_TRUE(tensors_close(logits("sdpa"), logits("kernels"), 1e-4, 1e-5));
 }
 
 // Causal EGA's SDPA path takes one copy of the keys only where that is exact: at dropout 0
@@ -196,8 +193,8 @@ TEST(SdpaAttention, CausalEgaTakesOneCopyOfTheKeysOnlyWhereThatIsExact) {
   EXPECT_EQ(one.log_gates, cfg.n_layer);
   EXPECT_EQ(two.log_gates, 2 * cfg.n_layer);
   EXPECT_EQ(step(0.1, true).log_gates, 2 * cfg.n_layer) << "dropout: the two-copy form";
-  EXPECT_TRUE(sdpa_close(one.loss, two.loss, 1e-6, 1e-7));
-  for (size_t i = 0; i < one.grads.size(); ++i) EXPECT_TRUE(sdpa_close(one.grads[i], two.grads[i], 1e-4, 1e-6)) << i;
+  EXPECT_TRUE(tensors_close(one.loss, two.loss, 1e-6, 1e-7));
+  for (size_t i = 0; i < one.grads.size(); ++i) EXPECT_TRUE(tensors_close(one.grads[i], two.grads[i], 1e-4, 1e-6)) << i;
 }
 
 // The backend SDPA runs the model's own calls on (sdpa_backend.h), as LibTorch 2.11
@@ -277,9 +274,9 @@ TEST_F(SdpaRefusal, ARefusedBackendFallsBackToTheNextWithOneWarningLine) {
   const egm::GPTImpl::SdpaUse use = again->sdpa_use();
   EXPECT_EQ(use.backends, std::vector<std::string>{"math"});
   EXPECT_EQ(use.refused, std::vector<std::string>{"flash"});
-  EXPECT_TRUE(sdpa_close(got_loss, want_loss, 1e-6, 1e-7));
+  EXPECT_TRUE(tensors_close(got_loss, want_loss, 1e-6, 1e-7));
   size_t i = 0;
-  for (auto& p : again->parameters()) EXPECT_TRUE(sdpa_close(p.grad(), want[i++], 1e-5, 1e-7));
+  for (auto& p : again->parameters()) EXPECT_TRUE(tensors_close(p.grad(), want[i++], 1e-5, 1e-7));
 }
 
 TEST_F(SdpaRefusal, ACallWithoutGradientsFallsBackInTheCallItself) {
@@ -297,7 +294,7 @@ TEST_F(SdpaRefusal, ACallWithoutGradientsFallsBackInTheCallItself) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(err.find("running it on the math backend instead"), std::string::npos) << err;
-  EXPECT_TRUE(sdpa_close(got, want, 1e-5, 1e-6));
+  EXPECT_TRUE(tensors_close(got, want, 1e-5, 1e-6));
 }
 
 TEST_F(SdpaRefusal, NoBackendLeftIsAnErrorThatSaysSo) {
