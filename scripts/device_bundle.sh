@@ -25,7 +25,9 @@ BUILD_DIR=${EGM_BUILD_DIR:-build}
 if [ "${EGM_BUNDLE_NO_BUILD:-0}" != 1 ]; then
   targets=(egm egm-coordinator egm-worker test_gpu)
   # test_nccl_link exists where CMake found NCCL (cmake/EgmDependencies.cmake).
-  cmake --build "$BUILD_DIR" --target help 2>/dev/null | grep -q '^test_nccl_link:' && targets+=(test_nccl_link)
+  # grep without -q reads the whole list: a grep -q that stops early can SIGPIPE cmake, and
+  # under pipefail the test binary would then be left out of the bundle.
+  cmake --build "$BUILD_DIR" --target help 2>/dev/null | grep '^test_nccl_link:' >/dev/null && targets+=(test_nccl_link)
   scripts/setup.sh "${targets[@]}" >/dev/null
 fi
 mkdir -p "$(dirname "$TARBALL")"

@@ -35,7 +35,7 @@ fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 if [ "${EGM_SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
   echo "egm setup: installing ${missing[*]}"

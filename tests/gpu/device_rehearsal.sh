@@ -49,7 +49,8 @@ size=$(stat -c %s "$WORK/device-bundle.tar.gz")
 # A bundle that lacks one library the binaries need (unpacked: --bundle takes a folder too).
 mkdir -p "$WORK/broken"
 tar -xzf "$WORK/device-bundle.tar.gz" -C "$WORK/broken"
-victim=$(cd "$WORK/broken/device-bundle/lib" && ls | grep -m1 '^libfmt\.so') || victim=$(cd "$WORK/broken/device-bundle/lib" && ls | head -n 1)
+victim=$(cd "$WORK/broken/device-bundle/lib" && ls | grep '^libfmt\.so' | sed -n 1p)
+[ -n "$victim" ] || victim=$(cd "$WORK/broken/device-bundle/lib" && ls | sed -n 1p)
 rm -f "$WORK/broken/device-bundle/lib/$victim"
 
 # in_root SCRIPT: runs bash SCRIPT inside a fresh mount namespace, chrooted into

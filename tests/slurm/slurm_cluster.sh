@@ -67,7 +67,7 @@ marked_pids() {
     p=${p#/proc/}
     [ "$p" = $$ ] && continue
     if grep -qzxF "$MARKER" "/proc/$p/environ" 2>/dev/null ||
-      find "/proc/$p/fd" -maxdepth 1 -lname "$DIR/log/*" 2>/dev/null | grep -q .; then
+      find "/proc/$p/fd" -maxdepth 1 -lname "$DIR/log/*" 2>/dev/null | grep . >/dev/null; then
       echo "$p"
     fi
   done
@@ -125,7 +125,7 @@ write_config() {
   ctld_port=$(free_port)
   slurmd_port=$(free_port "$ctld_port")
   # "NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=24105"
-  hw=$(slurmd -C | head -n 1)
+  hw=$(slurmd -C | sed -n 1p)  # sed reads it all: no SIGPIPE under pipefail
   cpus_line=$(echo "$hw" | sed -e 's/^NodeName=[^ ]* //')
   if [ -n "${EGM_SLURM_TEST_CPUS:-}" ]; then
     local mem
@@ -194,7 +194,7 @@ wait_node_idle() {
         die "$name died during start-up"
       }
     done
-    state=$(SLURM_CONF=$CONF sinfo -h -N -o '%T' 2>/dev/null | head -n 1 || true)
+    state=$(SLURM_CONF=$CONF sinfo -h -N -o '%T' 2>/dev/null | sed -n 1p || true)
     [ "$state" = idle ] && return 0
     sleep 0.5
   done

@@ -164,7 +164,7 @@ done
 other_val=$(sqlite3 -readonly "$OTHER" "SELECT quote(final_val) FROM cells WHERE key = '$LINKED'")
 [ "$(q "SELECT quote(final_val) FROM cells WHERE key = '$LINKED'")" = "$other_val" ] || fail "$LINKED lacks OTHER's final_val $other_val"
 "$EGM" runs --db "$DB" --format csv >"$WORK/runs.csv" || fail "egm runs failed"
-grep "$LINKED" "$WORK/runs.csv" | grep -q "in $OTHER" || { cat "$WORK/runs.csv"; fail "egm runs does not say $LINKED came from $OTHER"; }
+grep "$LINKED" "$WORK/runs.csv" | grep "in $OTHER" >/dev/null || { cat "$WORK/runs.csv"; fail "egm runs does not say $LINKED came from $OTHER"; }
 [ "$(sha256sum "$OTHER" | cut -d' ' -f1)" = "$other_sha" ] || fail "OTHER changed"
 note "$LINKED linked from OTHER once (OTHER unchanged), $((CELLS - 1)) cells trained once"
 note "every cell done once; resumed: $(q "SELECT group_concat(c.key || '@' || r.resumed_from_step, ' ') FROM runs r
