@@ -624,12 +624,16 @@ int ResultsDb::recover_interrupted(int64_t sweep_id, const std::string& reason) 
   return n;
 }
 
+std::string cells_to_run_condition(std::string_view alias) {
+  return fmt::format("({0}.status IN ('pending', 'interrupted', 'running') OR ({0}.status = 'failed' AND {0}.failures < "
+                     "{0}.max_attempts))",
+                     alias);
+}
+
 // Done cells and failed ones with no attempts left are skipped; the rest come in the spec's order.
 std::vector<CellRow> ResultsDb::cells_to_run(int64_t sweep_id) {
   Statement s = connection_.prepare(
-      cell_columns() +
-      " WHERE c.sweep_id = ? AND (c.status IN ('pending', 'interrupted', 'running') OR "
-      "(c.status = 'failed' AND c.failures < c.max_attempts)) ORDER BY c.position");
+      fmt::format("{} WHERE c.sweep_id = ? AND {} ORDER BY c.position", cell_columns(), cells_to_run_condition("c")));
   s.bind(1, sweep_id);
   std::vector<CellRow> rows;
   while (s.step()) rows.push_back(read_cell(s));
@@ -920,6 +924,14 @@ int64_t ResultsDb::record_event(const EventInput& event) {
   const int64_t id = write_event(event);
   tx.commit();
   return id;
+}
+
+void ResultsDb::record_events(const std::vector<EventInput>& events) {
+  require_writable("record_events");
+  std::optional<Transaction> tx;
+  if (!connection_.in_transaction()) tx.emplace(connection_);
+  for (const EventInput& e : events) write_event(e);
+  if (tx) tx->commit();
 }
 
 // One worker message is one transaction: one WAL commit for its metrics, params and events.

@@ -210,6 +210,9 @@ std::string split_literal(MetricSplit split);  // "'eval_val'"
 // a column that a file at `schema_version` does not have yet reads as NULL.
 std::string measurement_list(std::string_view prefix = "", std::string_view separator = ", ",
                              int schema_version = std::numeric_limits<int>::max());
+// The cells a launch hands out (ResultsDb::cells_to_run: pending, interrupted,
+// running, failed with attempts left) as an SQL condition on cells `alias`.
+std::string cells_to_run_condition(std::string_view alias);
 
 struct MetricPoint {
   int64_t cell_id = 0;
@@ -438,6 +441,9 @@ class ResultsDb {
   void record_metrics(const std::vector<MetricPoint>& points);
   void record_params(const std::vector<ParamValue>& values);
   int64_t record_event(const EventInput& event);
+  // Many events at once: in the caller's transaction when it holds one (no
+  // savepoint per event), else in one of their own.
+  void record_events(const std::vector<EventInput>& events);
   void record_batch(const RecordBatch& batch);
   std::vector<EventRow> list_events(std::optional<int64_t> sweep_id, int limit = 100);
   // A sweep's looks in look order (none before schema v10, or when it was not sequential).

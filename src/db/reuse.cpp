@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "db/tables.h"
 #include "util/error.h"
@@ -90,33 +91,157 @@ std::optional<Candidate> match(Connection& c, const CellRow& cell, const ReuseLa
   return std::nullopt;
 }
 
-// Writes one link: the cell `cell` takes the run `from` stands for.
-ReuseLink write_link(ResultsDb& db, const CellRow& cell, const Candidate& from, double t) {
+// A cell to run and the finished run it takes.
+struct PlannedLink {
+  int64_t cell_id = 0;
+  std::string key;
+  int attempts = 0;  // the cell's attempts so far
+  Candidate from;
+};
+
+// For each cell of the sweep that is to run, in spec order, the first finished
+// run elsewhere in the file that it may take (candidates()'s order: trained
+// ones first): one query for every cell's lookup, not one per cell (100,000
+// lookups took 1.5 s one by one here; results/BENCHMARKS.md).
+std::vector<PlannedLink> plan_links(Connection& c, int64_t sweep_id, const ReuseLaunch& launch) {
+  // INDEXED BY: without statistics the planner may walk the sweep's cells for
+  // each cell to run instead (quadratic: minutes at 100,000 cells).
+  Statement s = c.prepare(fmt::format(
+      "SELECT w.id, w.key, w.variant, w.attempts, w.config_hash, r.id, r.cell_id, r.device, r.world_size, "
+      "r.numerics_version, s.corpus_sha256, s.name, c.key, r.host, r.reused_run, r.reused_from "
+      "FROM cells w JOIN cells c INDEXED BY cells_by_config_hash ON c.config_hash = w.config_hash AND c.id != w.id "
+      "JOIN runs r ON r.cell_id = c.id JOIN sweeps s ON s.id = c.sweep_id "
+      "WHERE w.sweep_id = ?1 AND {} AND c.status = 'done' AND r.status = 'done' AND r.numerics_version IS NOT NULL "
+      "ORDER BY w.position, r.reused_from IS NOT NULL, r.id",
+      cells_to_run_condition("w")));
+  s.bind(1, sweep_id);
+  std::vector<PlannedLink> plan;
+  std::unordered_map<std::string, std::string> kinds;  // device text -> kind, parsed once per text
+  int64_t last = -1;  // the cell whose candidates are being read
+  bool found = false;
+  RunIdentity wanted;
+  while (s.step()) {
+    const int64_t cell = s.int64(0);
+    if (cell != last) {
+      last = cell;
+      found = false;
+      wanted = wanted_identity(s.text(4), s.text(2), launch);
+    }
+    if (found || !wanted.known()) continue;
+    Candidate k;
+    k.identity.config_hash = wanted.config_hash;
+    const std::string device = s.opt_text(7).value_or("");
+    auto kind = kinds.find(device);
+    if (kind == kinds.end()) kind = kinds.emplace(device, device_kind_of(device)).first;
+    k.identity.device_kind = kind->second;
+    k.identity.world_size = s.opt_int64(8).value_or(1);
+    k.identity.numerics_version = s.opt_int64(9).value_or(0);
+    k.identity.corpus_sha256 = s.opt_text(10).value_or("");
+    if (!same_run(k.identity, wanted)) continue;
+    k.run_id = s.int64(5);
+    k.cell_id = s.int64(6);
+    k.sweep = s.text(11);
+    k.key = s.text(12);
+    k.host = s.opt_text(13).value_or("?");
+    k.reused_run = s.opt_int64(14);
+    k.reused_from = s.opt_text(15);
+    plan.push_back({cell, s.text(1), static_cast<int>(s.int64(3)), std::move(k)});
+    found = true;
+  }
+  return plan;
+}
+
+// Writes the links of `plan` (in spec order), each cell taking the run its
+// candidate stands for, a statement for all of them at each step rather than
+// a statement per cell at each (100,000 links took 6 s one by one here;
+// results/BENCHMARKS.md). What a link writes: an attempt of the cell still
+// marked running is closed, a runs row with what ran the original (no wall
+// time of its own), the original's results on the cell (take_original's
+// columns), rows copied in when the original is not in this file, and an event.
+std::vector<ReuseLink> write_links(ResultsDb& db, int64_t sweep_id, const std::vector<PlannedLink>& plan, double t) {
+  std::vector<ReuseLink> links;
+  if (plan.empty()) return links;
   Connection& c = db.connection();
-  // A link's original is what it names (none: not in this file any more).
-  const std::optional<int64_t> original = from.reused_from ? from.reused_run : std::optional<int64_t>(from.run_id);
-  const std::string text = link_text(from);
-  const int attempt = cell.attempts + 1;
-  // A cell never attempted (most, at a launch) has no runs row to close and no rows to drop.
-  const bool attempted = cell.attempts > 0;
-  if (attempted)
-    c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?, error = coalesce(error, ?) "
-              "WHERE cell_id = ? AND status = 'running'",
-              t, fmt::format("superseded by attempt {}, a reused run", attempt), cell.id);
-  // What ran the original, so the mixed-device and mixed-commit warnings and
-  // the run listings see it; no wall time of its own.
+  // The plan as a table (the connection's own, in memory), so each step is one statement over it.
+  c.exec("CREATE TEMP TABLE IF NOT EXISTS reuse_plan (cell_id INTEGER PRIMARY KEY, position INTEGER NOT NULL, "
+         "from_run INTEGER NOT NULL, from_cell INTEGER NOT NULL, attempt INTEGER NOT NULL, attempted INTEGER NOT NULL, "
+         "original INTEGER, link_text TEXT NOT NULL)");
+  c.exec("DELETE FROM reuse_plan");
+  bool any_attempted = false, any_copied = false;
+  {
+    Statement insert = c.prepare("INSERT INTO reuse_plan VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const PlannedLink& cell = plan[i];
+      const Candidate& from = cell.from;
+      // A link's original is what it names (none: not in this file any more).
+      const std::optional<int64_t> original =
+          from.reused_from ? from.reused_run : std::optional<int64_t>(from.run_id);
+      // A cell never attempted (most, at a launch) has no runs row to close and no rows to drop.
+      const bool attempted = cell.attempts > 0;
+      any_attempted = any_attempted || attempted;
+      any_copied = any_copied || !original;
+      insert.reset();
+      insert.bind_all(cell.cell_id, static_cast<int64_t>(i), from.run_id, from.cell_id, int64_t{cell.attempts + 1},
+                      int64_t{attempted}, original, link_text(from));
+      insert.step();
+    }
+  }
+  if (any_attempted)
+    c.execute("UPDATE runs SET status = 'interrupted', ended_at = ?1, "
+              "error = coalesce(error, 'superseded by attempt ' || p.attempt || ', a reused run') "
+              "FROM reuse_plan p WHERE runs.cell_id = p.cell_id AND p.attempted AND runs.status = 'running'",
+              t);
+  // What ran the original, so the mixed-device and mixed-commit warnings and the run listings see it.
   c.execute("INSERT INTO runs (cell_id, attempt, status, host, device, world_size, backend, torch_version, git_commit, "
             "started_at, ended_at, source_diff_sha256, threads, gpu_name, numerics_version, reused_run, reused_from) "
-            "SELECT ?1, ?2, 'done', host, device, world_size, backend, torch_version, git_commit, ?3, ?3, "
-            "source_diff_sha256, threads, gpu_name, numerics_version, ?4, ?5 FROM runs WHERE id = ?6",
-            cell.id, attempt, t, original, text, from.run_id);
-  const int64_t run_id = c.last_insert_rowid();
-  // An original in this file is read through; a link to one that is not (from
-  // --reuse-from, or merged without it) holds the rows, copied in turn.
-  take_original(c, cell.id, run_id, from.cell_id, attempted, /*copy_rows=*/!original, attempt, t);
-  db.record_event({cell.sweep_id, cell.id, run_id, EventKind::run_reused,
-                   fmt::format("{} reused {} ({})", cell.key, text, from.identity.str()), t, std::nullopt});
-  return ReuseLink{cell.id, cell.key, run_id, original.value_or(0), text};
+            "SELECT p.cell_id, p.attempt, 'done', r.host, r.device, r.world_size, r.backend, r.torch_version, "
+            "r.git_commit, ?1, ?1, r.source_diff_sha256, r.threads, r.gpu_name, r.numerics_version, p.original, "
+            "p.link_text FROM reuse_plan p JOIN runs r ON r.id = p.from_run ORDER BY p.position",
+            t);
+  // The cell reads as the original (take_original, for all of them). A
+  // subquery per cell, not UPDATE ... FROM: 0.7 s against 1.1 s at 100,000.
+  c.execute(fmt::format("UPDATE cells SET ({0}, final_step, status, attempts, updated_at) = (SELECT {1}, "
+                        "o.final_step, 'done', p.attempt, ?1 FROM reuse_plan p JOIN cells o ON o.id = p.from_cell "
+                        "WHERE p.cell_id = cells.id) WHERE cells.id IN (SELECT cell_id FROM reuse_plan)",
+                        measurement_list(), measurement_list("o.")),
+            t);
+  if (any_attempted) {
+    c.exec("DELETE FROM metrics WHERE cell_id IN (SELECT cell_id FROM reuse_plan WHERE attempted)");
+    c.exec("DELETE FROM param_snapshots WHERE cell_id IN (SELECT cell_id FROM reuse_plan WHERE attempted)");
+  }
+  // An original in this file is read through (row_sources); a link to one that
+  // is not (from --reuse-from, or merged without it) holds the rows, copied in turn.
+  if (any_copied) {
+    c.exec("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
+           "SELECT p.cell_id, n.id, m.step, m.split, m.loss, m.lr, m.tokens_per_s, m.time FROM reuse_plan p "
+           "JOIN runs n ON n.cell_id = p.cell_id AND n.attempt = p.attempt JOIN metrics m ON m.cell_id = p.from_cell "
+           "WHERE p.original IS NULL");
+    c.exec("INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) "
+           "SELECT p.cell_id, n.id, s.step, s.layout_id, s.data FROM reuse_plan p "
+           "JOIN runs n ON n.cell_id = p.cell_id AND n.attempt = p.attempt JOIN param_snapshots s "
+           "ON s.cell_id = p.from_cell WHERE p.original IS NULL ORDER BY p.position, s.step");
+  }
+  // The links' runs rows, in plan order, for their events and the caller.
+  std::vector<EventInput> events;
+  events.reserve(plan.size());
+  {
+    Statement s = c.prepare(
+        "SELECT n.id FROM reuse_plan p JOIN runs n ON n.cell_id = p.cell_id AND n.attempt = p.attempt "
+        "ORDER BY p.position");
+    for (const PlannedLink& p : plan) {
+      EGM_CHECK(s.step(), "write_links: a link's runs row is missing");
+      const int64_t run_id = s.int64(0);
+      const std::optional<int64_t> original =
+          p.from.reused_from ? p.from.reused_run : std::optional<int64_t>(p.from.run_id);
+      const std::string text = link_text(p.from);
+      events.push_back({sweep_id, p.cell_id, run_id, EventKind::run_reused,
+                        fmt::format("{} reused {} ({})", p.key, text, p.from.identity.str()), t, std::nullopt});
+      links.push_back(ReuseLink{p.cell_id, p.key, run_id, original.value_or(0), text});
+    }
+  }
+  db.record_events(events);
+  c.exec("DELETE FROM reuse_plan");
+  return links;
 }
 
 }  // namespace
@@ -163,11 +288,15 @@ void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell,
 }
 
 RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch) {
+  return wanted_identity(cell.config_hash, cell.variant, launch);
+}
+
+RunIdentity wanted_identity(const std::string& config_hash, const std::string& variant, const ReuseLaunch& launch) {
   RunIdentity id;
-  id.config_hash = cell.config_hash;
+  id.config_hash = config_hash;
   id.corpus_sha256 = launch.corpus_sha256;
   id.device_kind = launch.device_kind;
-  id.world_size = launch.world_size ? launch.world_size(cell.variant) : 1;
+  id.world_size = launch.world_size ? launch.world_size(variant) : 1;
   id.numerics_version = launch.numerics_version;
   return id;
 }
@@ -178,10 +307,8 @@ std::vector<ReuseLink> link_reusable_cells(ResultsDb& db, int64_t sweep_id, cons
   if (db.schema_version() < 11) return links;
   std::optional<Transaction> tx;
   begin_unless_in_one(tx, db.connection());
-  const double t = unix_now();
-  for (const CellRow& cell : db.cells_to_run(sweep_id))
-    if (const std::optional<Candidate> k = match(db.connection(), cell, launch, cell.id))
-      links.push_back(write_link(db, cell, *k, t));
+  const std::vector<PlannedLink> plan = plan_links(db.connection(), sweep_id, launch);
+  links = write_links(db, sweep_id, plan, unix_now());
   if (tx) tx->commit();
   return links;
 }

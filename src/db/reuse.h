@@ -74,6 +74,8 @@ void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell,
 
 // The identity of the cell `cell` as `launch` would train it.
 RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch);
+// The same for a cell of config `config_hash` and variant `variant`.
+RunIdentity wanted_identity(const std::string& config_hash, const std::string& variant, const ReuseLaunch& launch);
 
 // Links every cell of the sweep that is to run (ResultsDb::cells_to_run) to a
 // finished run of the same identity elsewhere in the file, and returns the

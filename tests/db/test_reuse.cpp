@@ -149,6 +149,17 @@ TEST(Reuse, ALinkOfALinkNamesTheOriginal) {
   const std::vector<ReuseLink> again = link_reusable_cells(db, d, cpu_launch());
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(db.run(again[0].run_id).reused_from, std::optional<std::string>("x"));
+  // The run it names is not in the file (reused_run NULL): the link holds a
+  // copy of the rows, stored under its own cell and run.
+  EXPECT_EQ(again[0].original_run, 0);
+  Statement copied = db.connection().prepare(
+      "SELECT (SELECT count(*) FROM metrics WHERE cell_id = ?1 AND run_id = ?2 AND loss = 2.25), "
+      "(SELECT count(*) FROM param_snapshots WHERE cell_id = ?1 AND run_id = ?2)");
+  copied.bind(1, again[0].cell_id);
+  copied.bind(2, again[0].run_id);
+  ASSERT_TRUE(copied.step());
+  EXPECT_EQ(copied.int64(0), 1);
+  EXPECT_EQ(copied.int64(1), 1);
 }
 
 TEST(Reuse, OnlyTheSameIdentityOfAFinishedRunMatches) {
