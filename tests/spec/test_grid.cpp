@@ -163,6 +163,23 @@ TEST(GridSpec, ExpandsPointMajorWithTheValuesSet) {
   EXPECT_EQ(json::parse(*in[5].grid_json), (json{{"model.dropout", 0}, {"train.lr", 0.003}}));
 }
 
+// expand resolves a point's and variant's config once and sets each seed in a
+// copy: every cell must still be exactly what cell_config resolves for it alone.
+TEST(GridSpec, EachExpandedCellIsWhatCellConfigResolves) {
+  json j = with_grid({{"train.lr", {0.001, 0.003}}, {"model.dropout", {0, 0.1}}});
+  j["seeds"] = {7, 0, 3};
+  const ExperimentSpec s = parse_spec(j.dump());
+  const std::vector<Cell> cells = expand(s);
+  ASSERT_EQ(cells.size(), 24u);  // 4 points x 2 variants x 3 seeds
+  for (const Cell& c : cells) {
+    const egm::RunConfig alone = cell_config(s, c.variant, c.seed, &*c.point);
+    EXPECT_EQ(egm::to_json(c.config), egm::to_json(alone)) << c.key;
+    EXPECT_EQ(c.config_hash, egm::config_hash(alone)) << c.key;
+    EXPECT_EQ(c.config.train.seed, c.seed);
+  }
+  EXPECT_NE(cells[0].config_hash, cells[1].config_hash);  // seeds 7 and 0
+}
+
 TEST(GridSpec, NoGridKeepsKeysAndHashes) {
   const ExperimentSpec plain = parse_spec(two_variants().dump());
   const ExperimentSpec empty = parse_spec(with_grid(json::object()).dump());
