@@ -396,9 +396,11 @@ std::string resolved_optimizer_path(const TrainConfig& train, bool cuda) {
   return cuda ? "fused" : "libtorch";
 }
 
-std::string config_hash(const RunConfig& c) {
-  // nlohmann::json objects keep keys sorted, so dump() is canonical.
-  return sha256_hex(to_json(c).dump());
-}
+// nlohmann::json objects keep keys sorted, so dump() is canonical.
+std::string config_text(const RunConfig& c) { return to_json(c).dump(); }
+
+std::string config_hash(const RunConfig& c) { return config_hash_of_text(config_text(c)); }
+
+std::string config_hash_of_text(const std::string& config_text) { return sha256_hex(config_text); }
 
 }  // namespace egm

@@ -108,8 +108,13 @@ void apply_variant_options(ModelConfig& model);
 // Throws ConfigError with every problem found (sizes, divisibility, ranges, variant).
 void validate(const RunConfig& config);
 
+// The canonical JSON of a config (to_json(config).dump(): keys sorted): what
+// cells.config_json stores and config_hash hashes.
+std::string config_text(const RunConfig& config);
 // sha256 of the canonical JSON: the identity of a run's science.
 std::string config_hash(const RunConfig& config);
+// The same, of a config_text already made (one dump for the text and the hash).
+std::string config_hash_of_text(const std::string& config_text);
 
 // ---- what makes two runs the same (run/identity.h) ------------------------------
 // Two runs are the same run, and a sweep takes one's results for the other

@@ -55,7 +55,8 @@ std::vector<Cell> expand(const ExperimentSpec& spec) {
         c.seed = seed;
         c.config = resolved;
         c.config.train.seed = seed;
-        c.config_hash = config_hash(c.config);
+        c.config_json = config_text(c.config);
+        c.config_hash = config_hash_of_text(c.config_json);
         c.key = cell_key(variant, seed, p);
         if (p) c.point = point;
         cells.push_back(std::move(c));

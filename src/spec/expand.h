@@ -22,7 +22,8 @@ struct Cell {
   std::string variant;
   uint64_t seed = 0;
   RunConfig config;
-  std::string config_hash;  // egm::config_hash(config)
+  std::string config_json;  // egm::config_text(config): what cells.config_json stores
+  std::string config_hash;  // egm::config_hash(config), of config_json
   std::string key;          // "VARIANT-sSEED", with a grid "VARIANT-sSEED-gPOINT": unique in the sweep, safe in file names
   std::optional<GridPoint> point;  // the grid point (none without a grid)
 };

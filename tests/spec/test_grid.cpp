@@ -174,6 +174,7 @@ TEST(GridSpec, EachExpandedCellIsWhatCellConfigResolves) {
   for (const Cell& c : cells) {
     const egm::RunConfig alone = cell_config(s, c.variant, c.seed, &*c.point);
     EXPECT_EQ(egm::to_json(c.config), egm::to_json(alone)) << c.key;
+    EXPECT_EQ(c.config_json, egm::config_text(alone)) << c.key;
     EXPECT_EQ(c.config_hash, egm::config_hash(alone)) << c.key;
     EXPECT_EQ(c.config.train.seed, c.seed);
   }
