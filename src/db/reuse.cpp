@@ -91,6 +91,12 @@ std::optional<Candidate> match(Connection& c, const CellRow& cell, const ReuseLa
   return std::nullopt;
 }
 
+// The run a link to `from` names as its original: what `from` names when it
+// is itself a link (none: not in this file any more), else `from` itself.
+std::optional<int64_t> original_of(const Candidate& from) {
+  return from.reused_from ? from.reused_run : std::optional<int64_t>(from.run_id);
+}
+
 // A cell to run and the finished run it takes.
 struct PlannedLink {
   int64_t cell_id = 0;
@@ -156,8 +162,8 @@ std::vector<PlannedLink> plan_links(Connection& c, int64_t sweep_id, const Reuse
 // a statement per cell at each (100,000 links took 6 s one by one here;
 // results/BENCHMARKS.md). What a link writes: an attempt of the cell still
 // marked running is closed, a runs row with what ran the original (no wall
-// time of its own), the original's results on the cell (take_original's
-// columns), rows copied in when the original is not in this file, and an event.
+// time of its own), the original's results and final step on the cell, rows
+// copied in when the original is not in this file, and an event.
 std::vector<ReuseLink> write_links(ResultsDb& db, int64_t sweep_id, const std::vector<PlannedLink>& plan, double t) {
   std::vector<ReuseLink> links;
   if (plan.empty()) return links;
@@ -168,21 +174,21 @@ std::vector<ReuseLink> write_links(ResultsDb& db, int64_t sweep_id, const std::v
          "original INTEGER, link_text TEXT NOT NULL)");
   c.exec("DELETE FROM reuse_plan");
   bool any_attempted = false, any_copied = false;
+  std::vector<std::string> texts;  // each link's runs.reused_from, in plan order
+  texts.reserve(plan.size());
   {
     Statement insert = c.prepare("INSERT INTO reuse_plan VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     for (size_t i = 0; i < plan.size(); ++i) {
       const PlannedLink& cell = plan[i];
       const Candidate& from = cell.from;
-      // A link's original is what it names (none: not in this file any more).
-      const std::optional<int64_t> original =
-          from.reused_from ? from.reused_run : std::optional<int64_t>(from.run_id);
+      const std::optional<int64_t> original = original_of(from);
       // A cell never attempted (most, at a launch) has no runs row to close and no rows to drop.
       const bool attempted = cell.attempts > 0;
       any_attempted = any_attempted || attempted;
       any_copied = any_copied || !original;
       insert.reset();
       insert.bind_all(cell.cell_id, static_cast<int64_t>(i), from.run_id, from.cell_id, int64_t{cell.attempts + 1},
-                      int64_t{attempted}, original, link_text(from));
+                      int64_t{attempted}, original, texts.emplace_back(link_text(from)));
       insert.step();
     }
   }
@@ -198,8 +204,7 @@ std::vector<ReuseLink> write_links(ResultsDb& db, int64_t sweep_id, const std::v
             "r.git_commit, ?1, ?1, r.source_diff_sha256, r.threads, r.gpu_name, r.numerics_version, p.original, "
             "p.link_text FROM reuse_plan p JOIN runs r ON r.id = p.from_run ORDER BY p.position",
             t);
-  // The cell reads as the original (take_original, for all of them). A
-  // subquery per cell, not UPDATE ... FROM: 0.7 s against 1.1 s at 100,000.
+  // The cell reads as the original. A subquery per cell, not UPDATE ... FROM: 0.7 s against 1.1 s at 100,000.
   c.execute(fmt::format("UPDATE cells SET ({0}, final_step, status, attempts, updated_at) = (SELECT {1}, "
                         "o.final_step, 'done', p.attempt, ?1 FROM reuse_plan p JOIN cells o ON o.id = p.from_cell "
                         "WHERE p.cell_id = cells.id) WHERE cells.id IN (SELECT cell_id FROM reuse_plan)",
@@ -228,15 +233,14 @@ std::vector<ReuseLink> write_links(ResultsDb& db, int64_t sweep_id, const std::v
     Statement s = c.prepare(
         "SELECT n.id FROM reuse_plan p JOIN runs n ON n.cell_id = p.cell_id AND n.attempt = p.attempt "
         "ORDER BY p.position");
-    for (const PlannedLink& p : plan) {
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const PlannedLink& p = plan[i];
       EGM_CHECK(s.step(), "write_links: a link's runs row is missing");
       const int64_t run_id = s.int64(0);
-      const std::optional<int64_t> original =
-          p.from.reused_from ? p.from.reused_run : std::optional<int64_t>(p.from.run_id);
-      const std::string text = link_text(p.from);
+      const std::string& text = texts[i];
       events.push_back({sweep_id, p.cell_id, run_id, EventKind::run_reused,
                         fmt::format("{} reused {} ({})", p.key, text, p.from.identity.str()), t, std::nullopt});
-      links.push_back(ReuseLink{p.cell_id, p.key, run_id, original.value_or(0), text});
+      links.push_back(ReuseLink{p.cell_id, p.key, run_id, original_of(p.from).value_or(0), text});
     }
   }
   db.record_events(events);
@@ -250,32 +254,6 @@ std::string trained_run_text(int64_t run, const std::string& sweep, const std::s
   return fmt::format("run {} of sweep '{}', cell {}, trained on {}", run, sweep, key, host);
 }
 
-void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool attempted, bool copy_rows,
-                   std::optional<int> done_as, double t) {
-  if (done_as)
-    c.execute(fmt::format("UPDATE cells SET ({0}, final_step, status, attempts, updated_at) = (SELECT {0}, "
-                          "final_step, 'done', ?3, ?4 FROM cells WHERE id = ?1) WHERE id = ?2",
-                          measurement_list()),
-              original_cell, cell, int64_t{*done_as}, t);
-  else
-    c.execute(fmt::format("UPDATE cells SET ({0}, final_step) = (SELECT {0}, final_step FROM cells WHERE id = ?1) "
-                          "WHERE id = ?2",
-                          measurement_list()),
-              original_cell, cell);
-  // Whatever an attempt here had recorded goes: the cell reads as the original.
-  if (attempted) {
-    c.execute("DELETE FROM metrics WHERE cell_id = ?", cell);
-    c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell);
-  }
-  if (!copy_rows) return;  // read through row_sources
-  c.execute("INSERT INTO metrics (cell_id, run_id, step, split, loss, lr, tokens_per_s, time) "
-            "SELECT ?1, ?2, step, split, loss, lr, tokens_per_s, time FROM metrics WHERE cell_id = ?3",
-            cell, run, original_cell);
-  c.execute("INSERT INTO param_snapshots (cell_id, run_id, step, layout_id, data) "
-            "SELECT ?1, ?2, step, layout_id, data FROM param_snapshots WHERE cell_id = ?3 ORDER BY step",
-            cell, run, original_cell);
-}
-
 void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell, int64_t original,
                 const std::string& from) {
   c.execute("UPDATE runs SET (host, device, world_size, backend, torch_version, git_commit, source_diff_sha256, "
@@ -284,7 +262,14 @@ void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell,
             "started_at = ended_at, resumed_from_step = NULL, reused_run = ?1, reused_from = ?2 WHERE id = ?3",
             original, from, run);
   c.execute("UPDATE runs SET reused_run = ? WHERE reused_run = ?", original, run);
-  take_original(c, cell, run, original_cell, /*attempted=*/true, /*copy_rows=*/false);
+  // The cell reads as the original: its results, and its rows read through
+  // row_sources; whatever its own attempt recorded goes.
+  c.execute(fmt::format("UPDATE cells SET ({0}, final_step) = (SELECT {0}, final_step FROM cells WHERE id = ?1) "
+                        "WHERE id = ?2",
+                        measurement_list()),
+            original_cell, cell);
+  c.execute("DELETE FROM metrics WHERE cell_id = ?", cell);
+  c.execute("DELETE FROM param_snapshots WHERE cell_id = ?", cell);
 }
 
 RunIdentity wanted_identity(const CellRow& cell, const ReuseLaunch& launch) {

@@ -53,22 +53,12 @@ struct ReuseLink {
 // 'paper_2x2', cell base-s0, trained on node-a".
 std::string trained_run_text(int64_t run, const std::string& sweep, const std::string& key, const std::string& host);
 
-// What makes a linked cell read as its original: cell `cell` takes the
-// results (measurements, final step) of `original_cell` and drops the rows an
-// attempt of its own had recorded. Its metrics and parameter snapshots are the
-// original's, read through row_sources (db/tables.h, schema v12) when its run
-// `run` names the original (reused_run); `copy_rows` copies them in under
-// `run` instead, for a link whose original is not in the file. `attempted`
-// false: the cell was never tried, so it has no rows to drop. `done_as`: the
-// cell is marked done with that many attempts at time `t` in the same write.
-void take_original(Connection& c, int64_t cell, int64_t run, int64_t original_cell, bool attempted, bool copy_rows,
-                   std::optional<int> done_as = std::nullopt, double t = 0);
-
 // egm merge (two inputs trained one identity): the done run `run` of cell
 // `cell` becomes a link to `original` (of `original_cell`), as a reused run
 // reads: what ran the original, no wall time (started_at = ended_at),
-// reused_run and reused_from = `from`, reading the original's rows
-// (take_original). Links that named `run` name `original`.
+// reused_run and reused_from = `from`, taking the original's results and
+// reading its rows (row_sources; the cell's own rows go). Links that named
+// `run` name `original`.
 void relink_run(Connection& c, int64_t cell, int64_t run, int64_t original_cell, int64_t original,
                 const std::string& from);
 
