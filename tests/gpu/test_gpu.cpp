@@ -59,7 +59,7 @@ class OnCuda : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OnCuda, Fp32LogitsAndGradientsMatchTheCpu) {
   EGM_REQUIRE_GPU();
-  egm::GPT model(tiny_model(GetParam()));
+  egm::GPT model = egm::build_model(tiny_model(GetParam()), egm::test::kCompareSeed);
   const Pass cpu = run(model, torch::kCPU, false);
   const Pass gpu = run(model, torch::Device(torch::kCUDA, 0), false);
   expect_close(cpu, gpu, kFp32, model);
@@ -67,7 +67,7 @@ TEST_P(OnCuda, Fp32LogitsAndGradientsMatchTheCpu) {
 
 TEST_P(OnCuda, Bf16AutocastMatchesTheFp32CpuWithinBf16Tolerance) {
   EGM_REQUIRE_GPU();
-  egm::GPT model(tiny_model(GetParam()));
+  egm::GPT model = egm::build_model(tiny_model(GetParam()), egm::test::kCompareSeed);
   const Pass cpu = run(model, torch::kCPU, false);
   const Pass gpu = run(model, torch::Device(torch::kCUDA, 0), true);
   expect_close(cpu, gpu, kBf16, model);

@@ -40,7 +40,7 @@ class MixedPrecision : public ::testing::TestWithParam<std::string> {};
 TEST_P(MixedPrecision, Bf16AutocastMatchesFp32WithinTolerance) {
   if (!egm::compat::kTorch2) GTEST_SKIP() << "LibTorch " << egm::compat::torch_version() << " has no CPU bf16 autocast";
   const egm::ModelConfig c = tiny_model(GetParam());
-  egm::GPT model(c);
+  egm::GPT model = egm::build_model(c, egm::test::kCompareSeed);
   const torch::Tensor x = batch(c, 4, 1), y = batch(c, 4, 2);
   const Pass fp32 = run(model, x, y, /*bf16=*/false);
   const Pass bf16 = run(model, x, y, /*bf16=*/true);
