@@ -3,7 +3,12 @@
 find_package(GTest REQUIRED)
 include(GoogleTest)
 function(egm_add_gtest name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
+  cmake_parse_arguments(ARG "SEEDED_TORCH" "" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
+  # SEEDED_TORCH: LibTorch's default generator starts each test at one fixed seed
+  # (tests/support/fixed_torch_seed.cpp), for binaries that draw from it.
+  if(ARG_SEEDED_TORCH)
+    list(APPEND ARG_SOURCES "${CMAKE_SOURCE_DIR}/tests/support/fixed_torch_seed.cpp")
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main egm::warnings)
   target_compile_definitions(${name} PRIVATE

@@ -40,9 +40,10 @@ struct Tolerance {
 inline constexpr Tolerance kBf16{1e-2, 5e-2, 0.98, 0.1};
 
 // The seed of the model two passes compare: egm::build_model's initialisation (the
-// one training uses), so a comparison is the same on every run. LibTorch's own
-// default initialisation draws from a generator seeded anew in each process, and
-// it made this check a lottery for ega_causal: its prefix z-score at position 1 is
+// one training uses), so a comparison is the same on every run and on a model like
+// the ones trained. LibTorch's own default initialisation draws from a generator it
+// seeds anew in each process (tests now fix it: fixed_torch_seed.cpp), and it made
+// this check a lottery for ega_causal: its prefix z-score at position 1 is
 // a z-score of two energies, +-1 by the sign of their difference, so where the two
 // nearly tie any rounding of the input (bf16's, another device's) flips that
 // position's gate. That is the formula's discontinuity, not an error of bf16:

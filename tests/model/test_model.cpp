@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/torch_compat.h"
 #include "model_configs.h"
+#include "../support/fixed_torch_seed.h"
 
 namespace {
 
@@ -295,6 +296,12 @@ TEST(Causality, AuditVerdictsForEveryVariant) {
       EXPECT_LT(r.max_abs_diff, 1e-4) << v.name;
     }
   }
+}
+
+// The test binaries' fixed seed is in force, whatever ran before (a registration dropped
+// by the linker would leave LibTorch's per-process random seed, and the tests' draws with it).
+TEST(Model, EveryTestStartsLibTorchsDefaultGeneratorAtTheFixedSeed) {
+  EXPECT_EQ(at::detail::getDefaultCPUGenerator().current_seed(), egm::test::kFixedTorchSeed);
 }
 
 TEST(Model, RejectsBadConfigs) {
