@@ -106,6 +106,7 @@ int Coordinator::finish_normally() {
   shutdown_workers("the sweep is finished", /*record=*/true);
   db::CellFilter filter;
   filter.sweep_id = sweep_id_;
+  filter.latest_step = false;
   const std::vector<db::CellRow> cells = db().list_cells(filter);
   const std::vector<std::string> failed = failed_cell_lines(cells);
   const int64_t done = std::count_if(cells.begin(), cells.end(),

@@ -99,6 +99,7 @@ void Coordinator::setup() {
 
   db::CellFilter filter;
   filter.sweep_id = sweep_id_;
+  filter.latest_step = false;  // not shown; a subquery per cell
   for (db::CellRow& row : db().list_cells(filter)) {
     const int64_t id = row.id;
     const int ranks = setup_->spec.ranks_for(row.variant);

@@ -138,6 +138,7 @@ std::map<std::string, std::vector<double>> measured_seconds(const std::string& d
   db::CellFilter done;
   done.statuses = {db::to_string(db::CellStatus::done)};
   done.include_superseded = true;
+  done.latest_step = false;
   std::map<int64_t, std::string> config_of;  // cell id -> its configuration
   for (const db::CellRow& c : db.list_cells(done)) {
     try {
@@ -197,6 +198,7 @@ std::vector<CellPlan> plan_cells(const SweepOptions& o, const spec::ExperimentSp
       db::CellFilter f;
       f.sweep_id = row->id;
       f.statuses = {db::to_string(db::CellStatus::done)};
+      f.latest_step = false;
       for (const db::CellRow& c : db->list_cells(f)) done.emplace(c.key, c.config_hash);
     }
   std::vector<db::CellRow> wanted;

@@ -128,16 +128,19 @@ SweepRow read_sweep(const Statement& s) {
 // grid_point and grid_json came with schema v3; an older file (read-only) has neither.
 // The subquery gives the latest train step (progress of a running cell) without a second query per cell;
 // a done cell without rows of its own may be a link, which reads its original's (row_sources, v12).
-std::string cell_columns_for(int schema_version) {
+// `latest_step` false: NULL in its place (CellFilter::latest_step).
+std::string cell_columns_for(int schema_version, bool latest_step) {
   const std::string train = split_literal(MetricSplit::train);
+  const std::string latest =
+      latest_step ? "coalesce((SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = " + train +
+                        "), CASE WHEN c.status = '" + std::string(to_string(CellStatus::done)) +
+                        "' THEN (SELECT max(m.step) FROM " + row_sources_from(schema_version) +
+                        " x JOIN metrics m ON m.cell_id = x.rows_cell_id WHERE x.cell_id = c.id AND m.split = " +
+                        train + ") END)"
+                  : "NULL";
   return "SELECT c.id, c.sweep_id, s.name, c.position, c.key, c.variant, c.seed, c.config_json, c.config_hash, "
          "c.max_steps, c.status, c.attempts, c.failures, c.max_attempts, c.last_error, " +
-         measurement_list("c.", ", ", schema_version) +
-         ", c.final_step, "
-         "coalesce((SELECT max(m.step) FROM metrics m WHERE m.cell_id = c.id AND m.split = " + train +
-         "), CASE WHEN c.status = '" + std::string(to_string(CellStatus::done)) + "' THEN (SELECT max(m.step) FROM " +
-         row_sources_from(schema_version) + " x JOIN metrics m ON m.cell_id = x.rows_cell_id WHERE x.cell_id = c.id " +
-         "AND m.split = " + train + ") END), c.updated_at, " +
+         measurement_list("c.", ", ", schema_version) + ", c.final_step, " + latest + ", c.updated_at, " +
          (schema_version >= 3 ? "c.grid_point, c.grid_json" : "NULL, NULL") +
          " FROM cells c JOIN sweeps s ON s.id = c.sweep_id";
 }
@@ -323,7 +326,7 @@ double ResultsDb::now() const {
 }
 
 std::string ResultsDb::sweep_columns() const { return sweep_columns_for(schema_version_); }
-std::string ResultsDb::cell_columns() const { return cell_columns_for(schema_version_); }
+std::string ResultsDb::cell_columns(bool latest_step) const { return cell_columns_for(schema_version_, latest_step); }
 
 // An internal error (EGM_CHECK): a verb that opened read-only must never reach a write.
 void ResultsDb::require_writable(const char* what) const {
@@ -651,7 +654,7 @@ CellRow ResultsDb::cell(int64_t cell_id) {
 std::vector<CellRow> ResultsDb::list_cells(const CellFilter& filter) {
   Where w;
   filter_cells(w, filter, "c.status");
-  Statement s = connection_.prepare(cell_columns() + w.sql() + " ORDER BY s.id, c.position");
+  Statement s = connection_.prepare(cell_columns(filter.latest_step) + w.sql() + " ORDER BY s.id, c.position");
   w.bind(s);
   std::vector<CellRow> rows;
   while (s.step()) rows.push_back(read_cell(s));

@@ -326,6 +326,11 @@ struct CellFilter {
   std::vector<int64_t> seeds;
   std::vector<std::string> statuses;   // cell statuses (list_cells) or run statuses (list_runs)
   bool include_superseded = false;     // sweeps renamed aside by new_sweep
+  // list_cells: read each cell's latest_step (a subquery per cell, through a
+  // link's original for a reused one: about half a 100,000-cell listing's time);
+  // off where no progress is shown (the coordinator's setup and end, the launch's
+  // done-cell checks), leaving latest_step unset.
+  bool latest_step = true;
 };
 
 // ---- the database ------------------------------------------------------------------
@@ -466,7 +471,7 @@ class ResultsDb {
   void write_params(const std::vector<ParamValue>& values);
   int64_t write_event(const EventInput& event);
   std::string sweep_columns() const;
-  std::string cell_columns() const;
+  std::string cell_columns(bool latest_step = true) const;
 
   Connection connection_;
   int schema_version_ = 0;

@@ -322,6 +322,17 @@ TEST(Metrics, ResumedAttemptOverwritesRedoneSteps) {
   EXPECT_EQ(std::get<int64_t>(p.rows[0][0]), 1);
   EXPECT_EQ(std::get<double>(p.rows[0][1]), 6.0);
   EXPECT_EQ(*db.cell(cell).latest_step, 10);
+  // A listing that leaves the step out (the coordinator's) has the same row otherwise.
+  CellFilter with, without;
+  without.latest_step = false;
+  const std::vector<CellRow> full = db.list_cells(with), bare = db.list_cells(without);
+  ASSERT_EQ(full.size(), 1u);
+  ASSERT_EQ(bare.size(), 1u);
+  EXPECT_EQ(full[0].latest_step, std::optional<int64_t>(10));
+  EXPECT_FALSE(bare[0].latest_step.has_value());
+  EXPECT_EQ(bare[0].key, full[0].key);
+  EXPECT_EQ(bare[0].config_json, full[0].config_json);
+  EXPECT_EQ(bare[0].attempts, full[0].attempts);
 }
 
 TEST(Metrics, BatchIsOneTransaction) {
