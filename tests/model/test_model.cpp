@@ -301,7 +301,7 @@ TEST(Causality, AuditVerdictsForEveryVariant) {
 // The test binaries' fixed seed is in force, whatever ran before (a registration dropped
 // by the linker would leave LibTorch's per-process random seed, and the tests' draws with it).
 TEST(Model, EveryTestStartsLibTorchsDefaultGeneratorAtTheFixedSeed) {
-  EXPECT_EQ(at::detail::getDefaultCPUGenerator().current_seed(), egm::test::kFixedTorchSeed);
+  EXPECT_EQ(egm::compat::default_generator(torch::kCPU).current_seed(), egm::test::kFixedTorchSeed);
 }
 
 TEST(Model, RejectsBadConfigs) {
