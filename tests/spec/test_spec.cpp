@@ -159,6 +159,11 @@ TEST(SpecSchema, SeedsMustBeANonEmptyListOfUniqueNonNegativeIntegers) {
   EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds[2]"), "duplicate of item [0]"));
   j["seeds"] = {-1};
   EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds[0]"), ">= 0"));
+  // Past int64 (the validator would call it negative): refused for what it is.
+  j["seeds"] = {0, 18446744073709551615ULL};
+  EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds[1]"), "must be <= 9007199254740991"));
+  j["seeds"] = {9007199254740991LL};  // 2^53 - 1, the schema's maximum
+  EXPECT_NO_THROW(parse_spec(j.dump()));
   j.erase("seeds");
   EXPECT_TRUE(mentions(at(problems_of(j), "$.seeds"), "required"));
 }
