@@ -164,13 +164,16 @@ TEST(GridSpec, ExpandsPointMajorWithTheValuesSet) {
 }
 
 // expand resolves a point's and variant's config once and sets each seed in a
-// copy: every cell must still be exactly what cell_config resolves for it alone.
+// copy, and splices each seed's digits into one dump of its text: every cell
+// must still be exactly what cell_config resolves for it alone, text and hash.
+// The seeds include the largest a spec takes (2^53 - 1) and the first 16
+// digits of expand's marker seed.
 TEST(GridSpec, EachExpandedCellIsWhatCellConfigResolves) {
   json j = with_grid({{"train.lr", {0.001, 0.003}}, {"model.dropout", {0, 0.1}}});
-  j["seeds"] = {7, 0, 3};
+  j["seeds"] = {7, 0, 3, 9007199254740991LL, 1844674407370955LL};
   const ExperimentSpec s = parse_spec(j.dump());
   const std::vector<Cell> cells = expand(s);
-  ASSERT_EQ(cells.size(), 24u);  // 4 points x 2 variants x 3 seeds
+  ASSERT_EQ(cells.size(), 40u);  // 4 points x 2 variants x 5 seeds
   for (const Cell& c : cells) {
     const egm::RunConfig alone = cell_config(s, c.variant, c.seed, &*c.point);
     EXPECT_EQ(egm::to_json(c.config), egm::to_json(alone)) << c.key;
@@ -179,6 +182,8 @@ TEST(GridSpec, EachExpandedCellIsWhatCellConfigResolves) {
     EXPECT_EQ(c.config.train.seed, c.seed);
   }
   EXPECT_NE(cells[0].config_hash, cells[1].config_hash);  // seeds 7 and 0
+  const std::vector<egm::db::CellInput> in = to_cell_inputs(s, cells);
+  for (size_t i = 0; i < cells.size(); ++i) EXPECT_EQ(in[i].config_json, cells[i].config_json) << cells[i].key;
 }
 
 TEST(GridSpec, NoGridKeepsKeysAndHashes) {
