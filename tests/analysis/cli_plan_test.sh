@@ -17,7 +17,7 @@ before=$(sha256sum "$DB" | cut -d' ' -f1)
 run "plan" 0 "$EGM" plan fixture --db "$DB" --half-width 0.01
 expect_in "plan" "4 claims, alpha 0.05 family-wise (holm: each claim planned at 0.0125)" "$out"
 expect_in "plan" "seeds needed: 23 per variant" "$out"
-expect_in "plan" "cells: 80 to add (base 20, ega 20, mope 20, ega_mope 20) beside the 12 done" "$out"
+expect_in "plan" "cells: 80 to add (base 20, ega 20, mope 20, ega_mope 20) beside the 12 these variants have done" "$out"
 expect_in "plan" "compute implied: 80 runs" "$out"
 grep -E "^  delta\(ega\) +3 +\+0\.0800 +0\.0100 .* 10 " <<<"$out" >/dev/null || fail "plan: delta(ega) row: $out"
 
@@ -26,7 +26,7 @@ run "plan one claim" 0 "$EGM" plan fixture --db "$DB" --half-width 0.01 --claims
 expect_in "plan one claim" "1 claim, alpha 0.05" "$out"
 # t_{0.975, 6} / sqrt(7) = 0.925 <= 1, t_{0.975, 5} / sqrt(6) = 1.050: 7 seeds, 4 more each.
 expect_in "plan one claim" "seeds needed: 7 per variant" "$out"
-expect_in "plan one claim" "cells: 8 to add (base 4, ega 4) beside the 6 done" "$out"
+expect_in "plan one claim" "cells: 8 to add (base 4, ega 4) beside the 6 these variants have done" "$out"
 
 run "plan pilot too small" 0 "$EGM" plan one_seed --db "$DB" --effect 0.02
 expect_in "plan pilot too small" "the pilot has 1 seed, fewer than 3 cannot estimate the variance" "$out"
