@@ -184,6 +184,11 @@ TEST(GridSpec, EachExpandedCellIsWhatCellConfigResolves) {
   EXPECT_NE(cells[0].config_hash, cells[1].config_hash);  // seeds 7 and 0
   const std::vector<egm::db::CellInput> in = to_cell_inputs(s, cells);
   for (size_t i = 0; i < cells.size(); ++i) EXPECT_EQ(in[i].config_json, cells[i].config_json) << cells[i].key;
+  // The inputs carry the expansion's text, not a second dump of each config
+  // (100,000 dumps cost a 100,000-cell launch 0.6 s; results/BENCHMARKS.md).
+  std::vector<Cell> marked = cells;
+  marked[1].config_json = "{\"the expansion's\": \"text\"}";
+  EXPECT_EQ(to_cell_inputs(s, marked)[1].config_json, marked[1].config_json);
 }
 
 TEST(GridSpec, NoGridKeepsKeysAndHashes) {
