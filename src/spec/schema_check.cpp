@@ -205,19 +205,21 @@ Problem translate(const valijson::ValidationResults::Error& error, const json& d
   // Only minItems 1 has a plainer wording; another minimum keeps valijson's message.
   if (starts_with(d, "Array should contain no fewer than") && schema && schema->value("minItems", 0) == 1)
     return {render_path(steps), "must not be empty"};
-  // The validator reads an integer past int64's range as a negative one: it is
-  // refused, as it must be (cells store seeds and fields as signed 64-bit), but
-  // for what it is.
-  if (starts_with(d, "Expected number greater than") && value && value->is_number_unsigned() &&
-      value->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return {render_path(steps),
-            fmt::format("must be <= {}, got {}",
-                        schema && schema->contains("maximum") ? (*schema)["maximum"].dump()
-                                                              : std::to_string(std::numeric_limits<int64_t>::max()),
-                        describe_value(value))};
-  if (starts_with(d, "Expected number greater than") && schema && schema->contains("minimum"))
-    return {render_path(steps),
-            fmt::format("must be >= {}, got {}", (*schema)["minimum"].dump(), describe_value(value))};
+  if (starts_with(d, "Expected number greater than")) {
+    // The validator reads an integer past int64's range as a negative one: it is
+    // refused, as it must be (cells store seeds and fields as signed 64-bit), but
+    // for what it is.
+    if (value && value->is_number_unsigned() &&
+        value->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return {render_path(steps),
+              fmt::format("must be <= {}, got {}",
+                          schema && schema->contains("maximum") ? (*schema)["maximum"].dump()
+                                                                : std::to_string(std::numeric_limits<int64_t>::max()),
+                          describe_value(value))};
+    if (schema && schema->contains("minimum"))
+      return {render_path(steps),
+              fmt::format("must be >= {}, got {}", (*schema)["minimum"].dump(), describe_value(value))};
+  }
   if (starts_with(d, "Expected number less than") && schema && schema->contains("maximum"))
     return {render_path(steps),
             fmt::format("must be <= {}, got {}", (*schema)["maximum"].dump(), describe_value(value))};

@@ -135,7 +135,7 @@ std::vector<db::CellInput> to_cell_inputs(const ExperimentSpec& spec, const std:
     in.key = c.key;
     in.variant = c.variant;
     in.seed = static_cast<int64_t>(c.seed);
-    in.config_json = c.config_json.empty() ? config_text(c.config) : c.config_json;
+    in.config_json = c.config_json;  // expand made it: the text the hash is of
     in.config_hash = c.config_hash;
     in.max_steps = c.config.train.max_steps;
     // The spec's retries + 1: the first attempt is not a retry.
