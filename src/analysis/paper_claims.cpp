@@ -51,7 +51,10 @@ class Entry {
   std::optional<double> number(const char* key, bool required) {
     const Json* v = field(key, required);
     if (!v) return std::nullopt;
-    if (!v->is_number()) refuse(fmt::format("'{}' must be a number, got {} {}", key, v->type_name(), v->dump()));
+    // "got string \"1.38\"", "got boolean true"; a null is its own value ("got null", not "got null null").
+    if (!v->is_number())
+      refuse(fmt::format("'{}' must be a number, got {}", key,
+                         v->is_null() ? std::string("null") : fmt::format("{} {}", v->type_name(), v->dump())));
     // nlohmann::json keeps integers apart from doubles; get<double> reads either.
     const double x = v->get<double>();
     if (!std::isfinite(x)) refuse(fmt::format("'{}' must be a finite number", key));

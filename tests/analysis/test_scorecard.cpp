@@ -106,6 +106,9 @@ TEST(PaperClaims, RefusedInOneLineNamingTheEntry) {
     EXPECT_EQ(got.rfind(message, 0), 0u) << "got: " << got;
     EXPECT_EQ(got.find('\n'), std::string::npos) << got;
   }
+  // The whole line where the value is null: its type is its value, said once.
+  EXPECT_EQ(refusal(file(R"({"id": "x", "kind": "delta", "variant": "ega", "delta": null, "claim": "c"})")),
+            "claims.json: claims[1] (id 'x'): 'delta' must be a number, got null");
   // A number JSON cannot read is refused by the parser, at its line and column.
   EXPECT_NE(refusal(head + R"({"id": "x", "kind": "value", "variant": "ega", "value": 1.3.8, "claim": "c"}]})")
                 .find("claims.json:1:"),
