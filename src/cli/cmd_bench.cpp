@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/torch_verbs.h"
+#include "launch/launch_options.h"
 
 namespace egm::cli {
 
@@ -11,8 +12,12 @@ void register_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "time training steps: ms/step, tokens/s, MFU, memory");
   auto a = std::make_shared<BenchArgs>();
   add_run_config_flags(cmd, a->flags);
-  cmd->add_option("--warmup", a->warmup, "untimed steps first")->capture_default_str();
-  cmd->add_option("--timed-steps", a->timed, "timed steps (the median is reported)")->capture_default_str();
+  cmd->add_option("--warmup", a->warmup, "untimed steps first")
+      ->capture_default_str()
+      ->check(launch::non_negative_count());
+  cmd->add_option("--timed-steps", a->timed, "timed steps (the median is reported)")
+      ->capture_default_str()
+      ->check(launch::positive_count());
   cmd->add_flag("--json", a->json, "one JSON object instead of text");
   cmd->add_option("--profile", a->profile, "after the timed steps, profile one more step per op (Chrome trace JSON)");
   cmd->add_flag("--count-ops", a->count_ops,

@@ -230,7 +230,7 @@ void register_submit_command(CLI::App& app) {
   cmd->add_option("--workers", o->workers,
                   "worker ranks; the job has workers + 1 tasks (default: one per cell; with --gpus-per-node G at "
                   "most G x runs_per_gpu per node)")
-      ->check(CLI::PositiveNumber);
+      ->check(launch::positive_count());
   cmd->add_option("--time", o->time, "time limit per attempt (sbatch --time)")->capture_default_str();
   cmd->add_option("--partition", o->partition, "partition (sbatch --partition)");
   cmd->add_option("--account", o->account, "account (sbatch --account)");
@@ -245,7 +245,7 @@ void register_submit_command(CLI::App& app) {
   cmd->add_option("--sbatch", o->sbatch, "the sbatch command")->capture_default_str();
   cmd->add_option("--max-cells", o->max_cells, "refuse a spec of more cells than this (variants x seeds x grid points)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(launch::positive_count());
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
   sequential::add_until_flags(*cmd, o->until);
   cmd->footer(

@@ -13,12 +13,12 @@ void register_sweep_command(CLI::App& app) {
   cmd->add_option("--workers", o->workers,
                   "worker processes (default: min(cores, cells); under --device cuda min(GPUs x runs_per_gpu, "
                   "cells); at least the largest data_parallel)")
-      ->check(CLI::PositiveNumber);
+      ->check(launch::positive_count());
   cmd->add_option("--data", o->data, "corpus file (default: $EGM_DATA, else data/tinyshakespeare/input.txt)");
   cmd->add_flag("--print-command", o->print_command, "print the mpirun command instead of running it");
   cmd->add_option("--max-cells", o->max_cells, "refuse a spec of more cells than this (variants x seeds x grid points)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(launch::positive_count());
   cmd->add_flag("--dry-run", o->dry_run,
                 "list the cells with the memory and compute each run needs and whether this launch would train it, "
                 "link it to a finished run of its identity (reuse) or find it done; train nothing, write nothing");

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/torch_verbs.h"
+#include "launch/launch_options.h"
 
 namespace egm::cli {
 
@@ -11,8 +12,10 @@ void register_train_command(CLI::App& app) {
   auto a = std::make_shared<TrainArgs>();
   add_run_config_flags(cmd, a->flags);
   cmd->add_option("--out", a->out, "run directory: config.json, metrics.jsonl, checkpoints")->required();
-  cmd->add_option("--checkpoint-every", a->checkpoint_interval, "also checkpoint every N steps (default: at each eval)");
-  cmd->add_option("--log-every", a->log_interval, "progress record every N steps")->capture_default_str();
+  launch::add_checkpoint_every_option(*cmd, a->checkpoint_interval);
+  cmd->add_option("--log-every", a->log_interval, "progress record every N steps")
+      ->capture_default_str()
+      ->check(launch::positive_count());
   cmd->add_flag("-q,--quiet", a->quiet, "no progress lines");
   cmd->callback([a] { run_train(*a); });
 }

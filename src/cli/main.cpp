@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/torch_verbs.h"
 #include "cli/version.h"
+#include "cli/number_flags.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/terminal_text.h"
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
   register_merge_command(app);
   register_plan_command(app);
   register_paper_command(app);
+  // Every INT, UINT and FLOAT flag above, read in decimal and within its type (number_flags.h).
+  read_numbers_as_decimal(app);
 
   try {
     app.parse(argc, argv);

@@ -4,9 +4,16 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstdlib>
+
 #include "run/device.h"
 
 namespace egm::launch {
+namespace {
+// --stop-timeout at most: a week.
+constexpr double kMaxStopTimeoutS = 7 * 24 * 3600;
+}  // namespace
 
 CLI::Option* add_device_option(CLI::App& app, std::function<void(const DeviceName&)> set, const std::string& help) {
   // Parsed here, once: everything after the command line holds a DeviceName.
@@ -21,6 +28,28 @@ CLI::Option* add_device_option(CLI::App& app, std::function<void(const DeviceNam
           return std::string(e.what());  // CLI11 puts the flag's name before it
         }
       });
+}
+
+namespace {
+CLI::Validator count_at_least(int64_t least, const std::string& type_note) {
+  return CLI::Validator(
+      [least](std::string& value) {
+        int64_t n = 0;
+        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n, 10);
+        if (error != std::errc() || end != value.data() + value.size())
+          return fmt::format("'{}' is not a whole number", value);
+        return n >= least ? std::string() : fmt::format("'{}' must be at least {}", value, least);
+      },
+      type_note);
+}
+}  // namespace
+
+CLI::Validator positive_count() { return count_at_least(1, "POSITIVE"); }
+CLI::Validator non_negative_count() { return count_at_least(0, ""); }
+
+CLI::Option* add_checkpoint_every_option(CLI::App& app, int64_t& interval) {
+  return app.add_option("--checkpoint-every", interval, "also checkpoint every N steps (default, or 0: at each eval)")
+      ->check(non_negative_count());
 }
 
 void add_launch_flags(CLI::App& app, LaunchOptions& o) {
@@ -52,13 +81,22 @@ void add_launch_flags(CLI::App& app, LaunchOptions& o) {
       ->excludes(reuse_from);
   app.add_option("--threads-per-worker", o.threads_per_worker, "intra-op threads per worker")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   add_device_option(app, [&o](const DeviceName& d) { o.device = d; },
                     "cpu, cuda (GPUs dealt out to the workers, runs_per_gpu per GPU) or cuda:N (default: the spec's "
                     "\"device\", else cpu)");
-  app.add_option("--checkpoint-every", o.checkpoint_interval, "also checkpoint every N steps (default: at each eval)");
+  add_checkpoint_every_option(app, o.checkpoint_interval);
   app.add_option("--stop-timeout", o.stop_timeout_s, "seconds to wait for checkpoints after a stop signal")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            // A finite decimal by now (cli/number_flags.h); the coordinator turns it into milliseconds.
+            const double seconds = std::strtod(value.c_str(), nullptr);
+            return seconds >= 0 && seconds <= kMaxStopTimeoutS
+                       ? std::string()
+                       : fmt::format("'{}' must be from 0 to {} seconds (a week)", value, kMaxStopTimeoutS);
+          },
+          ""));
   // Checked where the spec is read (spec/grid.h), before anything is written.
   app.add_option("--grid", o.grid,
                  "a grid axis over a run-config field, PATH=V1,V2,... or PATH=range(a,b[,step]) (stop excluded), "

@@ -39,6 +39,17 @@ struct LaunchOptions {
 // definition of the flag's parsing, for the launch flags and egm train/bench/audit.
 CLI::Option* add_device_option(CLI::App& app, std::function<void(const DeviceName&)> set, const std::string& help);
 
+// The checks of a count flag: a whole number of at least 1 (--workers,
+// --threads-per-worker, --max-cells, egm bench --timed-steps), shown as
+// POSITIVE in --help, or of at least 0 (--checkpoint-every, egm bench
+// --warmup); refused as "'0' must be at least 1". (CLI11's PositiveNumber is a
+// range of doubles: its refusal printed the largest double's 309 digits.)
+CLI::Validator positive_count();
+CLI::Validator non_negative_count();
+
+// --checkpoint-every, of egm sweep, egm submit and egm train: defined once.
+CLI::Option* add_checkpoint_every_option(CLI::App& app, int64_t& interval);
+
 // Registers the spec argument and the launch flags on `app` (any of egm
 // sweep, egm submit, egm-coordinator), writing into `o`.
 void add_launch_flags(CLI::App& app, LaunchOptions& o);

@@ -13,6 +13,7 @@
 #include "model/kernels/cpu_blas.h"
 #include "train/cuda_memory.h"
 #include "train/metrics_sink.h"
+#include "util/error.h"
 #include "train/trainer.h"
 
 namespace egm {
@@ -81,6 +82,10 @@ double training_flops_per_step(const RunConfig& c, int64_t parameters) {
 StepBenchmark benchmark_steps(const RunConfig& config, const RuntimeOptions& runtime, const Corpus& corpus,
                               int64_t warmup_steps, int64_t timed_steps, const std::string& profile_path,
                               bool count_ops, std::optional<double> matmul_gflops) {
+  // The median of no timed step was a read past an empty vector (egm bench --timed-steps 0: SIGSEGV).
+  EGM_REQUIRE(timed_steps >= 1 && warmup_steps >= 0, ConfigError,
+              "a benchmark needs at least 1 timed step and no negative warm-up (got {} timed, {} warm-up)", timed_steps,
+              warmup_steps);
   MemorySink sink;
   RuntimeOptions rt = runtime;
   rt.out_dir.clear();  // benchmarks never checkpoint

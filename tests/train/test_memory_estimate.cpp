@@ -7,6 +7,7 @@
 #include "model/kernels/flash_attention_kernels.h"
 #include "train/memory_estimate.h"
 #include "train/step_benchmark.h"
+#include "util/error.h"
 #include "word_corpus.h"
 
 namespace {
@@ -69,5 +70,18 @@ void expect_within_quarter(const std::string& preset, const std::string& variant
 TEST(MemoryEstimate, WithinAQuarterOfTheMeasuredPeakAtTheSmallPreset) { expect_within_quarter("small", "ega_mope"); }
 
 TEST(MemoryEstimate, WithinAQuarterOfTheMeasuredPeakAtThePaperPreset) { expect_within_quarter("paper", "base"); }
+
+// No timed step is refused before any work (its median was a read past an empty
+// vector: egm bench --timed-steps 0 ended in SIGSEGV), and so is a negative warm-up.
+TEST(StepBenchmark, RefusesNoTimedStepsAndANegativeWarmUp) {
+  const egm::Corpus corpus = egm::test::word_corpus(12345);
+  egm::RunConfig c = egm::preset_config("tiny");
+  c.model.vocab_size = corpus.vocab_size();
+  egm::RuntimeOptions rt;
+  rt.threads = 1;
+  EXPECT_THROW(egm::benchmark_steps(c, rt, corpus, /*warmup=*/1, /*timed=*/0), egm::ConfigError);
+  EXPECT_THROW(egm::benchmark_steps(c, rt, corpus, /*warmup=*/-1, /*timed=*/2), egm::ConfigError);
+  EXPECT_EQ(egm::benchmark_steps(c, rt, corpus, /*warmup=*/0, /*timed=*/1).steps, 1);
+}
 
 }  // namespace
