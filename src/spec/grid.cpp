@@ -34,7 +34,8 @@ std::vector<std::string_view> split_commas(std::string_view s) {
 
 // A number as the whole of `s` (strtod/strtoll accept a prefix; we do not).
 bool read_number(std::string_view s, json& out) {
-  if (s.empty()) return false;
+  // Decimal, as JSON writes numbers: strtod would also read "0x10" (16), "0x1p-3" and "infinity".
+  if (s.empty() || s.find_first_not_of("0123456789.eE+-") != std::string_view::npos) return false;
   const std::string text(s);
   char* end = nullptr;
   const bool integral = text.find_first_of(".eEnN") == std::string::npos;  // nan/inf are not integers either

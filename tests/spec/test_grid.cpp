@@ -83,6 +83,12 @@ TEST(GridArg, CommaListReadsNumbersBooleansAndStrings) {
 
   // A prefix of a number is not a number: "1e-3x" stays a string (the type check then refuses it).
   EXPECT_TRUE(parse_grid_arg("train.lr=1e-3x").values[0].is_string());
+  // Decimal only, as in JSON: a hexadecimal or an infinity is text (strtod reads "0x10" as 16).
+  const GridAxis h = parse_grid_arg("train.max_steps=0x10,0x1p-3,infinity,010");
+  EXPECT_EQ(h.values[0], json("0x10"));
+  EXPECT_EQ(h.values[1], json("0x1p-3"));
+  EXPECT_EQ(h.values[2], json("infinity"));
+  EXPECT_EQ(h.values[3], json(10));  // leading zeros are decimal, not octal
 }
 
 TEST(GridArg, RangeIsPythonsStopExcluded) {
