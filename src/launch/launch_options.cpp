@@ -13,6 +13,19 @@ namespace egm::launch {
 namespace {
 // --stop-timeout at most: a week.
 constexpr double kMaxStopTimeoutS = 7 * 24 * 3600;
+
+// A whole number of at least `least` (positive_count, non_negative_count).
+CLI::Validator count_at_least(int64_t least, const std::string& type_note) {
+  return CLI::Validator(
+      [least](std::string& value) {
+        int64_t n = 0;
+        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n, 10);
+        if (error != std::errc() || end != value.data() + value.size())
+          return fmt::format("'{}' is not a whole number", value);
+        return n >= least ? std::string() : fmt::format("'{}' must be at least {}", value, least);
+      },
+      type_note);
+}
 }  // namespace
 
 CLI::Option* add_device_option(CLI::App& app, std::function<void(const DeviceName&)> set, const std::string& help) {
@@ -29,20 +42,6 @@ CLI::Option* add_device_option(CLI::App& app, std::function<void(const DeviceNam
         }
       });
 }
-
-namespace {
-CLI::Validator count_at_least(int64_t least, const std::string& type_note) {
-  return CLI::Validator(
-      [least](std::string& value) {
-        int64_t n = 0;
-        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n, 10);
-        if (error != std::errc() || end != value.data() + value.size())
-          return fmt::format("'{}' is not a whole number", value);
-        return n >= least ? std::string() : fmt::format("'{}' must be at least {}", value, least);
-      },
-      type_note);
-}
-}  // namespace
 
 CLI::Validator positive_count() { return count_at_least(1, "POSITIVE"); }
 CLI::Validator non_negative_count() { return count_at_least(0, ""); }
