@@ -297,7 +297,8 @@ std::string render_plan_text(const std::vector<SweepPlan>& plans) {
       adds.push_back(fmt::format("{} {}", v.variant, v.cells_to_add));
       done += v.seeds_done;
     }
-    out += fmt::format("cells: {} to add ({}) beside the {} these variants have done\n", p.cells_to_add, fmt::join(adds, ", "), done);
+    out += fmt::format("cells: {} to add ({}) beside the {} these variants have done\n", p.cells_to_add,
+                       fmt::join(adds, ", "), done);
     std::vector<std::string> rates;
     for (const VariantPlan& v : p.variants)
       rates.push_back(v.cells_costed ? fmt::format("{} {}", v.variant, plan_per_cell_text(v.per_cell))

@@ -6,9 +6,9 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/number_flags.h"
 #include "cli/torch_verbs.h"
 #include "cli/version.h"
-#include "cli/number_flags.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/terminal_text.h"

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace egm::cli {
 namespace {
@@ -42,23 +44,18 @@ NumberKind number_kind(const CLI::Option& option) {
   return NumberKind::none;
 }
 
-}  // namespace
-
+// The canonical decimal text of a signed (or unsigned) 64-bit whole number ("007" -> "7").
+// from_chars in base 10 takes digits and, for a signed type, a '-': no '+', spaces,
+// base prefixes or exponents.
 std::optional<std::string> decimal_whole_number(const std::string& text, bool is_signed, std::string& why) {
-  // Digits, with a '-' before them: no '+', spaces, base prefixes or exponents.
-  const bool negative = !text.empty() && text[0] == '-';
-  const std::string digits = negative ? text.substr(1) : text;
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
-    why = fmt::format("'{}' is not a whole number in decimal digits", text);
-    return std::nullopt;
-  }
-  if (negative && !is_signed) {
+  if (!is_signed && !text.empty() && text[0] == '-') {
     why = fmt::format("'{}' is negative; expected a whole number from 0", text);
     return std::nullopt;
   }
   return is_signed ? parse_as<int64_t>(text, why) : parse_as<uint64_t>(text, why);
 }
 
+// `text` when it is a finite decimal number ("0.95", "-1", "1e-3").
 std::optional<std::string> decimal_number(const std::string& text, std::string& why) {
   // strtod would also take "nan", "inf", hexadecimal and leading spaces: only these characters get to it.
   if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos) {
@@ -77,6 +74,8 @@ std::optional<std::string> decimal_number(const std::string& text, std::string& 
   }
   return text;
 }
+
+}  // namespace
 
 void read_numbers_as_decimal(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {

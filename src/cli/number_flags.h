@@ -13,20 +13,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include <optional>
-#include <string>
-
 namespace egm::cli {
 
-// The canonical decimal text of `text` as a signed (or unsigned) 64-bit whole
-// number ("007" -> "7"); nullopt with `why` set when it is not one.
-std::optional<std::string> decimal_whole_number(const std::string& text, bool is_signed, std::string& why);
-
-// `text` when it is a finite decimal number ("0.95", "-1", "1e-3"); nullopt
-// with `why` set for anything else ("nan", "inf", "0x1p3", "1e999", "").
-std::optional<std::string> decimal_number(const std::string& text, std::string& why);
-
-// Adds that reading, first among its validators, to every INT, UINT and FLOAT
+// Adds the decimal reading, first among its validators, to every INT, UINT and FLOAT
 // option (CLI11's type names) of `app` and of its subcommands at any depth:
 // called once, after every verb has registered its flags.
 void read_numbers_as_decimal(CLI::App& app);

@@ -38,7 +38,7 @@ bool read_number(std::string_view s, json& out) {
   if (s.empty() || s.find_first_not_of("0123456789.eE+-") != std::string_view::npos) return false;
   const std::string text(s);
   char* end = nullptr;
-  const bool integral = text.find_first_of(".eEnN") == std::string::npos;  // nan/inf are not integers either
+  const bool integral = text.find_first_of(".eE") == std::string::npos;
   if (integral) {
     errno = 0;
     const long long v = std::strtoll(text.c_str(), &end, 10);

@@ -13,8 +13,8 @@
 #include "model/kernels/cpu_blas.h"
 #include "train/cuda_memory.h"
 #include "train/metrics_sink.h"
-#include "util/error.h"
 #include "train/trainer.h"
+#include "util/error.h"
 
 namespace egm {
 namespace {
